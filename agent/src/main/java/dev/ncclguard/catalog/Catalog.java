@@ -1,0 +1,212 @@
+package dev.ncclguard.catalog;
+
+import static dev.ncclguard.catalog.Effect.*;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What each NCCL and CUDA runtime function the agent follows does, as data: adding a function is
+ * one line below. Signatures are those of NCCL 2.28 (nccl.h) and the CUDA 13 runtime
+ * (cuda_runtime_api.h); positions are 0-based C argument indexes.
+ */
+public final class Catalog {
+
+    private static final List<Def> DEFS = new ArrayList<>();
+
+    static {
+        // communicators: creation
+        def("ncclCommInitRank", COMM_CREATE).handle(0).nranks(1).uniqueId(2).rank(3);
+        def("ncclCommInitRankConfig", COMM_CREATE).handle(0).nranks(1).uniqueId(2).rank(3);
+        def("ncclCommInitRankScalable", COMM_CREATE).handle(0).nranks(1).rank(2).count(3).uniqueId(4);
+        def("ncclCommInitAll", COMM_CREATE_ALL).handle(0).nranks(1).device(2);
+        def("ncclCommSplit", COMM_SPLIT).parentComm(0).color(1).key(2).handle(3);
+        def("ncclCommShrink", COMM_SHRINK).parentComm(0).rankList(1).count(2).handle(3);
+        // communicators: end
+        def("ncclCommFinalize", COMM_FINALIZE).handle(0);
+        def("ncclCommDestroy", COMM_DESTROY).handle(0);
+        def("ncclCommAbort", COMM_ABORT).handle(0);
+        // work on a stream through a communicator: (..., comm, stream)
+        def("ncclAllReduce", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclBroadcast", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclBcast", COMM_ENQUEUE).handle(4).stream(5);
+        def("ncclReduce", COMM_ENQUEUE).handle(6).stream(7);
+        def("ncclAllGather", COMM_ENQUEUE).handle(4).stream(5);
+        def("ncclReduceScatter", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclAlltoAll", COMM_ENQUEUE).handle(4).stream(5);
+        def("ncclGather", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclScatter", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclSend", COMM_ENQUEUE).handle(4).stream(5);
+        def("ncclRecv", COMM_ENQUEUE).handle(4).stream(5);
+        // the per-call config variants of newer nccl.h: the same positions, a config last
+        def("ncclAllReduceConfig", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclBroadcastConfig", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclReduceConfig", COMM_ENQUEUE).handle(6).stream(7);
+        def("ncclAllGatherConfig", COMM_ENQUEUE).handle(4).stream(5);
+        def("ncclReduceScatterConfig", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclAlltoAllConfig", COMM_ENQUEUE).handle(4).stream(5);
+        def("ncclGatherConfig", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclScatterConfig", COMM_ENQUEUE).handle(5).stream(6);
+        def("ncclGroupStart", GROUP_START);
+        def("ncclGroupEnd", GROUP_END);
+        // CUDA events
+        def("cudaEventCreate", EVENT_CREATE).handle(0);
+        def("cudaEventCreateWithFlags", EVENT_CREATE).handle(0);
+        def("cudaEventRecord", EVENT_RECORD).handle(0).stream(1);
+        def("cudaEventRecordWithFlags", EVENT_RECORD).handle(0).stream(1);
+        def("cudaEventQuery", EVENT_QUERY).handle(0);
+        def("cudaEventSynchronize", EVENT_SYNC).handle(0);
+        def("cudaEventDestroy", EVENT_DESTROY).handle(0);
+        // CUDA streams
+        def("cudaStreamCreate", STREAM_CREATE).handle(0);
+        def("cudaStreamCreateWithFlags", STREAM_CREATE).handle(0);
+        def("cudaStreamCreateWithPriority", STREAM_CREATE).handle(0);
+        def("cudaStreamSynchronize", STREAM_SYNC).handle(0).stream(0);
+        def("cudaStreamQuery", STREAM_QUERY).handle(0).stream(0);
+        def("cudaStreamWaitEvent", STREAM_WAIT_EVENT).handle(0).stream(0).event(1);
+        def("cudaStreamDestroy", STREAM_DESTROY).handle(0).stream(0);
+        // CUDA devices
+        def("cudaDeviceSynchronize", DEVICE_SYNC);
+        def("cudaSetDevice", SET_DEVICE).device(0);
+    }
+
+    private static final List<NativeFunction> ALL;
+    private static final Map<String, NativeFunction> BY_SYMBOL;
+
+    static {
+        List<NativeFunction> all = new ArrayList<>(DEFS.size());
+        Map<String, NativeFunction> bySymbol = new HashMap<>(DEFS.size() * 4);
+        for (Def d : DEFS) {
+            NativeFunction fn = d.build(all.size());
+            all.add(fn);
+            put(bySymbol, fn.symbol(), fn);
+            // NCCL exports every function also as pncclX, the name profilers and wrappers use
+            if (fn.symbol().startsWith("nccl")) {
+                put(bySymbol, "p" + fn.symbol(), fn);
+            }
+        }
+        ALL = Collections.unmodifiableList(all);
+        BY_SYMBOL = bySymbol;
+        DEFS.clear();
+    }
+
+    private Catalog() {
+    }
+
+    /** The function a C symbol names, or null if the agent does not follow it. No allocation. */
+    public static NativeFunction lookup(String symbol) {
+        return symbol == null ? null : BY_SYMBOL.get(symbol);
+    }
+
+    /** Every function, indexed by {@link NativeFunction#id()}. */
+    public static List<NativeFunction> all() {
+        return ALL;
+    }
+
+    public static int size() {
+        return ALL.size();
+    }
+
+    private static void put(Map<String, NativeFunction> map, String symbol, NativeFunction fn) {
+        if (map.put(symbol, fn) != null) {
+            throw new IllegalStateException("catalog lists " + symbol + " twice");
+        }
+    }
+
+    private static Def def(String symbol, Effect effect) {
+        Def d = new Def(symbol, effect);
+        DEFS.add(d);
+        return d;
+    }
+
+    /** One catalog line while the table is being built. */
+    private static final class Def {
+        private final String symbol;
+        private final Effect effect;
+        private int handle = NativeFunction.NONE;
+        private int parentComm = NativeFunction.NONE;
+        private int stream = NativeFunction.NONE;
+        private int event = NativeFunction.NONE;
+        private int rank = NativeFunction.NONE;
+        private int nranks = NativeFunction.NONE;
+        private int uniqueId = NativeFunction.NONE;
+        private int device = NativeFunction.NONE;
+        private int color = NativeFunction.NONE;
+        private int key = NativeFunction.NONE;
+        private int count = NativeFunction.NONE;
+        private int rankList = NativeFunction.NONE;
+
+        Def(String symbol, Effect effect) {
+            this.symbol = symbol;
+            this.effect = effect;
+        }
+
+        Def handle(int i) {
+            handle = i;
+            return this;
+        }
+
+        Def parentComm(int i) {
+            parentComm = i;
+            return this;
+        }
+
+        Def stream(int i) {
+            stream = i;
+            return this;
+        }
+
+        Def event(int i) {
+            event = i;
+            return this;
+        }
+
+        Def rank(int i) {
+            rank = i;
+            return this;
+        }
+
+        Def nranks(int i) {
+            nranks = i;
+            return this;
+        }
+
+        Def uniqueId(int i) {
+            uniqueId = i;
+            return this;
+        }
+
+        Def device(int i) {
+            device = i;
+            return this;
+        }
+
+        Def color(int i) {
+            color = i;
+            return this;
+        }
+
+        Def key(int i) {
+            key = i;
+            return this;
+        }
+
+        Def count(int i) {
+            count = i;
+            return this;
+        }
+
+        Def rankList(int i) {
+            rankList = i;
+            return this;
+        }
+
+        NativeFunction build(int id) {
+            return new NativeFunction(symbol, effect, handle, parentComm, stream, event, rank, nranks,
+                    uniqueId, device, color, key, count, rankList, id);
+        }
+    }
+}

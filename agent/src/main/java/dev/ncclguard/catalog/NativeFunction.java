@@ -1,0 +1,42 @@
+package dev.ncclguard.catalog;
+
+/**
+ * What one NCCL or CUDA runtime function means to the tracker, and where its arguments are.
+ * Every position is a 0-based C argument index, or {@link #NONE} when the function has no such
+ * argument.
+ *
+ * @param symbol     the C name, without NCCL's profiling prefix {@code p}
+ * @param handle     the handle the function acts on: an out-parameter for creates
+ *                   (ncclComm_t*, cudaEvent_t*, cudaStream_t*, ncclCommInitAll's array), by value
+ *                   otherwise (the communicator of a collective, the event of a record, the
+ *                   stream of a stream call)
+ * @param parentComm the parent communicator of ncclCommSplit and ncclCommShrink
+ * @param stream     the stream work goes to, or the stream a stream call names
+ * @param event      the event of cudaStreamWaitEvent
+ * @param uniqueId   the ncclUniqueId: a struct by value, or a pointer to the first of
+ *                   {@code count} ids (ncclCommInitRankScalable)
+ * @param device     the device of cudaSetDevice, or ncclCommInitAll's devlist
+ * @param count      the element count of an array argument: InitRankScalable's nId,
+ *                   Shrink's excludeRanksCount
+ * @param rankList   ncclCommShrink's excludeRanksList
+ * @param id         a dense index, 0..{@link Catalog#size()}-1, for per-function arrays
+ */
+public record NativeFunction(
+        String symbol,
+        Effect effect,
+        int handle,
+        int parentComm,
+        int stream,
+        int event,
+        int rank,
+        int nranks,
+        int uniqueId,
+        int device,
+        int color,
+        int key,
+        int count,
+        int rankList,
+        int id) {
+
+    public static final int NONE = -1;
+}
