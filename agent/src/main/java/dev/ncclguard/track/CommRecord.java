@@ -1,0 +1,41 @@
+package dev.ncclguard.track;
+
+import dev.ncclguard.bridge.NativeAccess;
+
+/** A communicator from its creation to its destroy or abort. */
+final class CommRecord extends Tracked {
+    static final int UNKNOWN = -1;
+
+    /** The rank and size in this communicator; {@link #UNKNOWN} for split children. */
+    final int rank;
+    final int nranks;
+    /** 64 bits of the communicator's identity; printed as 16 hex digits when {@link #hasCommId}. */
+    final long commId;
+    final long parentCommId;
+    final boolean hasCommId;
+    final boolean hasParent;
+    volatile boolean finalized;
+    /** How many splits and shrinks of this communicator succeeded; guarded by this. */
+    private int splits;
+    private int shrinks;
+
+    CommRecord(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
+            Throwable creation, int device, NativeAccess access, int rank, int nranks,
+            boolean hasCommId, long commId, boolean hasParent, long parentCommId) {
+        super(handle, serial, api, bridge, thread, createdAtMillis, creation, device, access);
+        this.rank = rank;
+        this.nranks = nranks;
+        this.hasCommId = hasCommId;
+        this.commId = commId;
+        this.hasParent = hasParent;
+        this.parentCommId = parentCommId;
+    }
+
+    synchronized int nextSplit() {
+        return ++splits;
+    }
+
+    synchronized int nextShrink() {
+        return ++shrinks;
+    }
+}

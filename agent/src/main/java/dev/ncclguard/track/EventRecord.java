@@ -1,0 +1,55 @@
+package dev.ncclguard.track;
+
+import dev.ncclguard.bridge.NativeAccess;
+
+/**
+ * An event and its last record. Each record gets a unique number (its global op sequence number),
+ * so a completion seen by a query or synchronize applies only to the record that was last when
+ * the call began.
+ */
+final class EventRecord extends Tracked {
+    // written under this; lastRecordSeq is also read without the lock by enter
+    private volatile long lastRecordSeq;
+    private long completedSeq;
+    private StreamRecord stream;
+    private long opNumber;
+
+    EventRecord(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
+            Throwable creation, int device, NativeAccess access) {
+        super(handle, serial, api, bridge, thread, createdAtMillis, creation, device, access);
+    }
+
+    long lastRecordSeq() {
+        return lastRecordSeq;
+    }
+
+    synchronized void recorded(StreamRecord on, long op, long seq) {
+        stream = on;
+        opNumber = op;
+        lastRecordSeq = seq;
+    }
+
+    /**
+     * The record numbered {@code seq} is complete, and with it the ops of its stream up to the
+     * record. Does nothing if {@code seq} is no longer the last record. Lock order: event, then
+     * stream (nothing takes them the other way round).
+     */
+    synchronized void completed(long seq) {
+        if (seq == 0 || seq != lastRecordSeq) {
+            return;
+        }
+        completedSeq = seq;
+        if (stream != null) {
+            stream.markDone(opNumber);
+        }
+    }
+
+    /** Recorded, and its last record never seen complete. */
+    synchronized boolean pending() {
+        return lastRecordSeq != 0 && completedSeq != lastRecordSeq;
+    }
+
+    synchronized StreamRecord stream() {
+        return stream;
+    }
+}

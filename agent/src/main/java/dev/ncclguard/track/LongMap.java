@@ -1,0 +1,207 @@
+package dev.ncclguard.track;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Native address to record, without boxing: lookups on the hot path (every event record, every
+ * collective) allocate nothing, and an entry costs a long and a reference instead of a
+ * ConcurrentHashMap node and a Long. Striped: each stripe is an open-addressing table guarded by
+ * its own monitor, held only for the few instructions of one operation.
+ */
+final class LongMap<V extends Tracked> {
+    private static final int STRIPE_BITS = 6;
+    private static final int MIN_CAPACITY = 4;
+
+    private final Stripe[] stripes = new Stripe[1 << STRIPE_BITS];
+
+    LongMap() {
+        for (int i = 0; i < stripes.length; i++) {
+            stripes[i] = new Stripe();
+        }
+    }
+
+    /** murmur3's finalizer: native addresses are aligned, so their low bits alone hash badly. */
+    static long mix(long k) {
+        k ^= k >>> 33;
+        k *= 0xff51afd7ed558ccdL;
+        k ^= k >>> 33;
+        k *= 0xc4ceb9fe1a85ec53L;
+        k ^= k >>> 33;
+        return k;
+    }
+
+    private Stripe stripe(long h) {
+        return stripes[(int) (h >>> (64 - STRIPE_BITS))];
+    }
+
+    @SuppressWarnings("unchecked")
+    V get(long key) {
+        long h = mix(key);
+        Stripe s = stripe(h);
+        synchronized (s) {
+            int i = s.find(key, h);
+            return i >= 0 ? (V) s.vals[i] : null;
+        }
+    }
+
+    /** Puts {@code value} and returns the record it replaced, or null. */
+    @SuppressWarnings("unchecked")
+    V put(long key, V value) {
+        long h = mix(key);
+        Stripe s = stripe(h);
+        synchronized (s) {
+            int i = s.find(key, h);
+            if (i >= 0) {
+                V old = (V) s.vals[i];
+                s.vals[i] = value;
+                return old;
+            }
+            s.insertAt(-1 - i, key, value);
+            return null;
+        }
+    }
+
+    /** Puts {@code value} unless a record is there; returns that record, or null if it put. */
+    @SuppressWarnings("unchecked")
+    V putIfAbsent(long key, V value) {
+        long h = mix(key);
+        Stripe s = stripe(h);
+        synchronized (s) {
+            int i = s.find(key, h);
+            if (i >= 0) {
+                return (V) s.vals[i];
+            }
+            s.insertAt(-1 - i, key, value);
+            return null;
+        }
+    }
+
+    /** Removes the record of {@code key} only if it is the one with {@code serial}. */
+    @SuppressWarnings("unchecked")
+    V removeIfSerial(long key, long serial) {
+        long h = mix(key);
+        Stripe s = stripe(h);
+        synchronized (s) {
+            int i = s.find(key, h);
+            if (i < 0 || ((Tracked) s.vals[i]).serial != serial) {
+                return null;
+            }
+            V old = (V) s.vals[i];
+            s.deleteAt(i);
+            return old;
+        }
+    }
+
+    int size() {
+        int n = 0;
+        for (Stripe s : stripes) {
+            synchronized (s) {
+                n += s.size;
+            }
+        }
+        return n;
+    }
+
+    /** Adds every record to {@code out}; each stripe is copied under its monitor. */
+    @SuppressWarnings("unchecked")
+    void valuesTo(List<V> out) {
+        for (Stripe s : stripes) {
+            synchronized (s) {
+                Object[] vals = s.vals;
+                for (Object v : vals) {
+                    if (v != null) {
+                        out.add((V) v);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Runs {@code action} on every record while its stripe's monitor is held: keep it short. */
+    @SuppressWarnings("unchecked")
+    void forEach(Consumer<V> action) {
+        for (Stripe s : stripes) {
+            synchronized (s) {
+                for (Object v : s.vals) {
+                    if (v != null) {
+                        action.accept((V) v);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Linear probing; a null value marks a free slot, so every long (0 included) is a valid key. */
+    private static final class Stripe {
+        long[] keys = new long[MIN_CAPACITY];
+        Object[] vals = new Object[MIN_CAPACITY];
+        int size;
+
+        /** The slot of {@code key}, or -1 - (the free slot where it would go). */
+        int find(long key, long h) {
+            int mask = vals.length - 1;
+            int i = (int) h & mask;
+            while (vals[i] != null) {
+                if (keys[i] == key) {
+                    return i;
+                }
+                i = (i + 1) & mask;
+            }
+            return -1 - i;
+        }
+
+        void insertAt(int i, long key, Object value) {
+            keys[i] = key;
+            vals[i] = value;
+            size++;
+            if (size * 3 > vals.length * 2) {
+                resize(vals.length * 2);
+            }
+        }
+
+        /** Backward-shift deletion: no tombstones, so lookups never slow down with churn. */
+        void deleteAt(int i) {
+            int mask = vals.length - 1;
+            int j = i;
+            while (true) {
+                j = (j + 1) & mask;
+                if (vals[j] == null) {
+                    break;
+                }
+                int home = (int) mix(keys[j]) & mask;
+                boolean homeInGap = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+                if (!homeInGap) {
+                    keys[i] = keys[j];
+                    vals[i] = vals[j];
+                    i = j;
+                }
+            }
+            keys[i] = 0;
+            vals[i] = null;
+            size--;
+            // give memory back after a burst of handles has been released
+            if (vals.length > MIN_CAPACITY && size * 8 < vals.length) {
+                resize(vals.length / 2);
+            }
+        }
+
+        private void resize(int capacity) {
+            long[] oldKeys = keys;
+            Object[] oldVals = vals;
+            keys = new long[capacity];
+            vals = new Object[capacity];
+            int mask = capacity - 1;
+            for (int k = 0; k < oldVals.length; k++) {
+                if (oldVals[k] != null) {
+                    int i = (int) mix(oldKeys[k]) & mask;
+                    while (vals[i] != null) {
+                        i = (i + 1) & mask;
+                    }
+                    keys[i] = oldKeys[k];
+                    vals[i] = oldVals[k];
+                }
+            }
+        }
+    }
+}

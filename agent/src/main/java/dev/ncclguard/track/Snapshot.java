@@ -1,0 +1,57 @@
+package dev.ncclguard.track;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The tracker's state at one moment: the handles that are leaks by SPEC.md's rules, oldest first,
+ * and the counters of the report's summary.
+ *
+ * @param comms              communicators created and never destroyed or aborted
+ * @param events             events recorded whose last record was never seen complete
+ * @param streams            streams with work enqueued after their last observed completion
+ * @param commsCreated       communicators created since the tracker started
+ * @param commsReleased      communicators destroyed or aborted since the tracker started
+ * @param internalErrors     failures inside the tracker that it caught so the application never
+ *                           saw them; the caller logs {@code firstInternalError}
+ */
+public record Snapshot(
+        List<HandleView> comms,
+        List<HandleView> events,
+        List<HandleView> streams,
+        long commsCreated,
+        long commsReleased,
+        int liveComms,
+        int liveEvents,
+        int liveStreams,
+        long internalErrors,
+        Throwable firstInternalError) {
+
+    public Snapshot {
+        comms = List.copyOf(comms);
+        events = List.copyOf(events);
+        streams = List.copyOf(streams);
+    }
+
+    /** Handles of {@code kind} the tracker follows now, leaks or not. */
+    public int live(Kind kind) {
+        return switch (kind) {
+            case COMM -> liveComms;
+            case EVENT -> liveEvents;
+            case STREAM -> liveStreams;
+        };
+    }
+
+    /** Every leak: communicators, then events, then streams. */
+    public List<HandleView> leaks() {
+        List<HandleView> all = new ArrayList<>(comms.size() + events.size() + streams.size());
+        all.addAll(comms);
+        all.addAll(events);
+        all.addAll(streams);
+        return all;
+    }
+
+    public boolean hasLeaks() {
+        return !comms.isEmpty() || !events.isEmpty() || !streams.isEmpty();
+    }
+}

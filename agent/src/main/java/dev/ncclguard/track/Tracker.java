@@ -1,0 +1,526 @@
+package dev.ncclguard.track;
+
+import dev.ncclguard.bridge.CallArgs;
+import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.Effect;
+import dev.ncclguard.catalog.NativeFunction;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * Live communicators, events and streams, fed by the bridges around each native call:
+ * {@link #enter} before it, {@link #exit} after it with the C status. Only successful calls
+ * change state. Thread-safe; no lock is held across a native call, and the calls of the hot path
+ * (event records and queries, collectives) allocate nothing.
+ *
+ * <p>A release's {@code enter} returns the serial of the record it would end, and its
+ * {@code exit} ends that record only: when the address was handed out again in between, the new
+ * record survives. Work on streams is counted (see {@link StreamRecord}); the numbers that order
+ * a call against concurrent work come from one global op sequence.
+ */
+public final class Tracker {
+    public static final int NCCL_SUCCESS = 0;
+    /** Nonblocking communicators: creation and finalize return this with the handle written. */
+    public static final int NCCL_IN_PROGRESS = 7;
+    /** cudaEventQuery, cudaStreamQuery: the work is not complete yet. */
+    public static final int CUDA_ERROR_NOT_READY = 600;
+    public static final int UNIQUE_ID_BYTES = 128;
+
+    /** cudaStreamLegacy and cudaStreamPerThread, the special handles of cuda_runtime_api.h. */
+    static final long CUDA_STREAM_LEGACY = 0x1;
+    static final long CUDA_STREAM_PER_THREAD = 0x2;
+    // Map keys of the special streams, which are one stream per device (per thread and device for
+    // cudaStreamPerThread). User-space addresses never set the top bit, so these cannot collide.
+    private static final long LEGACY_STREAM_KEY = 0x8000_0000_0000_0000L;
+    private static final long PER_THREAD_STREAM_KEY = 0xC000_0000_0000_0000L;
+
+    /** Bounds that keep a garbage argument from turning into a long loop. */
+    private static final int MAX_INIT_ALL_DEVICES = 1 << 12;
+    private static final int MAX_EXCLUDED_RANKS = 1 << 20;
+    private static final long NO_TOKEN = -1;
+
+    /**
+     * @param stacks record the creating Java stack of each handle
+     * @param clock  wall-clock milliseconds, for createdAt and startedAt
+     */
+    public record Config(boolean stacks, LongSupplier clock) {
+        public Config {
+            Objects.requireNonNull(clock, "clock");
+        }
+
+        public static Config defaults() {
+            return new Config(true, System::currentTimeMillis);
+        }
+    }
+
+    private final boolean stacks;
+    private final LongSupplier clock;
+    private final long startedAtMillis;
+
+    private final LongMap<CommRecord> comms = new LongMap<>();
+    private final LongMap<EventRecord> events = new LongMap<>();
+    private final LongMap<StreamRecord> streams = new LongMap<>();
+
+    private final AtomicLong serials = new AtomicLong();
+    private final AtomicLong opSeq = new AtomicLong();
+    private final AtomicLong commsCreated = new AtomicLong();
+    private final AtomicLong commsReleased = new AtomicLong();
+    private final AtomicLong internalErrors = new AtomicLong();
+    private volatile Throwable firstInternalError;
+
+    /** The calling thread's device as its last successful cudaSetDevice set it (CUDA's default 0). */
+    private final ThreadLocal<int[]> currentDevice = ThreadLocal.withInitial(() -> new int[1]);
+
+    public Tracker() {
+        this(Config.defaults());
+    }
+
+    public Tracker(Config config) {
+        this.stacks = config.stacks();
+        this.clock = config.clock();
+        this.startedAtMillis = clock.getAsLong();
+    }
+
+    public long startedAtMillis() {
+        return startedAtMillis;
+    }
+
+    /**
+     * Before the native call: returns the token its {@link #exit} needs (the record a release would
+     * end, the event record or stream count a query or synchronize would cover).
+     */
+    public long enter(NativeFunction fn, CallArgs args) {
+        if (fn == null || args == null) {
+            return 0;
+        }
+        try {
+            switch (fn.effect()) {
+                case COMM_DESTROY:
+                case COMM_ABORT:
+                    return serialOf(comms.get(args.handle(fn.handle())));
+                case EVENT_DESTROY:
+                    return serialOf(events.get(args.handle(fn.handle())));
+                case STREAM_DESTROY:
+                    return serialOf(streams.get(streamKey(args.handle(fn.stream()), currentDevice())));
+                case EVENT_QUERY:
+                case EVENT_SYNC: {
+                    EventRecord e = events.get(args.handle(fn.handle()));
+                    return e == null ? 0 : e.lastRecordSeq();
+                }
+                case EVENT_RECORD:
+                case STREAM_SYNC:
+                case STREAM_QUERY: {
+                    StreamRecord s = streams.get(streamKey(args.handle(fn.stream()), currentDevice()));
+                    return s == null ? NO_TOKEN : s.enqueued();
+                }
+                case DEVICE_SYNC:
+                    return opSeq.get();
+                default:
+                    return 0;
+            }
+        } catch (RuntimeException e) {
+            internalError(e);
+            return 0;
+        }
+    }
+
+    /**
+     * After the native call returned {@code status}: applies what a successful call did.
+     *
+     * @param token  what {@link #enter} returned for this call
+     * @param bridge the bridge that saw the call, for the report
+     * @param access the library instance the call went to, kept with handles it creates
+     */
+    public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge,
+            NativeAccess access) {
+        if (fn == null || args == null) {
+            return;
+        }
+        try {
+            switch (fn.effect()) {
+                case COMM_CREATE -> {
+                    if (succeededOrInProgress(status)) {
+                        commCreated(fn, args, bridge, access);
+                    }
+                }
+                case COMM_CREATE_ALL -> {
+                    if (succeededOrInProgress(status)) {
+                        cliqueCreated(fn, args, bridge, access);
+                    }
+                }
+                case COMM_SPLIT, COMM_SHRINK -> {
+                    if (succeededOrInProgress(status)) {
+                        childCreated(fn, args, bridge, access);
+                    }
+                }
+                case COMM_FINALIZE -> {
+                    // a nonblocking communicator's finalize returns ncclInProgress as its success
+                    if (succeededOrInProgress(status)) {
+                        CommRecord c = comms.get(args.handle(fn.handle()));
+                        if (c != null) {
+                            c.finalized = true;
+                        }
+                    }
+                }
+                case COMM_DESTROY, COMM_ABORT -> {
+                    if (status == NCCL_SUCCESS && comms.removeIfSerial(args.handle(fn.handle()), token) != null) {
+                        commsReleased.incrementAndGet();
+                    }
+                }
+                case COMM_ENQUEUE, STREAM_WAIT_EVENT -> {
+                    if (status == 0) {
+                        StreamRecord s = streamForWork(fn, args, bridge, access);
+                        s.enqueue(opSeq.incrementAndGet());
+                    }
+                }
+                case EVENT_CREATE -> {
+                    long h = args.handleOut(fn.handle());
+                    if (status == 0 && h != 0) {
+                        events.put(h, new EventRecord(h, serials.incrementAndGet(), fn.symbol(), bridge,
+                                threadName(), clock.getAsLong(), stack(), currentDevice(), access));
+                    }
+                }
+                case EVENT_RECORD -> {
+                    if (status == 0) {
+                        eventRecorded(fn, args, token, bridge, access);
+                    }
+                }
+                case EVENT_QUERY, EVENT_SYNC -> {
+                    // a query's cudaErrorNotReady, like any error, leaves the event as it was
+                    if (status == 0) {
+                        EventRecord e = events.get(args.handle(fn.handle()));
+                        if (e != null) {
+                            e.completed(token);
+                        }
+                    }
+                }
+                case EVENT_DESTROY -> {
+                    if (status == 0) {
+                        events.removeIfSerial(args.handle(fn.handle()), token);
+                    }
+                }
+                case STREAM_CREATE -> {
+                    long h = args.handleOut(fn.handle());
+                    if (status == 0 && h != 0 && !isSpecialStream(h)) {
+                        streams.put(h, new StreamRecord(h, serials.incrementAndGet(), fn.symbol(), bridge,
+                                threadName(), clock.getAsLong(), stack(), currentDevice(), access,
+                                opSeq.incrementAndGet()));
+                    }
+                }
+                case STREAM_SYNC, STREAM_QUERY -> {
+                    if (status == 0) {
+                        StreamRecord s = streams.get(streamKey(args.handle(fn.stream()), currentDevice()));
+                        if (s != null) {
+                            s.markDone(token);
+                        }
+                    }
+                }
+                case STREAM_DESTROY -> {
+                    if (status == 0) {
+                        streams.removeIfSerial(streamKey(args.handle(fn.stream()), currentDevice()), token);
+                    }
+                }
+                case DEVICE_SYNC -> {
+                    if (status == 0) {
+                        int device = currentDevice();
+                        streams.forEach(s -> {
+                            if (s.device == device) {
+                                s.deviceSynchronized(token);
+                            }
+                        });
+                    }
+                }
+                case SET_DEVICE -> {
+                    if (status == 0) {
+                        currentDevice.get()[0] = args.intArg(fn.device());
+                    }
+                }
+                case GROUP_START, GROUP_END -> {
+                    // grouped work is counted when each call returns; see the issue notes
+                }
+                default -> {
+                }
+            }
+        } catch (RuntimeException e) {
+            internalError(e);
+        }
+    }
+
+    /** The leaks and counters now; consistent per handle while other threads keep calling. */
+    public Snapshot snapshot() {
+        List<CommRecord> cs = new ArrayList<>();
+        comms.valuesTo(cs);
+        List<EventRecord> es = new ArrayList<>();
+        events.valuesTo(es);
+        List<StreamRecord> ss = new ArrayList<>();
+        streams.valuesTo(ss);
+        Comparator<Tracked> bySerial = Comparator.comparingLong(t -> t.serial);
+        cs.sort(bySerial);
+        es.sort(bySerial);
+        ss.sort(bySerial);
+
+        List<HandleView> commLeaks = new ArrayList<>(cs.size());
+        for (CommRecord c : cs) {
+            commLeaks.add(view(Kind.COMM, c, commDetails(c)));
+        }
+        List<HandleView> eventLeaks = new ArrayList<>();
+        for (EventRecord e : es) {
+            if (e.pending()) {
+                Map<String, Object> details = new LinkedHashMap<>();
+                StreamRecord on = e.stream();
+                details.put("stream", on == null ? null : hex(on.handle));
+                details.put("device", e.device);
+                eventLeaks.add(view(Kind.EVENT, e, details));
+            }
+        }
+        List<HandleView> streamLeaks = new ArrayList<>();
+        for (StreamRecord s : ss) {
+            long pending = s.pendingOps();
+            if (pending > 0) {
+                Map<String, Object> details = new LinkedHashMap<>();
+                details.put("pendingOps", pending);
+                details.put("device", s.device);
+                streamLeaks.add(view(Kind.STREAM, s, details));
+            }
+        }
+        return new Snapshot(commLeaks, eventLeaks, streamLeaks, commsCreated.get(), commsReleased.get(),
+                cs.size(), es.size(), ss.size(), internalErrors.get(), firstInternalError);
+    }
+
+    // --- communicators ---
+
+    private void commCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        long h = args.handleOut(fn.handle());
+        if (h == 0) {
+            return;
+        }
+        // InitRankScalable's argument points at its first id: every rank passes the same ids
+        byte[] id = args.bytes(fn.uniqueId(), UNIQUE_ID_BYTES);
+        boolean hasId = id != null && id.length == UNIQUE_ID_BYTES;
+        addComm(new CommRecord(h, serials.incrementAndGet(), fn.symbol(), bridge, threadName(),
+                clock.getAsLong(), stack(), currentDevice(), access, rankOrUnknown(args, fn.rank()),
+                rankOrUnknown(args, fn.nranks()), hasId, hasId ? CommIds.ofUniqueId(id) : 0, false, 0));
+    }
+
+    /** ncclCommInitAll: one communicator per devlist entry (device i when devlist is null). */
+    private void cliqueCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        int ndev = args.intArg(fn.nranks());
+        if (ndev <= 0 || ndev > MAX_INIT_ALL_DEVICES) {
+            return;
+        }
+        long commId = CommIds.fresh();
+        String thread = threadName();
+        long now = clock.getAsLong();
+        Throwable creation = stack();
+        for (int i = 0; i < ndev; i++) {
+            long h = args.handleOut(fn.handle(), i);
+            if (h != 0) {
+                int device = args.intArray(fn.device(), i, i);
+                addComm(new CommRecord(h, serials.incrementAndGet(), fn.symbol(), bridge, thread, now,
+                        creation, device, access, i, ndev, true, commId, false, 0));
+            }
+        }
+    }
+
+    /** ncclCommSplit and ncclCommShrink: a child whose identity derives from its parent's. */
+    private void childCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        boolean split = fn.effect() == Effect.COMM_SPLIT;
+        CommRecord parent = comms.get(args.handle(fn.parentComm()));
+        // counted also on a rank that gets no child (NCCL_SPLIT_NOCOLOR), so that the n-th split
+        // of a parent is the same split on every rank
+        int nth = parent == null ? 0 : split ? parent.nextSplit() : parent.nextShrink();
+        long h = args.handleOut(fn.handle());
+        if (h == 0) {
+            return;
+        }
+        boolean hasId = parent != null && parent.hasCommId;
+        long commId = 0;
+        int rank = CommRecord.UNKNOWN;
+        int nranks = CommRecord.UNKNOWN;
+        if (split) {
+            if (hasId) {
+                commId = CommIds.ofSplit(parent.commId, args.intArg(fn.color()), nth);
+            }
+        } else {
+            if (hasId) {
+                commId = CommIds.ofShrink(parent.commId, nth);
+            }
+            if (parent != null && parent.rank >= 0 && parent.nranks > 0) {
+                int excluded = args.intArg(fn.count());
+                int below = excludedBelow(args, fn.rankList(), excluded, parent.rank, parent.nranks);
+                if (below >= 0) {
+                    // NCCL renumbers the survivors in order, closing the gaps of the excluded ranks
+                    rank = parent.rank - below;
+                    nranks = parent.nranks - excluded;
+                }
+            }
+        }
+        int device = parent != null ? parent.device : currentDevice();
+        addComm(new CommRecord(h, serials.incrementAndGet(), fn.symbol(), bridge, threadName(),
+                clock.getAsLong(), stack(), device, access, rank, nranks, hasId, commId,
+                hasId, hasId ? parent.commId : 0));
+    }
+
+    /** How many excluded ranks are below {@code rank}, or -1 if the list cannot be read. */
+    private static int excludedBelow(CallArgs args, int list, int count, int rank, int nranks) {
+        if (count < 0 || count >= nranks || count > MAX_EXCLUDED_RANKS) {
+            return -1;
+        }
+        int below = 0;
+        for (int i = 0; i < count; i++) {
+            int r = args.intArray(list, i, -1);
+            if (r < 0 || r >= nranks || r == rank) {
+                return -1;
+            }
+            if (r < rank) {
+                below++;
+            }
+        }
+        return below;
+    }
+
+    /** A create at an address we still hold means its release was not seen yet: count it now. */
+    private void addComm(CommRecord c) {
+        commsCreated.incrementAndGet();
+        if (comms.put(c.handle, c) != null) {
+            commsReleased.incrementAndGet();
+        }
+    }
+
+    private static Map<String, Object> commDetails(CommRecord c) {
+        Map<String, Object> details = new LinkedHashMap<>();
+        if (c.rank >= 0) {
+            details.put("rank", c.rank);
+        }
+        if (c.nranks >= 0) {
+            details.put("nranks", c.nranks);
+        }
+        details.put("device", c.device);
+        if (c.hasCommId) {
+            details.put("commId", CommIds.hex(c.commId));
+        }
+        if (c.hasParent) {
+            details.put("parentCommId", CommIds.hex(c.parentCommId));
+        }
+        if (c.finalized) {
+            details.put("finalized", true);
+        }
+        return details;
+    }
+
+    // --- events and streams ---
+
+    private void eventRecorded(NativeFunction fn, CallArgs args, long countAtEnter, String bridge,
+            NativeAccess access) {
+        StreamRecord s = streamForWork(fn, args, bridge, access);
+        long seq = opSeq.incrementAndGet();
+        long op = s.enqueueRecord(seq, countAtEnter);
+        EventRecord e = events.get(args.handle(fn.handle()));
+        if (e != null) {
+            e.recorded(s, op, seq);
+        }
+    }
+
+    /**
+     * The stream work goes to; a stream not created under observation (the special streams, or
+     * one created before the agent came) becomes known here, with the enqueuing call as its api.
+     */
+    private StreamRecord streamForWork(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        long handle = args.handle(fn.stream());
+        boolean special = isSpecialStream(handle);
+        int device = special ? workDevice(fn, args) : 0;
+        long key = special ? specialStreamKey(handle, device) : handle;
+        StreamRecord s = streams.get(key);
+        if (s != null) {
+            return s;
+        }
+        if (!special) {
+            device = workDevice(fn, args);
+        }
+        StreamRecord fresh = new StreamRecord(handle, serials.incrementAndGet(), fn.symbol(), bridge,
+                threadName(), clock.getAsLong(), stack(), device, access, opSeq.incrementAndGet());
+        StreamRecord raced = streams.putIfAbsent(key, fresh);
+        return raced != null ? raced : fresh;
+    }
+
+    /** A collective runs on its communicator's device; other work on the thread's current one. */
+    private int workDevice(NativeFunction fn, CallArgs args) {
+        if (fn.effect() == Effect.COMM_ENQUEUE) {
+            CommRecord c = comms.get(args.handle(fn.handle()));
+            if (c != null) {
+                return c.device;
+            }
+        }
+        return currentDevice();
+    }
+
+    private long streamKey(long handle, int device) {
+        return isSpecialStream(handle) ? specialStreamKey(handle, device) : handle;
+    }
+
+    private static boolean isSpecialStream(long handle) {
+        return handle == 0 || handle == CUDA_STREAM_LEGACY || handle == CUDA_STREAM_PER_THREAD;
+    }
+
+    /** 0x0 and cudaStreamLegacy are one stream per device; cudaStreamPerThread one per thread too. */
+    @SuppressWarnings("deprecation") // Thread.getId: threadId() is Java 19+, we run on 17
+    private static long specialStreamKey(long handle, int device) {
+        long dev = device & 0xFFFFL;
+        if (handle == CUDA_STREAM_PER_THREAD) {
+            return PER_THREAD_STREAM_KEY | (Thread.currentThread().getId() << 16) | dev;
+        }
+        return LEGACY_STREAM_KEY | dev;
+    }
+
+    // --- helpers ---
+
+    private int currentDevice() {
+        return currentDevice.get()[0];
+    }
+
+    private static boolean succeededOrInProgress(int status) {
+        return status == NCCL_SUCCESS || status == NCCL_IN_PROGRESS;
+    }
+
+    private static int rankOrUnknown(CallArgs args, int index) {
+        if (index < 0) {
+            return CommRecord.UNKNOWN;
+        }
+        int v = args.intArg(index);
+        return v >= 0 ? v : CommRecord.UNKNOWN;
+    }
+
+    private static long serialOf(Tracked t) {
+        return t == null ? 0 : t.serial;
+    }
+
+    private Throwable stack() {
+        return stacks ? new Throwable("creation stack") : null;
+    }
+
+    private static String threadName() {
+        return Thread.currentThread().getName();
+    }
+
+    private static String hex(long handle) {
+        return "0x" + Long.toHexString(handle);
+    }
+
+    private static HandleView view(Kind kind, Tracked t, Map<String, Object> details) {
+        return new HandleView(kind, t.handle, t.api, t.bridge, t.thread, t.createdAtMillis, t.creation,
+                t.device, Collections.unmodifiableMap(details), t.access);
+    }
+
+    private void internalError(RuntimeException e) {
+        if (internalErrors.getAndIncrement() == 0) {
+            firstInternalError = e;
+        }
+    }
+}
