@@ -75,8 +75,7 @@ public final class Tracker {
     private final AtomicLong internalErrors = new AtomicLong();
     private volatile Throwable firstInternalError;
 
-    /** The calling thread's device as its last successful cudaSetDevice set it (CUDA's default 0). */
-    private final ThreadLocal<int[]> currentDevice = ThreadLocal.withInitial(() -> new int[1]);
+    private final ThreadLocal<ThreadState> threads = ThreadLocal.withInitial(ThreadState::new);
 
     public Tracker() {
         this(Config.defaults());
@@ -174,10 +173,20 @@ public final class Tracker {
                         commsReleased.incrementAndGet();
                     }
                 }
-                case COMM_ENQUEUE, STREAM_WAIT_EVENT -> {
+                case COMM_ENQUEUE -> {
                     if (status == 0) {
                         StreamRecord s = streamForWork(fn, args, bridge, access);
-                        s.enqueue(opSeq.incrementAndGet());
+                        ThreadState thread = threads.get();
+                        if (thread.groupDepth > 0) {
+                            thread.deferToGroupEnd(s);
+                        } else {
+                            s.enqueue(opSeq.incrementAndGet());
+                        }
+                    }
+                }
+                case STREAM_WAIT_EVENT -> {
+                    if (status == 0) {
+                        streamForWork(fn, args, bridge, access).enqueue(opSeq.incrementAndGet());
                     }
                 }
                 case EVENT_CREATE -> {
@@ -239,12 +248,15 @@ public final class Tracker {
                 }
                 case SET_DEVICE -> {
                     if (status == 0) {
-                        currentDevice.get()[0] = args.intArg(fn.device());
+                        threads.get().device = args.intArg(fn.device());
                     }
                 }
-                case GROUP_START, GROUP_END -> {
-                    // grouped work is counted when each call returns; see the issue notes
+                case GROUP_START -> {
+                    if (status == 0) {
+                        threads.get().groupDepth++;
+                    }
                 }
+                case GROUP_END -> groupEnded(status);
                 default -> {
                 }
             }
@@ -417,6 +429,23 @@ public final class Tracker {
 
     // --- events and streams ---
 
+    /**
+     * The outermost ncclGroupEnd launches the group's work, so it is counted now: an event
+     * recorded inside the group comes before it on the stream. A failed end launched nothing.
+     */
+    private void groupEnded(int status) {
+        ThreadState thread = threads.get();
+        if (thread.groupDepth == 0 || --thread.groupDepth > 0) {
+            return;
+        }
+        if (succeededOrInProgress(status)) {
+            for (int i = 0; i < thread.groupedCount(); i++) {
+                thread.grouped(i).enqueue(opSeq.incrementAndGet());
+            }
+        }
+        thread.clearGrouped();
+    }
+
     private void eventRecorded(NativeFunction fn, CallArgs args, long countAtEnter, String bridge,
             NativeAccess access) {
         StreamRecord s = streamForWork(fn, args, bridge, access);
@@ -482,7 +511,7 @@ public final class Tracker {
     // --- helpers ---
 
     private int currentDevice() {
-        return currentDevice.get()[0];
+        return threads.get().device;
     }
 
     private static boolean succeededOrInProgress(int status) {

@@ -219,4 +219,58 @@ class StreamTrackingTest {
         d.call("ncclRecv", args().handle(4, 0xDEAD).handle(5, STREAM));
         assertEquals(4, pendingOps(STREAM));
     }
+
+    @Test
+    void groupedWorkIsCountedWhenTheOutermostGroupEnds() {
+        d.streamCreate(STREAM);
+        d.call("ncclGroupStart", args());
+        d.call("ncclGroupStart", args());
+        d.allReduce(COMM, STREAM);
+        d.call("ncclGroupEnd", args());
+        assertEquals(0, pendingOps(STREAM), "nothing is launched before the outermost end");
+        d.call("ncclGroupEnd", args());
+        assertEquals(1, pendingOps(STREAM));
+    }
+
+    @Test
+    void anEventRecordedInsideAGroupComesBeforeTheGroupsWork() {
+        d.streamCreate(STREAM);
+        d.eventCreate(0xE000);
+        d.call("ncclGroupStart", args());
+        d.allReduce(COMM, STREAM);
+        d.record(0xE000, STREAM);
+        d.call("ncclGroupEnd", args());
+        d.eventSync(0xE000);
+        assertEquals(1, pendingOps(STREAM), "the all-reduce was launched after the record");
+    }
+
+    @Test
+    void failedGroupEndLaunchedNothing() {
+        d.streamCreate(STREAM);
+        d.call("ncclGroupStart", args());
+        d.allReduce(COMM, STREAM);
+        d.call("ncclGroupEnd", args(), 5);
+        assertEquals(0, pendingOps(STREAM));
+        d.allReduce(COMM, STREAM);
+        assertEquals(1, pendingOps(STREAM), "the failed end closed the group");
+    }
+
+    @Test
+    void nonblockingGroupEndInProgressLaunchedTheWork() {
+        d.streamCreate(STREAM);
+        d.call("ncclGroupStart", args());
+        d.allReduce(COMM, STREAM);
+        d.call("ncclGroupEnd", args(), Tracker.NCCL_IN_PROGRESS);
+        assertEquals(1, pendingOps(STREAM));
+    }
+
+    @Test
+    void aGroupIsPerThread() throws Exception {
+        d.streamCreate(STREAM);
+        d.call("ncclGroupStart", args());
+        Thread other = new Thread(() -> d.allReduce(COMM, STREAM));
+        other.start();
+        other.join();
+        assertEquals(1, pendingOps(STREAM));
+    }
 }
