@@ -23,7 +23,8 @@ import java.util.function.LongSupplier;
  * <p>A release's {@code enter} returns the serial of the record it would end, and its
  * {@code exit} ends that record only: when the address was handed out again in between, the new
  * record survives. Work on streams is counted (see {@link StreamRecord}); the numbers that order
- * a call against concurrent work come from one global op sequence.
+ * a call against concurrent work come from one global op sequence. NCCL work called inside
+ * ncclGroupStart/End counts at the outermost successful ncclGroupEnd, where NCCL launches it.
  */
 public final class Tracker {
     public static final int NCCL_SUCCESS = 0;
@@ -44,6 +45,7 @@ public final class Tracker {
     /** Bounds that keep a garbage argument from turning into a long loop. */
     private static final int MAX_INIT_ALL_DEVICES = 1 << 12;
     private static final int MAX_EXCLUDED_RANKS = 1 << 20;
+    /** The token of a stream call whose stream was not known at enter: it covers no work. */
     private static final long NO_TOKEN = -1;
 
     /**

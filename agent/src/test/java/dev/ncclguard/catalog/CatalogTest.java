@@ -120,4 +120,25 @@ class CatalogTest {
             }
         }
     }
+
+    @Test
+    void lookupAllocatesNothing() {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        String[] symbols = {"ncclAllReduce", "pncclAllReduce", "cudaEventRecord", "cudaMalloc", "cudaEventQuery"};
+        long found = 0;
+        for (int round = 0; round < 2; round++) { // the first round warms up
+            long before = threads.getThreadAllocatedBytes(Thread.currentThread().getId());
+            for (int i = 0; i < 200_000; i++) {
+                if (Catalog.lookup(symbols[i % symbols.length]) != null) {
+                    found++;
+                }
+            }
+            long bytes = threads.getThreadAllocatedBytes(Thread.currentThread().getId()) - before;
+            if (round == 1) {
+                assertEquals(true, bytes < 16 * 1024, bytes + " bytes for 200000 lookups");
+            }
+        }
+        assertEquals(2 * 160_000, found);
+    }
 }
