@@ -3,6 +3,8 @@ package dev.ncclguard.report;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -40,8 +42,8 @@ public final class JsonReportWriter {
         root.put("pid", report.pid());
         root.put("host", report.host());
         root.put("action", report.action());
-        root.put("startedAt", report.startedAt().toString());
-        root.put("writtenAt", report.writtenAt().toString());
+        root.put("startedAt", iso(report.startedAt()));
+        root.put("writtenAt", iso(report.writtenAt()));
         Report.Summary s = report.summary();
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("commsCreated", s.commsCreated());
@@ -60,7 +62,7 @@ public final class JsonReportWriter {
             entry.put("api", leak.api());
             entry.put("bridge", leak.bridge());
             entry.put("thread", leak.thread());
-            entry.put("createdAt", leak.createdAt().toString());
+            entry.put("createdAt", iso(leak.createdAt()));
             entry.put("stack", leak.stack());
             entry.put("details", leak.details());
             entry.put("cleanup", leak.cleanup().word());
@@ -71,6 +73,11 @@ public final class JsonReportWriter {
         }
         root.put("leaks", leaks);
         return root;
+    }
+
+    /** ISO-8601 in UTC, to the millisecond like the creation times the tracker records. */
+    static String iso(Instant instant) {
+        return instant.truncatedTo(ChronoUnit.MILLIS).toString();
     }
 
     private static void value(StringBuilder out, Object value, int depth) {

@@ -46,7 +46,7 @@ public final class TextReportWriter {
         }
         out.append(": created by ").append(printable(leak.api())).append(", ").append(state(leak)).append('\n');
         out.append("  Created on thread \"").append(printable(leak.thread())).append("\" at ")
-                .append(leak.createdAt()).append(" through ").append(printable(leak.bridge())).append(":\n");
+                .append(JsonReportWriter.iso(leak.createdAt())).append(" through ").append(printable(leak.bridge())).append(":\n");
         if (leak.stack().isEmpty()) {
             out.append("    (no stack recorded; run with stacks=on to see where it was created)\n");
         }

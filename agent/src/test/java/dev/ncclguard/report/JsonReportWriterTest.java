@@ -121,6 +121,15 @@ class JsonReportWriterTest {
     }
 
     @Test
+    void timesAreWrittenToTheMillisecond() throws IOException {
+        JsonNode root = parse(Report.builder().startedAt(Instant.parse("2025-06-01T10:00:00.123456789Z"))
+                .writtenAt(Instant.parse("2025-06-01T10:05:00.987654321Z")).build());
+
+        assertEquals("2025-06-01T10:00:00.123Z", root.get("startedAt").asText());
+        assertEquals("2025-06-01T10:05:00.987Z", root.get("writtenAt").asText());
+    }
+
+    @Test
     void cleanRunHasEmptyLeaks() throws IOException {
         JsonNode root = parse(Report.builder().communicators(2, 2).build());
 
