@@ -1,0 +1,491 @@
+package dev.ncclguard.cleanup;
+
+import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Kind;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Releases what the application left behind, at exit, within one deadline, in this order:
+ * <ol>
+ * <li>wait for pending events and unsynchronized streams by polling cudaEventQuery and
+ *     cudaStreamQuery (a synchronize call could block past any deadline);</li>
+ * <li>destroy leaked communicators, aborting those whose destroy fails or does not return in
+ *     time (those of one device and library together, inside ncclGroupStart/ncclGroupEnd);</li>
+ * <li>destroy leaked events. Streams are left to the application once their work is done.</li>
+ * </ol>
+ * Every native call runs on a daemon thread and the caller only ever waits with a bound, so a
+ * library that hangs costs at most the timeout: what has not answered by then is "timed-out".
+ */
+public final class Cleanup {
+    static final int CUDA_SUCCESS = 0;
+    static final int CUDA_ERROR_NOT_READY = 600;
+    static final int NCCL_SUCCESS = 0;
+    static final int NCCL_IN_PROGRESS = 7;
+
+    /** Waiting for GPU work may take at most this share of the timeout, so communicators get the rest. */
+    static final double SYNC_SHARE = 0.5;
+    /** Kept back for destroying events, which is quick unless the library is wedged. */
+    static final double EVENT_DESTROY_SHARE = 0.1;
+
+    private static final long FIRST_POLL_SLEEP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+    private static final long MAX_POLL_SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** Long enough that no exit waits on it, short of overflowing nanoTime arithmetic. */
+    private static final long MAX_TIMEOUT_NANOS = TimeUnit.DAYS.toNanos(1);
+
+    private final List<Item> items = new ArrayList<>();
+    private final Libraries libraries;
+    private final long timeoutNanos;
+    private final long deadline;
+
+    private Cleanup(List<HandleView> leaks, Duration timeout, Libraries libraries) {
+        for (HandleView view : leaks) {
+            items.add(new Item(view));
+        }
+        this.libraries = libraries == null ? Libraries.none() : libraries;
+        this.timeoutNanos = Math.max(0, Math.min(timeout.toNanos(), MAX_TIMEOUT_NANOS));
+        this.deadline = System.nanoTime() + timeoutNanos;
+    }
+
+    /** Cleans {@code leaks}, taking the CUDA runtime for cudaSetDevice from the leaks themselves. */
+    public static Map<HandleView, CleanupResult> run(List<HandleView> leaks, Duration timeout) {
+        return run(leaks, timeout, Libraries.from(leaks));
+    }
+
+    /**
+     * Cleans {@code leaks} and returns each one's outcome, in the order given. Returns by
+     * {@code timeout} (plus thread start-up) whatever the native libraries do; never throws.
+     */
+    public static Map<HandleView, CleanupResult> run(List<HandleView> leaks, Duration timeout,
+                                                     Libraries libraries) {
+        Cleanup cleanup = new Cleanup(leaks, timeout, libraries);
+        try {
+            cleanup.synchronizeEventsAndStreams();
+            cleanup.releaseCommunicators();
+            cleanup.destroyEvents();
+        } catch (Throwable t) {
+            cleanup.settleRest(CleanupResult.of(CleanupOutcome.FAILED, "cleanup failed: " + t));
+        }
+        return cleanup.results();
+    }
+
+    // ---- phase 1: poll events and streams ----
+
+    private void synchronizeEventsAndStreams() {
+        List<Item> probes = new ArrayList<>();
+        for (Item item : items) {
+            if (item.view.kind() == Kind.COMM) {
+                continue;
+            }
+            if (item.view.access() == null) {
+                item.settle(CleanupOutcome.FAILED, "no library instance was recorded to query it");
+            } else {
+                probes.add(item);
+            }
+        }
+        if (probes.isEmpty()) {
+            return;
+        }
+        long started = System.nanoTime();
+        long until = Math.min(deadline, started + (long) (timeoutNanos * SYNC_SHARE));
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Item> inCall = new AtomicReference<>();
+        Future<Void> poller = callAsync("ncclguard-cleanup-sync", () -> {
+            poll(probes, stop, inCall);
+            return null;
+        });
+        await(poller, until);
+        stop.set(true);
+        long waitedMillis = millisSince(started);
+        for (Item probe : probes) {
+            probe.freezeSync(probe == inCall.get(), waitedMillis);
+        }
+        for (Item probe : probes) {
+            if (probe.view.kind() == Kind.STREAM) {
+                settleStream(probe);
+            }
+        }
+    }
+
+    private static void poll(List<Item> probes, AtomicBoolean stop, AtomicReference<Item> inCall) {
+        long sleep = FIRST_POLL_SLEEP_NANOS;
+        while (!stop.get()) {
+            boolean pending = false;
+            for (Item probe : probes) {
+                if (stop.get()) {
+                    return;
+                }
+                if (probe.sync() != Sync.PENDING) {
+                    continue;
+                }
+                String symbol = probe.querySymbol();
+                inCall.set(probe);
+                try {
+                    int status = probe.view.access().call(symbol, probe.view.handle());
+                    if (status == CUDA_SUCCESS) {
+                        probe.syncEnded(Sync.COMPLETE, null);
+                    } else if (status == CUDA_ERROR_NOT_READY) {
+                        pending = true;
+                    } else {
+                        probe.syncEnded(Sync.FAILED, symbol + " returned " + status);
+                    }
+                } catch (Throwable t) {
+                    probe.syncEnded(Sync.FAILED, "cannot call " + symbol + ": " + t);
+                } finally {
+                    inCall.set(null);
+                }
+            }
+            if (!pending) {
+                return;
+            }
+            LockSupport.parkNanos(sleep);
+            sleep = Math.min(sleep * 2, MAX_POLL_SLEEP_NANOS);
+        }
+    }
+
+    private static void settleStream(Item stream) {
+        switch (stream.sync()) {
+            case COMPLETE -> stream.settle(CleanupOutcome.SYNCHRONIZED, null);
+            case FAILED -> stream.settle(CleanupOutcome.FAILED, stream.syncNote());
+            default -> stream.settle(CleanupOutcome.TIMED_OUT, stream.syncNote());
+        }
+    }
+
+    // ---- phase 2: destroy communicators, abort what will not go ----
+
+    private void releaseCommunicators() {
+        List<Item> comms = new ArrayList<>();
+        boolean events = false;
+        for (Item item : items) {
+            if (item.view.kind() == Kind.COMM) {
+                if (item.view.access() == null) {
+                    item.settle(CleanupOutcome.FAILED, "no library instance was recorded to release it");
+                } else {
+                    comms.add(item);
+                }
+            } else if (item.view.kind() == Kind.EVENT) {
+                events = true;
+            }
+        }
+        if (comms.isEmpty()) {
+            return;
+        }
+        long end = deadline - (events ? (long) (timeoutNanos * EVENT_DESTROY_SHARE) : 0);
+        long started = System.nanoTime();
+        long destroyUntil = started + Math.max(0, (end - started) / 2);
+
+        Map<Item, Future<Integer>> destroys = new LinkedHashMap<>();
+        for (Item comm : comms) {
+            destroys.put(comm, callAsync("ncclguard-cleanup-destroy-" + comm.view.hexHandle(), () -> {
+                setDevice(comm.view.device());
+                return comm.view.access().call("ncclCommDestroy", comm.view.handle());
+            }));
+        }
+        Map<AbortGroup, List<Item>> toAbort = new LinkedHashMap<>();
+        for (Map.Entry<Item, Future<Integer>> destroy : destroys.entrySet()) {
+            Item comm = destroy.getKey();
+            String why = destroyOutcome(comm, destroy.getValue(), destroyUntil, started);
+            if (why != null && end - System.nanoTime() <= 0) {
+                // Aborting now could only race a destroy that may yet finish, with no time to see it.
+                comm.settle(CleanupOutcome.TIMED_OUT, why + "; no time left to abort");
+            } else if (why != null) {
+                comm.abortReason = why;
+                toAbort.computeIfAbsent(new AbortGroup(comm.view.access(), comm.view.device()),
+                        k -> new ArrayList<>()).add(comm);
+            }
+        }
+        if (toAbort.isEmpty()) {
+            return;
+        }
+        Map<AbortGroup, Future<Void>> aborts = new LinkedHashMap<>();
+        for (Map.Entry<AbortGroup, List<Item>> group : toAbort.entrySet()) {
+            aborts.put(group.getKey(), callAsync("ncclguard-cleanup-abort-device-" + group.getKey().device(),
+                    () -> {
+                        abort(group.getKey(), group.getValue());
+                        return null;
+                    }));
+        }
+        long abortsStarted = System.nanoTime();
+        for (Map.Entry<AbortGroup, Future<Void>> abort : aborts.entrySet()) {
+            boolean returned = await(abort.getValue(), end);
+            for (Item comm : toAbort.get(abort.getKey())) {
+                settleAborted(comm, returned, abortsStarted);
+            }
+        }
+    }
+
+    /** Settles a destroyed communicator and answers null, or answers why it must be aborted. */
+    private static String destroyOutcome(Item comm, Future<Integer> destroy, long until, long started) {
+        if (!await(destroy, until)) {
+            return "ncclCommDestroy did not return within " + millisSince(started) + " ms";
+        }
+        try {
+            int status = destroy.get();
+            if (status == NCCL_SUCCESS) {
+                comm.settle(CleanupOutcome.DESTROYED, null);
+                return null;
+            }
+            if (status == NCCL_IN_PROGRESS) {
+                // A nonblocking communicator: its release goes on inside NCCL, and the handle is
+                // no longer ours to poll or abort.
+                comm.settle(CleanupOutcome.DESTROYED, "ncclCommDestroy returned ncclInProgress; NCCL finishes the release");
+                return null;
+            }
+            return "ncclCommDestroy returned " + status;
+        } catch (ExecutionException e) {
+            return "cannot call ncclCommDestroy: " + e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted while waiting for ncclCommDestroy";
+        }
+    }
+
+    /**
+     * Aborts one library's communicators of one device on this (cleanup) thread; NCCL's group state
+     * is per thread, so start, aborts and end must share it.
+     */
+    private void abort(AbortGroup group, List<Item> comms) {
+        setDevice(group.device());
+        NativeAccess nccl = group.access();
+        boolean grouped = comms.size() > 1 && callStatus(nccl, "ncclGroupStart") == NCCL_SUCCESS;
+        // Without a group (a single communicator, or a failed ncclGroupStart) each abort still works.
+        for (Item comm : comms) {
+            comm.abortStarted = true;
+            comm.abortStatus = callStatus(nccl, "ncclCommAbort", comm.view.handle());
+        }
+        if (grouped) {
+            int end = callStatus(nccl, "ncclGroupEnd");
+            for (Item comm : comms) {
+                comm.groupEndStatus = end;
+            }
+        }
+    }
+
+    private static void settleAborted(Item comm, boolean returned, long started) {
+        String after = " (after: " + comm.abortReason + ")";
+        Integer abort = comm.abortStatus;
+        Integer groupEnd = comm.groupEndStatus;
+        if (!returned) {
+            String waiting = abort != null ? "ncclGroupEnd did not return"
+                    : comm.abortStarted ? "ncclCommAbort did not return"
+                    : "not aborted: an earlier call on its cleanup thread did not return";
+            comm.settle(CleanupOutcome.TIMED_OUT, waiting + " within " + millisSince(started) + " ms" + after);
+        } else if (abort == null || abort == Integer.MIN_VALUE) {
+            comm.settle(CleanupOutcome.FAILED, "cannot call ncclCommAbort" + after);
+        } else if (abort != NCCL_SUCCESS) {
+            comm.settle(CleanupOutcome.FAILED, "ncclCommAbort returned " + abort + after);
+        } else if (groupEnd != null && groupEnd != NCCL_SUCCESS) {
+            comm.settle(CleanupOutcome.FAILED, "ncclGroupEnd returned " + groupEnd + " for the grouped aborts" + after);
+        } else {
+            comm.settle(CleanupOutcome.ABORTED, comm.abortReason);
+        }
+    }
+
+    // ---- phase 3: destroy events ----
+
+    private void destroyEvents() {
+        List<Item> events = new ArrayList<>();
+        for (Item item : items) {
+            if (item.view.kind() != Kind.EVENT || item.settled()) {
+                continue;
+            }
+            switch (item.sync()) {
+                case COMPLETE, TIMED_OUT -> events.add(item);
+                // A query that failed or never returned says the handle is not safe to touch again.
+                default -> item.settle(item.sync() == Sync.FAILED ? CleanupOutcome.FAILED : CleanupOutcome.TIMED_OUT,
+                        item.syncNote());
+            }
+        }
+        if (events.isEmpty()) {
+            return;
+        }
+        AtomicReference<Item> inCall = new AtomicReference<>();
+        long started = System.nanoTime();
+        Future<Void> destroyer = callAsync("ncclguard-cleanup-events", () -> {
+            for (Item event : events) {
+                inCall.set(event);
+                event.destroyStatus = callStatus(event.view.access(), "cudaEventDestroy", event.view.handle());
+            }
+            inCall.set(null);
+            return null;
+        });
+        await(destroyer, deadline);
+        for (Item event : events) {
+            settleEvent(event, event == inCall.get(), started);
+        }
+    }
+
+    private static void settleEvent(Item event, boolean inCall, long started) {
+        Integer status = event.destroyStatus;
+        boolean completed = event.sync() == Sync.COMPLETE;
+        if (status == null) {
+            event.settle(CleanupOutcome.TIMED_OUT, (inCall
+                    ? "cudaEventDestroy did not return within " + millisSince(started) + " ms"
+                    : "not destroyed before the deadline")
+                    + (completed ? " (its work had completed)" : "; " + event.syncNote()));
+        } else if (status == Integer.MIN_VALUE) {
+            event.settle(CleanupOutcome.FAILED, "cannot call cudaEventDestroy");
+        } else if (status != CUDA_SUCCESS) {
+            event.settle(CleanupOutcome.FAILED, "cudaEventDestroy returned " + status);
+        } else if (completed) {
+            event.settle(CleanupOutcome.SYNCHRONIZED, null);
+        } else {
+            // cudaEventDestroy on a pending event is legal: CUDA frees it once its work completes.
+            event.settle(CleanupOutcome.DESTROYED, event.syncNote() + "; destroyed anyway, CUDA frees it when the work completes");
+        }
+    }
+
+    // ---- shared ----
+
+    private void setDevice(int device) {
+        NativeAccess cudart = libraries.cudart();
+        if (cudart == null || device < 0) {
+            return;
+        }
+        // Best effort: NCCL switches to the communicator's device itself; this only spares it
+        // from running on whatever device a fresh thread starts with.
+        callStatus(cudart, "cudaSetDevice", device);
+    }
+
+    /** The call's status, or Integer.MIN_VALUE when it threw (no such symbol, bad library). */
+    private static int callStatus(NativeAccess access, String symbol, Object... args) {
+        try {
+            return access.call(symbol, args);
+        } catch (Throwable t) {
+            return Integer.MIN_VALUE;
+        }
+    }
+
+    private static <T> Future<T> callAsync(String threadName, Callable<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
+            try {
+                result.complete(work.call());
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        }, threadName);
+        // A native call that never returns must not keep the JVM from exiting.
+        thread.setDaemon(true);
+        thread.start();
+        return result;
+    }
+
+    /** Waits for {@code future} until the nanoTime {@code until}; answers whether it completed. */
+    private static boolean await(Future<?> future, long until) {
+        long left = until - System.nanoTime();
+        try {
+            if (left <= 0) {
+                return future.isDone();
+            }
+            future.get(left, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException e) {
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return future.isDone();
+        }
+    }
+
+    private static long millisSince(long startedNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
+    }
+
+    private void settleRest(CleanupResult result) {
+        for (Item item : items) {
+            item.settle(result.outcome(), result.note());
+        }
+    }
+
+    private Map<HandleView, CleanupResult> results() {
+        Map<HandleView, CleanupResult> results = new LinkedHashMap<>();
+        for (Item item : items) {
+            CleanupResult result = item.result.get();
+            results.put(item.view, result != null ? result
+                    : CleanupResult.of(CleanupOutcome.FAILED, "not reached before the deadline"));
+        }
+        return results;
+    }
+
+    private record AbortGroup(NativeAccess access, int device) {
+    }
+
+    private enum Sync { PENDING, COMPLETE, FAILED, TIMED_OUT, HUNG }
+
+    /**
+     * One leak's progress. Worker threads may still write after the caller has given up on them,
+     * so the first settled result wins and the polling state is changed under the item's lock.
+     */
+    private static final class Item {
+        final HandleView view;
+        final AtomicReference<CleanupResult> result = new AtomicReference<>();
+        private Sync sync = Sync.PENDING;
+        private String syncNote;
+        volatile String abortReason;
+        volatile boolean abortStarted;
+        volatile Integer abortStatus;
+        volatile Integer groupEndStatus;
+        volatile Integer destroyStatus;
+
+        Item(HandleView view) {
+            this.view = view;
+        }
+
+        String querySymbol() {
+            return view.kind() == Kind.EVENT ? "cudaEventQuery" : "cudaStreamQuery";
+        }
+
+        synchronized Sync sync() {
+            return sync;
+        }
+
+        synchronized String syncNote() {
+            return syncNote;
+        }
+
+        synchronized void syncEnded(Sync state, String note) {
+            if (sync == Sync.PENDING) {
+                sync = state;
+                syncNote = note;
+            }
+        }
+
+        /** At the end of polling: still pending, or stuck inside a query that never returned. */
+        synchronized void freezeSync(boolean inCall, long waitedMillis) {
+            if (sync != Sync.PENDING) {
+                return;
+            }
+            if (inCall) {
+                sync = Sync.HUNG;
+                syncNote = querySymbol() + " did not return within " + waitedMillis + " ms";
+            } else {
+                sync = Sync.TIMED_OUT;
+                syncNote = "still pending after " + waitedMillis + " ms";
+            }
+        }
+
+        void settle(CleanupOutcome outcome, String note) {
+            result.compareAndSet(null, CleanupResult.of(outcome, note));
+        }
+
+        boolean settled() {
+            return result.get() != null;
+        }
+    }
+}

@@ -1,0 +1,134 @@
+package dev.ncclguard.report;
+
+import dev.ncclguard.log.Log;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Writes report files whole or not at all: a temporary file in the target's directory, flushed to
+ * disk, then renamed over the target, so a reader (a CI step, a tail) never sees half a report.
+ * Missing parent directories are created, as JaCoCo's agent does for its destfile, so that
+ * {@code report=build/ncclguard/%p.json} works on a fresh checkout.
+ */
+public final class ReportFiles {
+    private ReportFiles() {
+    }
+
+    /** A report file that could not be written; the message is one line naming path, cause and fix. */
+    public static final class ReportWriteException extends IOException {
+        ReportWriteException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** Writes the JSON report (option {@code report=}) to {@code target}. */
+    public static void writeAtomically(Path target, byte[] content) throws ReportWriteException {
+        writeAtomically(target, content, "report");
+    }
+
+    /**
+     * Writes {@code content} to {@code target} atomically; {@code optionKey} names the option that
+     * chose the path, for the fix in the failure message. Leaves no temporary file behind.
+     */
+    public static void writeAtomically(Path target, byte[] content, String optionKey) throws ReportWriteException {
+        Path file = target.toAbsolutePath().normalize();
+        Path dir = file.getParent();
+        if (dir == null || file.getFileName() == null) {
+            throw failure(target, "it is not a file path", optionKey, null);
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (FileAlreadyExistsException e) {
+            throw failure(target, e.getFile() + " is not a directory", optionKey, e);
+        } catch (IOException | RuntimeException e) {
+            throw failure(target, "cannot create directory " + dir + ": " + reason(e), optionKey, e);
+        }
+        Path temp = dir.resolve("." + file.getFileName() + "." + ProcessHandle.current().pid() + "."
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
+        boolean moved = false;
+        try {
+            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ByteBuffer buffer = ByteBuffer.wrap(content);
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+                channel.force(true);
+            }
+            try {
+                Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+            moved = true;
+            syncDirectory(dir);
+        } catch (IOException | RuntimeException e) {
+            throw failure(target, Files.isDirectory(file) ? "it is a directory" : reason(e), optionKey, e);
+        } finally {
+            if (!moved) {
+                try {
+                    Files.deleteIfExists(temp);
+                } catch (IOException e) {
+                    // The failure being reported matters more than the leftover temporary file.
+                }
+            }
+        }
+    }
+
+    /**
+     * Writes like {@link #writeAtomically(Path, byte[], String)}, but logs a failure as one line
+     * instead of throwing: a report that cannot be written must not disturb the application's exit.
+     */
+    public static boolean write(Path target, byte[] content, String optionKey) {
+        try {
+            writeAtomically(target, content, optionKey);
+            return true;
+        } catch (ReportWriteException e) {
+            Log.warn(e.getMessage());
+            return false;
+        }
+    }
+
+    /** Makes the rename itself durable; not every platform can open a directory, so best effort. */
+    private static void syncDirectory(Path dir) {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+            channel.force(true);
+        } catch (IOException | RuntimeException e) {
+            // The report is in place; only its survival of a power cut is less certain.
+        }
+    }
+
+    private static ReportWriteException failure(Path target, String cause, String optionKey, Throwable e) {
+        return new ReportWriteException("cannot write " + ("text".equals(optionKey) ? "text report" : "report")
+                + " to " + target + ": " + cause + "; set " + optionKey + "= to a writable path", e);
+    }
+
+    private static String reason(Throwable e) {
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof NoSuchFileException) {
+            return "directory does not exist";
+        }
+        if (e instanceof NotDirectoryException) {
+            return "not a directory";
+        }
+        if (e instanceof FileSystemException fs && fs.getReason() != null) {
+            String why = fs.getReason();
+            return why.isEmpty() ? why : why.substring(0, 1).toLowerCase(Locale.ROOT) + why.substring(1);
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+}

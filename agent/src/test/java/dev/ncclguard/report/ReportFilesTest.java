@@ -1,0 +1,115 @@
+package dev.ncclguard.report;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ncclguard.log.Log;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReportFilesTest {
+    @TempDir
+    Path dir;
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private List<Path> entries(Path in) throws IOException {
+        try (Stream<Path> files = Files.list(in)) {
+            return files.toList();
+        }
+    }
+
+    @Test
+    void writesTheWholeContent() throws IOException {
+        Path target = dir.resolve("report.json");
+        byte[] content = utf8("{\"schema\": \"ncclguard-report/1\"}\n");
+
+        ReportFiles.writeAtomically(target, content);
+
+        assertArrayEquals(content, Files.readAllBytes(target));
+        assertEquals(List.of(target), entries(dir));
+    }
+
+    @Test
+    void replacesAnExistingReport() throws IOException {
+        Path target = dir.resolve("report.json");
+        Files.writeString(target, "a much longer report from an earlier run that must not survive in part");
+
+        ReportFiles.writeAtomically(target, utf8("{}"));
+
+        assertEquals("{}", Files.readString(target));
+        assertEquals(List.of(target), entries(dir));
+    }
+
+    @Test
+    void createsMissingParentDirectories() throws IOException {
+        Path target = dir.resolve("build/ncclguard/4242.json");
+
+        ReportFiles.writeAtomically(target, utf8("{}"));
+
+        assertEquals("{}", Files.readString(target));
+    }
+
+    @Test
+    void parentThatIsAFileFailsWithOneLineNamingPathCauseAndFix() throws IOException {
+        Path file = Files.writeString(dir.resolve("notadir"), "x");
+        Path target = file.resolve("r.json");
+
+        IOException e = assertThrows(ReportFiles.ReportWriteException.class,
+                () -> ReportFiles.writeAtomically(target, utf8("{}")));
+
+        assertEquals("cannot write report to " + target + ": " + file + " is not a directory;"
+                + " set report= to a writable path", e.getMessage());
+        assertEquals(List.of(file), entries(dir));
+    }
+
+    @Test
+    void targetThatIsADirectoryFailsAndLeavesNoTemporaryFile() throws IOException {
+        Path target = Files.createDirectories(dir.resolve("report.json"));
+        Files.writeString(target.resolve("keep"), "x");
+
+        IOException e = assertThrows(ReportFiles.ReportWriteException.class,
+                () -> ReportFiles.writeAtomically(target, utf8("{}"), "text"));
+
+        assertEquals("cannot write text report to " + target + ": it is a directory; set text= to a writable path",
+                e.getMessage());
+        assertEquals(List.of(target), entries(dir));
+        assertEquals(List.of(target.resolve("keep")), entries(target));
+    }
+
+    @Test
+    void writeLogsTheFailureAsOneLineInsteadOfThrowing() throws IOException {
+        Path file = Files.writeString(dir.resolve("notadir"), "x");
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            Log.configure(false);
+            assertFalse(ReportFiles.write(file.resolve("r.json"), utf8("{}"), "report"));
+        } finally {
+            System.setErr(stderr);
+        }
+        assertEquals(List.of("ncclguard: cannot write report to " + file.resolve("r.json") + ": " + file
+                + " is not a directory; set report= to a writable path"), captured.toString(StandardCharsets.UTF_8)
+                .lines().toList());
+    }
+
+    @Test
+    void writeAnswersTrueWhenWritten() throws IOException {
+        assertTrue(ReportFiles.write(dir.resolve("r.txt"), utf8("SUMMARY: ncclguard: no leaks"), "text"));
+        assertEquals("SUMMARY: ncclguard: no leaks", Files.readString(dir.resolve("r.txt")));
+    }
+}

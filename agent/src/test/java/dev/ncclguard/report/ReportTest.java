@@ -1,0 +1,120 @@
+package dev.ncclguard.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Kind;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReportTest {
+    private final HandleView comm = Views.comm(0x10, 0, 2, 0, "9f3c", Views.stack("com.example.Train.setup"));
+    private final HandleView event = Views.event(0x20, 0x99, null);
+    private final HandleView stream = Views.stream(0x30, 4, null);
+
+    @Test
+    void summaryCountsLeaksByKindAndCleanupOutcomes() {
+        HandleView comm2 = Views.comm(0x11, 1, 2, 1, "9f3c", null);
+        Report report = Report.builder().action("cleanup").communicators(5, 3)
+                .leaks(List.of(comm, comm2, event, stream))
+                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.DESTROYED, null),
+                        comm2, new CleanupResult(CleanupOutcome.TIMED_OUT, "ncclCommAbort did not return"),
+                        event, new CleanupResult(CleanupOutcome.SYNCHRONIZED, null),
+                        stream, new CleanupResult(CleanupOutcome.FAILED, "cudaStreamQuery returned 700")))
+                .build();
+
+        assertEquals(new Report.Summary(5, 3, 2, 1, 1, 2, 2), report.summary());
+    }
+
+    @Test
+    void leaksAreOrderedCommunicatorsEventsStreamsThenByCreationTime() {
+        HandleView olderStream = Views.stream(0x01, 1, null);
+        Report report = Report.builder().leaks(List.of(stream, event, olderStream, comm)).build();
+
+        assertEquals(List.of("0x10", "0x20", "0x1", "0x30"), report.leaks().stream().map(Leak::handle).toList());
+    }
+
+    @Test
+    void leakCarriesItsCreationFormattedAndDetailsInOrder() {
+        Report report = Report.builder().leaks(List.of(comm)).build();
+        Leak leak = report.leaks().get(0);
+
+        assertEquals(Kind.COMM, leak.kind());
+        assertEquals("0x10", leak.handle());
+        assertEquals("ncclCommInitRank", leak.api());
+        assertEquals("jna-interface", leak.bridge());
+        assertEquals("main", leak.thread());
+        assertEquals(Instant.ofEpochMilli(Views.T0 + 0x10), leak.createdAt());
+        assertEquals(List.of("com.example.Train.setup(Train.java:10)"), leak.stack());
+        assertEquals(List.of("rank", "nranks", "device", "commId"), List.copyOf(leak.details().keySet()));
+    }
+
+    @Test
+    void stillPendingIsAddedForEventsAndStreamsOnlyWhenTheProbeKnows() {
+        HandleView unknown = Views.event(0x21, 0x99, null);
+        Report report = Report.builder().leaks(List.of(comm, event, unknown, stream))
+                .stillPending(Map.of(comm, true, event, true, stream, false)).build();
+
+        assertFalse(report.leaks().get(0).details().containsKey("stillPending"));
+        assertEquals(true, report.leaks().get(1).details().get("stillPending"));
+        assertFalse(report.leaks().get(2).details().containsKey("stillPending"));
+        assertEquals(false, report.leaks().get(3).details().get("stillPending"));
+    }
+
+    @Test
+    void actionReportSaysNoneWhateverCleanupMapIsGiven() {
+        Report report = Report.builder().action("report").leaks(List.of(comm))
+                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.FAILED, "x"))).build();
+
+        assertEquals(CleanupOutcome.NONE, report.leaks().get(0).cleanup());
+        assertNull(report.leaks().get(0).cleanupNote());
+        assertEquals(0, report.summary().cleanupFailed());
+    }
+
+    @Test
+    void processAndAgentFieldsAreFilledIn() {
+        Instant started = Instant.parse("2025-06-01T10:00:00Z");
+        Report report = Report.builder().startedAt(started).build();
+
+        assertEquals(Report.SCHEMA, report.schema());
+        assertEquals(ProcessHandle.current().pid(), report.pid());
+        assertEquals(HostName.get(), report.host());
+        assertEquals(started, report.startedAt());
+        assertFalse(report.writtenAt().isBefore(started));
+        // Run from target/classes, not from the agent jar: no manifest to read.
+        assertEquals("dev", report.agentVersion());
+    }
+
+    @Test
+    void agentVersionIsReadFromTheJarManifest(@TempDir Path temp) throws IOException {
+        Path jar = temp.resolve("ncclguard-agent.jar");
+        Manifest manifest = new Manifest();
+        manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        manifest.getMainAttributes().put(Attributes.Name.IMPLEMENTATION_VERSION, "1.4.2");
+        try (OutputStream out = Files.newOutputStream(jar); JarOutputStream unused = new JarOutputStream(out, manifest)) {
+            // The manifest is all this jar needs.
+        }
+        assertEquals("1.4.2", Report.Version.fromJar(jar.toUri().toURL()));
+        assertNull(Report.Version.fromJar(temp.toUri().toURL()));
+    }
+
+    @Test
+    void unknownActionIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> Report.builder().action("off"));
+    }
+}

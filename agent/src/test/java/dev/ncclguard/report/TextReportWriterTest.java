@@ -1,0 +1,110 @@
+package dev.ncclguard.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Kind;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class TextReportWriterTest {
+    private final HandleView comm1 = Views.comm(0x10, 0, 2, 0, "9f3c1a",
+            Views.stack("com.example.Train.setup", "com.example.Train.main"));
+    private final HandleView comm2 = Views.comm(0x11, 1, 2, 1, "9f3c1a", null);
+    private final HandleView event = Views.event(0x20, 0x99, Views.stack("com.example.Train.step"));
+    private final HandleView stream = Views.stream(0x30, 4, null);
+
+    private static List<String> summaryLines(String text) {
+        return text.lines().filter(line -> line.startsWith("SUMMARY: ncclguard:")).toList();
+    }
+
+    private Report leaky(String action, Map<HandleView, CleanupResult> cleanup) {
+        return Report.builder().action(action).pid(4242).host("gpu-01").communicators(2, 0)
+                .leaks(List.of(comm1, comm2, event, stream)).stillPending(Map.of(event, true, stream, false))
+                .cleanup(cleanup).build();
+    }
+
+    @Test
+    void leakyRunSaysWhatLeakedWhereAndWhatToDo() {
+        String text = TextReportWriter.toText(leaky("report", Map.of()));
+
+        assertTrue(text.startsWith("ncclguard: 4 leaked handles at exit (pid 4242 on gpu-01, action=report)\n"), text);
+        assertTrue(text.contains("Leaked communicator 0x10 (rank 0 of 2, device 0, commId 9f3c1a): created by"
+                + " ncclCommInitRank, never destroyed or aborted\n"
+                + "  Created on thread \"main\" at " + java.time.Instant.ofEpochMilli(Views.T0 + 0x10)
+                + " through jna-interface:\n"
+                + "    at com.example.Train.setup(Train.java:10)\n"
+                + "    at com.example.Train.main(Train.java:11)\n"
+                + "  What to do: destroy it with ncclCommDestroy before exit, or ncclCommAbort on error paths.\n"), text);
+        assertTrue(text.contains("Pending event 0x20 (device 0, recorded on stream 0x99): created by cudaEventCreate,"
+                + " recorded and never seen complete; still pending at exit\n"), text);
+        assertTrue(text.contains("  What to do: synchronize it (cudaEventSynchronize) before exit.\n"), text);
+        assertTrue(text.contains("Unsynchronized stream 0x30 (device 1, 4 pending operations): created by"
+                + " cudaStreamCreateWithFlags, work enqueued after its last synchronization; its work had completed"
+                + " by exit\n"), text);
+        assertTrue(text.contains("  What to do: cudaStreamSynchronize it before exit.\n"), text);
+        assertTrue(text.contains("    (no stack recorded; run with stacks=on to see where it was created)\n"), text);
+        assertFalse(text.contains("Cleanup:"), text);
+    }
+
+    @Test
+    void leakyRunEndsInExactlyOneSummaryLine() {
+        String text = TextReportWriter.toText(leaky("report", Map.of()));
+
+        List<String> lines = text.lines().toList();
+        assertEquals(List.of("SUMMARY: ncclguard: 2 leaked communicators, 1 pending event, 1 unsynchronized stream"),
+                summaryLines(text));
+        assertEquals(summaryLines(text).get(0), lines.get(lines.size() - 1));
+    }
+
+    @Test
+    void cleanupRunSaysWhatCleanupDidAndCountsIt() {
+        String text = TextReportWriter.toText(leaky("cleanup", Map.of(
+                comm1, new CleanupResult(CleanupOutcome.DESTROYED, null),
+                comm2, new CleanupResult(CleanupOutcome.ABORTED, "ncclCommDestroy did not return within 2500 ms"),
+                event, new CleanupResult(CleanupOutcome.SYNCHRONIZED, null),
+                stream, new CleanupResult(CleanupOutcome.TIMED_OUT, "still pending after 5000 ms"))));
+
+        assertTrue(text.contains("  Cleanup: destroyed with ncclCommDestroy.\n"), text);
+        assertTrue(text.contains("  Cleanup: aborted with ncclCommAbort: ncclCommDestroy did not return within 2500 ms.\n"),
+                text);
+        assertTrue(text.contains("  Cleanup: its work completed while cleanup waited, then destroyed with"
+                + " cudaEventDestroy.\n"), text);
+        assertTrue(text.contains("  Cleanup: timed out: still pending after 5000 ms.\n"), text);
+        assertEquals(List.of("SUMMARY: ncclguard: 2 leaked communicators, 1 pending event, 1 unsynchronized stream"
+                + " (cleaned 3, failed 1)"), summaryLines(text));
+    }
+
+    @Test
+    void cleanRunIsOneSummaryLine() {
+        String text = TextReportWriter.toText(Report.builder().communicators(2, 2).build());
+
+        assertEquals("SUMMARY: ncclguard: no leaks (2 communicators created, 2 released)\n", text);
+    }
+
+    @Test
+    void countsAreSingularForOne() {
+        assertEquals("SUMMARY: ncclguard: no leaks (1 communicator created, 1 released)\n",
+                TextReportWriter.toText(Report.builder().communicators(1, 1).build()));
+        assertEquals(List.of("SUMMARY: ncclguard: 1 leaked communicator"),
+                summaryLines(TextReportWriter.toText(Report.builder().leaks(List.of(comm1)).build())));
+    }
+
+    @Test
+    void aThreadNameWithLineBreaksCannotForgeASummaryLine() {
+        String evil = "t\nSUMMARY: ncclguard: no leaks (0 communicators created, 0 released)\r\u0000";
+        HandleView view = new HandleView(Kind.EVENT, 0x20, "cudaEventCreate", "jni", evil, Views.T0,
+                Views.stack("com.example.Evil.run"), 0, Map.of(), null);
+
+        String text = TextReportWriter.toText(Report.builder().leaks(List.of(view)).build());
+
+        assertEquals(List.of("SUMMARY: ncclguard: 1 pending event"), summaryLines(text));
+        assertTrue(text.contains("thread \"t\\nSUMMARY: ncclguard: no leaks (0 communicators created, 0 released)"
+                + "\\r\\u0000\""), text);
+    }
+}
