@@ -291,6 +291,17 @@ class CleanupTest {
     }
 
     @Test
+    void eventDestroyThatHangsTimesOutAndCleanupStillReturns() {
+        cudart.hang("cudaEventDestroy");
+        HandleView event = event(0x20, cudart);
+        Map<HandleView, CleanupResult> results = run(SHORT, event);
+
+        assertEquals(TIMED_OUT, results.get(event).outcome());
+        assertTrue(results.get(event).note().startsWith("cudaEventDestroy did not return within "),
+                results.get(event).note());
+    }
+
+    @Test
     void symbolsTheLibraryLacksFailTheLeakWithTheReason() {
         nccl.missing("ncclCommDestroy").missing("ncclCommAbort");
         HandleView comm = comm(0x10, 0, nccl);
