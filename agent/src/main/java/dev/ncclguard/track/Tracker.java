@@ -76,6 +76,8 @@ public final class Tracker {
     private final AtomicLong commsReleased = new AtomicLong();
     private final AtomicLong internalErrors = new AtomicLong();
     private volatile Throwable firstInternalError;
+    /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
+    private volatile boolean sawAnyCall;
 
     private final ThreadLocal<ThreadState> threads = ThreadLocal.withInitial(ThreadState::new);
 
@@ -91,6 +93,11 @@ public final class Tracker {
 
     public long startedAtMillis() {
         return startedAtMillis;
+    }
+
+    /** Whether any tracked NCCL or CUDA call has returned since the tracker started. */
+    public boolean sawAnyCall() {
+        return sawAnyCall;
     }
 
     /**
@@ -143,6 +150,9 @@ public final class Tracker {
             NativeAccess access) {
         if (fn == null || args == null) {
             return;
+        }
+        if (!sawAnyCall) {
+            sawAnyCall = true;
         }
         try {
             switch (fn.effect()) {

@@ -1,0 +1,94 @@
+package dev.ncclguard.agent;
+
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bridge.JnaBridge;
+import dev.ncclguard.bridge.JnaFunctionAdvice;
+import dev.ncclguard.log.Log;
+import dev.ncclguard.track.Tracker;
+import java.lang.instrument.Instrumentation;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.matcher.ElementMatchers;
+
+/**
+ * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
+ * runs before the application's main, and every millisecond is the application's start-up time.
+ */
+public final class Installer {
+    private static final String INSTALLED = "ncclguard.installed";
+
+    private Installer() {
+    }
+
+    public static void install(String args, Instrumentation inst, boolean premain) {
+        Options options;
+        try {
+            options = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            if (premain) {
+                // like a bad -XX flag: one line, and the JVM does not start
+                System.err.println(e.getMessage());
+                System.exit(1);
+            }
+            throw e;
+        }
+        if (System.getProperty(INSTALLED) != null) {
+            Log.warn("already installed in this JVM; the second agent is ignored");
+            return;
+        }
+        System.setProperty(INSTALLED, "true");
+        if (options.action() == Options.Action.OFF) {
+            return;
+        }
+        try {
+            Log.configure(options.logging() == Options.Logging.APPLICATION);
+            Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), System::currentTimeMillis));
+            Lifecycle lifecycle = new Lifecycle(options, tracker);
+            if (premain) {
+                Hooks.mainThread = Thread.currentThread();
+            }
+            Hooks.jna = new JnaBridge(tracker);
+            instrument(inst);
+            lifecycle.registerExitHook(inst);
+        } catch (Throwable t) {
+            Hooks.jna = null;
+            Log.error("not installed, the application runs without it", t);
+        }
+    }
+
+    private static void instrument(Instrumentation inst) {
+        new AgentBuilder.Default()
+                .disableClassFormatChanges()
+                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
+                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
+                .with(new AgentBuilder.Listener.Adapter() {
+                    @Override
+                    public void onError(String typeName, ClassLoader loader,
+                                        net.bytebuddy.utility.JavaModule module, boolean loaded, Throwable t) {
+                        Log.warn("cannot instrument " + typeName + ": " + t);
+                    }
+                })
+                // only the classes named below are ever looked at: matching costs nothing elsewhere
+                .ignore(ElementMatchers.not(named("com.sun.jna.Function")
+                        .or(named("java.lang.Shutdown"))
+                        .or(named("java.lang.ThreadGroup"))))
+                .type(named("com.sun.jna.Function"))
+                .transform((builder, type, loader, module, domain) -> builder.visit(
+                        Advice.to(JnaFunctionAdvice.class).on(named("invoke")
+                                .and(takesArguments(5))
+                                .and(takesArgument(3, Object[].class)))))
+                .type(named("java.lang.Shutdown"))
+                .transform((builder, type, loader, module, domain) -> builder.visit(
+                        Advice.to(ExitAdvice.Status.class).on(named("exit").and(takesArguments(int.class)))))
+                .type(named("java.lang.ThreadGroup"))
+                .transform((builder, type, loader, module, domain) -> builder.visit(
+                        Advice.to(ExitAdvice.Uncaught.class).on(named("uncaughtException")
+                                .and(takesArguments(Thread.class, Throwable.class)))))
+                .installOn(inst);
+    }
+}

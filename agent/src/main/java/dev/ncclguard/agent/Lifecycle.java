@@ -1,0 +1,148 @@
+package dev.ncclguard.agent;
+
+import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.cleanup.Cleanup;
+import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.cleanup.ExitProbe;
+import dev.ncclguard.log.Log;
+import dev.ncclguard.report.HostName;
+import dev.ncclguard.report.JsonReportWriter;
+import dev.ncclguard.report.Report;
+import dev.ncclguard.report.ReportFiles;
+import dev.ncclguard.report.TextReportWriter;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Snapshot;
+import dev.ncclguard.track.Tracker;
+import java.lang.instrument.Instrumentation;
+import java.lang.reflect.Method;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What happens at JVM exit: probe, cleanup (action=cleanup), reports, exit code. Registered in one
+ * of the JVM's system shutdown slots after the one that runs the application's shutdown hooks, so
+ * it starts only once those have all finished, and before the C libraries' atexit teardown.
+ */
+final class Lifecycle {
+    /** The JVM runs system hooks by slot; slot 1 runs every application hook. Ours goes last. */
+    private static final int LAST_SLOT = 9;
+    private static final int FIRST_FREE_SLOT = 3;
+    /** Share of the timeout the exit probe may use; it answers in microseconds unless wedged. */
+    private static final long PROBE_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final Options options;
+    private final Tracker tracker;
+
+    Lifecycle(Options options, Tracker tracker) {
+        this.options = options;
+        this.tracker = tracker;
+    }
+
+    void registerExitHook(Instrumentation inst) {
+        Runnable hook = this::atExitSafely;
+        try {
+            Module base = Object.class.getModule();
+            if (!base.isExported("jdk.internal.access", Lifecycle.class.getModule())) {
+                inst.redefineModule(base, Set.of(), Map.of("jdk.internal.access", Set.of(Lifecycle.class.getModule())),
+                        Map.of(), Set.of(), Map.of());
+            }
+            Class<?> secrets = Class.forName("jdk.internal.access.SharedSecrets");
+            Object access = secrets.getMethod("getJavaLangAccess").invoke(null);
+            Method register = Class.forName("jdk.internal.access.JavaLangAccess")
+                    .getMethod("registerShutdownHook", int.class, boolean.class, Runnable.class);
+            for (int slot = LAST_SLOT; slot >= FIRST_FREE_SLOT; slot--) {
+                try {
+                    register.invoke(access, slot, false, hook);
+                    return;
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                    if (!(e.getCause() instanceof InternalError)) {
+                        throw e;
+                    }
+                    // slot taken by the JDK itself: try the one before
+                }
+            }
+            throw new IllegalStateException("no free system shutdown slot");
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // Still report at exit, but possibly while application hooks run: say so once.
+            Log.warn("cannot order the exit report after the application's shutdown hooks (" + e
+                    + "); a handle released in an application hook may be reported as leaked");
+            Runtime.getRuntime().addShutdownHook(new Thread(hook, "ncclguard-exit"));
+        }
+    }
+
+    private void atExitSafely() {
+        try {
+            atExit();
+        } catch (Throwable t) {
+            Log.error("exit report failed", t);
+        }
+    }
+
+    private void atExit() {
+        long start = System.nanoTime();
+        long deadline = start + options.timeout().toNanos();
+        Snapshot snapshot = tracker.snapshot();
+        if (snapshot.internalErrors() > 0) {
+            Log.error(snapshot.internalErrors() + " internal tracking error(s); the first", snapshot.firstInternalError());
+        }
+        List<HandleView> leaks = snapshot.leaks();
+        boolean cleanup = options.action() == Options.Action.CLEANUP;
+        Map<HandleView, Boolean> stillPending = ExitProbe.stillPending(leaks,
+                Math.min(deadline, start + PROBE_MAX_NANOS));
+        Map<HandleView, CleanupResult> outcomes = Map.of();
+        if (cleanup && !leaks.isEmpty()) {
+            long left = Math.max(0, deadline - System.nanoTime());
+            outcomes = Cleanup.run(leaks, java.time.Duration.ofNanos(left));
+        }
+        long pid = ProcessHandle.current().pid();
+        String host = HostName.get();
+        Report report = Report.builder()
+                .action(cleanup ? Report.ACTION_CLEANUP : Report.ACTION_REPORT)
+                .startedAt(Instant.ofEpochMilli(tracker.startedAtMillis()))
+                .communicators(snapshot.commsCreated(), snapshot.commsReleased())
+                .leaks(leaks)
+                .stillPending(stillPending)
+                .cleanup(outcomes)
+                .pid(pid)
+                .host(host)
+                .build();
+        writeReports(report, pid, host, tracker.sawAnyCall());
+        exitWithCodeIfAsked(report);
+    }
+
+    private void writeReports(Report report, long pid, String host, boolean sawAnyCall) {
+        String json = options.reportPath(pid, host);
+        if (json != null) {
+            ReportFiles.write(Path.of(json), JsonReportWriter.toBytes(report), "report");
+        }
+        // A JVM that never touched NCCL or CUDA gets no text at all: the agent stays invisible.
+        if (!sawAnyCall && !report.hasLeaks()) {
+            return;
+        }
+        if (options.textToStderr()) {
+            System.err.print(TextReportWriter.toText(report));
+            System.err.flush();
+        } else {
+            String text = options.textPath(pid, host);
+            if (text != null) {
+                ReportFiles.write(Path.of(text), TextReportWriter.toBytes(report), "text");
+            }
+        }
+    }
+
+    /** exit-code: only a JVM that was exiting 0 is turned into a failure; a failure is never masked. */
+    private void exitWithCodeIfAsked(Report report) {
+        int code = options.exitCode();
+        if (code == 0 || !report.hasLeaks()) {
+            return;
+        }
+        int status = Hooks.exitStatus;
+        if ((status == -1 || status == 0) && !Hooks.mainThreadFailed) {
+            Runtime.getRuntime().halt(code);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+package dev.ncclguard.bridge;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+
+/**
+ * Reads handles, ints and bytes out of JNA argument objects without linking JNA: the application's
+ * JNA may be any 5.x in any class loader, so each argument class gets a reader built from method
+ * handles of its own JNA classes, cached per class. Every method answers 0/null on anything it
+ * cannot read and never throws.
+ */
+final class JnaValues {
+    private static final ClassValue<Reader> READERS = new ClassValue<>() {
+        @Override
+        protected Reader computeValue(Class<?> type) {
+            return Reader.of(type);
+        }
+    };
+
+    private JnaValues() {
+    }
+
+    /** A handle passed by value: Pointer, PointerType, Number. */
+    static long handle(Object arg) {
+        if (arg == null) {
+            return 0L;
+        }
+        try {
+            return READERS.get(arg.getClass()).handle(arg);
+        } catch (Throwable t) {
+            return 0L;
+        }
+    }
+
+    /** Element {@code i} of the handles an out-parameter holds once the call returned. */
+    static long handleOut(Object arg, int i) {
+        if (arg == null || i < 0) {
+            return 0L;
+        }
+        try {
+            return READERS.get(arg.getClass()).longAt(arg, i);
+        } catch (Throwable t) {
+            return 0L;
+        }
+    }
+
+    static int intAt(Object arg, int i, int fallback) {
+        if (arg == null || i < 0) {
+            return fallback;
+        }
+        try {
+            return READERS.get(arg.getClass()).intAt(arg, i, fallback);
+        } catch (Throwable t) {
+            return fallback;
+        }
+    }
+
+    static byte[] bytes(Object arg, int length) {
+        if (arg == null || length <= 0) {
+            return null;
+        }
+        try {
+            return READERS.get(arg.getClass()).bytes(arg, length);
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
+    /** The int status a native function returned, as JNA handed it back. */
+    static int status(Object result) {
+        if (result instanceof Number) {
+            return ((Number) result).intValue();
+        }
+        if (result instanceof Boolean) {
+            return ((Boolean) result) ? 0 : 1;
+        }
+        // void, or a type mapper's own result type: treated as success (nothing better is known)
+        return 0;
+    }
+
+    /** How to read one argument class. */
+    private abstract static class Reader {
+        long handle(Object arg) throws Throwable {
+            return 0L;
+        }
+
+        long longAt(Object arg, int i) throws Throwable {
+            return 0L;
+        }
+
+        int intAt(Object arg, int i, int fallback) throws Throwable {
+            return fallback;
+        }
+
+        byte[] bytes(Object arg, int length) throws Throwable {
+            return null;
+        }
+
+        static Reader of(Class<?> type) {
+            if (Number.class.isAssignableFrom(type)) {
+                return new NumberReader();
+            }
+            if (type == long[].class) {
+                return new LongArrayReader();
+            }
+            if (type == int[].class) {
+                return new IntArrayReader();
+            }
+            if (type == byte[].class) {
+                return new ByteArrayReader();
+            }
+            if (type.isArray() && !type.getComponentType().isPrimitive()) {
+                return new ObjectArrayReader();
+            }
+            if (ByteBuffer.class.isAssignableFrom(type) || LongBuffer.class.isAssignableFrom(type)
+                    || IntBuffer.class.isAssignableFrom(type)) {
+                return new BufferReader();
+            }
+            Class<?> pointer = ancestor(type, "com.sun.jna.Pointer");
+            if (pointer != null) {
+                return PointerReader.of(pointer, null);
+            }
+            // PointerType covers the ByReference family (PointerByReference, LongByReference, ...)
+            // and custom handle types; Structure covers ncclUniqueId passed by value.
+            for (String holder : new String[] {"com.sun.jna.PointerType", "com.sun.jna.Structure"}) {
+                Class<?> base = ancestor(type, holder);
+                if (base != null) {
+                    Class<?> pointerClass = ancestor(findPointerClass(base), "com.sun.jna.Pointer");
+                    if (pointerClass != null) {
+                        return PointerReader.of(pointerClass, base);
+                    }
+                }
+            }
+            return new Reader() {
+            };
+        }
+
+        private static Class<?> findPointerClass(Class<?> base) {
+            try {
+                return base.getMethod("getPointer").getReturnType();
+            } catch (NoSuchMethodException e) {
+                return Object.class;
+            }
+        }
+
+        private static Class<?> ancestor(Class<?> type, String name) {
+            for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+                if (c.getName().equals(name)) {
+                    return c;
+                }
+            }
+            return null;
+        }
+    }
+
+    private static final class NumberReader extends Reader {
+        @Override
+        long handle(Object arg) {
+            return ((Number) arg).longValue();
+        }
+
+        @Override
+        long longAt(Object arg, int i) {
+            return i == 0 ? ((Number) arg).longValue() : 0L;
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) {
+            return i == 0 ? ((Number) arg).intValue() : fallback;
+        }
+    }
+
+    private static final class LongArrayReader extends Reader {
+        @Override
+        long longAt(Object arg, int i) {
+            long[] a = (long[]) arg;
+            return i < a.length ? a[i] : 0L;
+        }
+    }
+
+    private static final class IntArrayReader extends Reader {
+        @Override
+        int intAt(Object arg, int i, int fallback) {
+            int[] a = (int[]) arg;
+            return i < a.length ? a[i] : fallback;
+        }
+    }
+
+    private static final class ByteArrayReader extends Reader {
+        @Override
+        byte[] bytes(Object arg, int length) {
+            byte[] a = (byte[]) arg;
+            return a.length < length ? null : java.util.Arrays.copyOf(a, length);
+        }
+    }
+
+    /** Pointer[] (ncclCommInitAll's comms) and other arrays of handle objects. */
+    private static final class ObjectArrayReader extends Reader {
+        @Override
+        long longAt(Object arg, int i) {
+            Object[] a = (Object[]) arg;
+            return i < a.length ? JnaValues.handle(a[i]) : 0L;
+        }
+    }
+
+    private static final class BufferReader extends Reader {
+        @Override
+        long longAt(Object arg, int i) {
+            if (arg instanceof LongBuffer) {
+                LongBuffer b = (LongBuffer) arg;
+                return i < b.limit() ? b.get(i) : 0L;
+            }
+            if (arg instanceof ByteBuffer) {
+                ByteBuffer b = ((ByteBuffer) arg).duplicate().order(ByteOrder.nativeOrder());
+                return (i + 1) * 8 <= b.limit() ? b.getLong(i * 8) : 0L;
+            }
+            return 0L;
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) {
+            if (arg instanceof IntBuffer) {
+                IntBuffer b = (IntBuffer) arg;
+                return i < b.limit() ? b.get(i) : fallback;
+            }
+            if (arg instanceof ByteBuffer) {
+                ByteBuffer b = ((ByteBuffer) arg).duplicate().order(ByteOrder.nativeOrder());
+                return (i + 1) * 4 <= b.limit() ? b.getInt(i * 4) : fallback;
+            }
+            return fallback;
+        }
+    }
+
+    /**
+     * A JNA Pointer (Memory too), or an object holding one (PointerType, ByReference, Structure):
+     * {@code holder} names the holding class, null when the argument is the Pointer itself.
+     */
+    private static final class PointerReader extends Reader {
+        private final MethodHandle unwrap;
+        private final MethodHandle nativeValue;
+        private final MethodHandle getLong;
+        private final MethodHandle getInt;
+        private final MethodHandle getByteArray;
+
+        private PointerReader(MethodHandle unwrap, MethodHandle nativeValue, MethodHandle getLong,
+                              MethodHandle getInt, MethodHandle getByteArray) {
+            this.unwrap = unwrap;
+            this.nativeValue = nativeValue;
+            this.getLong = getLong;
+            this.getInt = getInt;
+            this.getByteArray = getByteArray;
+        }
+
+        static Reader of(Class<?> pointer, Class<?> holder) {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                MethodHandle unwrap = holder == null
+                        ? MethodHandles.identity(Object.class)
+                        : lookup.findVirtual(holder, "getPointer", MethodType.methodType(pointer))
+                                .asType(MethodType.methodType(Object.class, Object.class));
+                MethodHandle nativeValue = lookup.findStatic(pointer, "nativeValue",
+                        MethodType.methodType(long.class, pointer))
+                        .asType(MethodType.methodType(long.class, Object.class));
+                MethodHandle getLong = lookup.findVirtual(pointer, "getLong",
+                        MethodType.methodType(long.class, long.class))
+                        .asType(MethodType.methodType(long.class, Object.class, long.class));
+                MethodHandle getInt = lookup.findVirtual(pointer, "getInt",
+                        MethodType.methodType(int.class, long.class))
+                        .asType(MethodType.methodType(int.class, Object.class, long.class));
+                MethodHandle getByteArray = lookup.findVirtual(pointer, "getByteArray",
+                        MethodType.methodType(byte[].class, long.class, int.class))
+                        .asType(MethodType.methodType(byte[].class, Object.class, long.class, int.class));
+                return new PointerReader(unwrap, nativeValue, getLong, getInt, getByteArray);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return new Reader() {
+                };
+            }
+        }
+
+        private Object pointer(Object arg) throws Throwable {
+            return (Object) unwrap.invokeExact(arg);
+        }
+
+        @Override
+        long handle(Object arg) throws Throwable {
+            Object p = pointer(arg);
+            return p == null ? 0L : (long) nativeValue.invokeExact(p);
+        }
+
+        @Override
+        long longAt(Object arg, int i) throws Throwable {
+            Object p = pointer(arg);
+            return p == null || (long) nativeValue.invokeExact(p) == 0L
+                    ? 0L : (long) getLong.invokeExact(p, (long) i * 8);
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) throws Throwable {
+            Object p = pointer(arg);
+            return p == null || (long) nativeValue.invokeExact(p) == 0L
+                    ? fallback : (int) getInt.invokeExact(p, (long) i * 4);
+        }
+
+        @Override
+        byte[] bytes(Object arg, int length) throws Throwable {
+            Object p = pointer(arg);
+            return p == null || (long) nativeValue.invokeExact(p) == 0L
+                    ? null : (byte[]) getByteArray.invokeExact(p, 0L, length);
+        }
+    }
+}

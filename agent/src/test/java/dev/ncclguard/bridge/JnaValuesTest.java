@@ -1,0 +1,111 @@
+package dev.ncclguard.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import com.sun.jna.PointerType;
+import com.sun.jna.Structure;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.LongByReference;
+import com.sun.jna.ptr.PointerByReference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class JnaValuesTest {
+    /** ncclUniqueId as bindings declare it: a 128-byte struct passed by value. */
+    public static class UniqueId extends Structure implements Structure.ByValue {
+        public byte[] internal = new byte[128];
+
+        @Override
+        protected List<String> getFieldOrder() {
+            return List.of("internal");
+        }
+    }
+
+    /** A typed handle, as some bindings declare ncclComm_t. */
+    public static class Comm extends PointerType {
+        public Comm() {
+        }
+
+        public Comm(Pointer p) {
+            super(p);
+        }
+    }
+
+    @Test
+    void handleByValueIsReadFromPointerPointerTypeAndNumber() {
+        assertEquals(0x1234L, JnaValues.handle(new Pointer(0x1234L)));
+        assertEquals(0x5678L, JnaValues.handle(new Comm(new Pointer(0x5678L))));
+        assertEquals(42L, JnaValues.handle(42L));
+        assertEquals(0L, JnaValues.handle(null));
+        assertEquals(0L, JnaValues.handle(new Comm()));
+    }
+
+    @Test
+    void outParameterIsReadFromEveryByReferenceForm() {
+        PointerByReference pref = new PointerByReference(new Pointer(0xabcL));
+        assertEquals(0xabcL, JnaValues.handleOut(pref, 0));
+        assertEquals(0xdefL, JnaValues.handleOut(new LongByReference(0xdefL), 0));
+        Memory memory = new Memory(16);
+        memory.setLong(0, 0x111L);
+        memory.setLong(8, 0x222L);
+        assertEquals(0x111L, JnaValues.handleOut(memory, 0));
+        assertEquals(0x222L, JnaValues.handleOut(memory, 1));
+    }
+
+    @Test
+    void outArraysOfHandlesAreReadPerElement() {
+        assertEquals(7L, JnaValues.handleOut(new long[] {5L, 7L}, 1));
+        assertEquals(0x99L, JnaValues.handleOut(new Pointer[] {null, new Pointer(0x99L)}, 1));
+        assertEquals(0L, JnaValues.handleOut(new long[] {5L}, 3));
+        ByteBuffer direct = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
+        direct.putLong(8, 0x77L);
+        assertEquals(0x77L, JnaValues.handleOut(direct, 1));
+        assertEquals(0x66L, JnaValues.handleOut(LongBuffer.wrap(new long[] {0x66L}), 0));
+    }
+
+    @Test
+    void intsAndIntArraysAreRead() {
+        assertEquals(3, JnaValues.intAt(3, 0, -1));
+        assertEquals(9, JnaValues.intAt(new int[] {8, 9}, 1, -1));
+        assertEquals(-1, JnaValues.intAt(null, 0, -1));
+        Memory devlist = new Memory(8);
+        devlist.setInt(4, 6);
+        assertEquals(6, JnaValues.intAt(devlist, 1, -1));
+        assertEquals(5, JnaValues.intAt(new IntByReference(5), 0, -1));
+    }
+
+    @Test
+    void uniqueIdBytesAreReadFromStructureByValueArrayAndPointer() {
+        UniqueId id = new UniqueId();
+        for (int i = 0; i < 128; i++) {
+            id.internal[i] = (byte) i;
+        }
+        id.write(); // JNA writes a by-value struct before the call, as here
+        byte[] expected = id.internal.clone();
+        assertArrayEquals(expected, JnaValues.bytes(id, 128));
+        assertArrayEquals(expected, JnaValues.bytes(expected.clone(), 128));
+        assertArrayEquals(expected, JnaValues.bytes(id.getPointer(), 128));
+        assertNull(JnaValues.bytes(new byte[4], 128));
+    }
+
+    @Test
+    void unreadableArgumentsAnswerZeroInsteadOfThrowing() {
+        assertEquals(0L, JnaValues.handle("not a handle"));
+        assertEquals(0L, JnaValues.handleOut(new PointerByReference(), 0));
+        assertNull(JnaValues.bytes(new Object(), 128));
+    }
+
+    @Test
+    void statusIsTheReturnedInt() {
+        assertEquals(0, JnaValues.status(0));
+        assertEquals(600, JnaValues.status(600));
+        assertEquals(0, JnaValues.status(null));
+    }
+}

@@ -1,0 +1,55 @@
+package dev.ncclguard.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Reads the agent's JSON report with a real JSON parser, and picks leaks out of it. */
+final class Reports {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Reports() {
+    }
+
+    static JsonNode read(Path path) throws IOException {
+        assertTrue(Files.isRegularFile(path), "no report at " + path);
+        JsonNode report = JSON.readTree(Files.readAllBytes(path));
+        assertEquals("ncclguard-report/1", report.path("schema").asText(), "schema of " + path);
+        return report;
+    }
+
+    static List<JsonNode> leaks(JsonNode report, String kind) {
+        List<JsonNode> found = new ArrayList<>();
+        for (JsonNode leak : report.path("leaks")) {
+            if (kind.equals(leak.path("kind").asText())) {
+                found.add(leak);
+            }
+        }
+        return found;
+    }
+
+    static long summary(JsonNode report, String field) {
+        JsonNode value = report.path("summary").path(field);
+        assertTrue(value.isNumber(), "summary." + field + " missing in " + report);
+        return value.asLong();
+    }
+
+    /** The emulator's list of handles still alive at its exit (NCCLEMU_REPORT), a line each. */
+    static List<String> aliveAtExit(Path emulatorReport) throws IOException {
+        assertTrue(Files.isRegularFile(emulatorReport), "the emulator wrote no exit report at " + emulatorReport);
+        List<String> alive = new ArrayList<>();
+        for (String line : Files.readAllLines(emulatorReport)) {
+            if (!line.isBlank()) {
+                alive.add(line);
+            }
+        }
+        return alive;
+    }
+}
