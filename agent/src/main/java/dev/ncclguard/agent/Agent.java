@@ -2,23 +2,24 @@ package dev.ncclguard.agent;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.lang.instrument.Instrumentation;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Enumeration;
-import java.util.jar.JarEntry;
-import java.util.jar.JarFile;
-import java.util.jar.JarOutputStream;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.lang.reflect.Method;
+import java.security.ProtectionDomain;
+import java.util.Set;
 
 /**
- * The agent's entry points: -javaagent (premain) and attach (agentmain). This class only puts the
- * bootstrap package on the bootstrap class path, then hands over to {@link Installer} by name: it
+ * The agent's entry points: -javaagent (premain) and attach (agentmain). This class only defines
+ * the bootstrap package in the bootstrap class loader, then hands over to {@link Installer} by name: it
  * must not link any class of {@code dev.ncclguard.bootstrap} itself, or the system class loader
  * would load a second copy of them before the bootstrap one exists.
  */
 public final class Agent {
-    static final String BOOTSTRAP_PACKAGE = "dev/ncclguard/bootstrap/";
+    /** Interfaces first: a class is defined after the types it implements. */
+    private static final List<String> BOOTSTRAP_CLASSES = List.of(
+            "dev.ncclguard.bootstrap.JnaSink", "dev.ncclguard.bootstrap.Hooks");
 
     private Agent() {
     }
@@ -48,31 +49,42 @@ public final class Agent {
         }
     }
 
-    /** Copies the bootstrap package into a small jar and appends it to the bootstrap class path. */
+    /**
+     * Defines the bootstrap package's classes in the bootstrap class loader. They are injected
+     * rather than appended to the bootstrap class path: appending disables class data sharing for
+     * the application's classes and makes the JVM print a warning on every start.
+     */
     private static void appendBootstrap(Instrumentation inst) throws IOException {
         if (isOnBootstrap()) {
             return; // an earlier attach already put it there
         }
-        Path agentJar = Path.of(java.net.URI.create(
-                Agent.class.getProtectionDomain().getCodeSource().getLocation().toString()));
-        Path bootstrapJar = Files.createTempFile("ncclguard-bootstrap-", ".jar");
-        bootstrapJar.toFile().deleteOnExit();
-        try (JarFile source = new JarFile(agentJar.toFile());
-             OutputStream out = Files.newOutputStream(bootstrapJar);
-             JarOutputStream jar = new JarOutputStream(out)) {
-            Enumeration<JarEntry> entries = source.entries();
-            while (entries.hasMoreElements()) {
-                JarEntry entry = entries.nextElement();
-                if (entry.getName().startsWith(BOOTSTRAP_PACKAGE) && entry.getName().endsWith(".class")) {
-                    jar.putNextEntry(new JarEntry(entry.getName()));
-                    try (InputStream in = source.getInputStream(entry)) {
-                        in.transferTo(jar);
-                    }
-                    jar.closeEntry();
+        Map<String, byte[]> classes = new LinkedHashMap<>();
+        ClassLoader own = Agent.class.getClassLoader();
+        for (String name : BOOTSTRAP_CLASSES) {
+            try (InputStream in = own.getResourceAsStream(name.replace('.', '/') + ".class")) {
+                if (in == null) {
+                    throw new IOException("agent jar lacks " + name);
                 }
+                classes.put(name, in.readAllBytes());
             }
         }
-        inst.appendToBootstrapClassLoaderSearch(new JarFile(bootstrapJar.toFile()));
+        // jdk.internal.misc.Unsafe, opened to the agent alone through Instrumentation: the
+        // sun.misc one that libraries use for this warns on JDK 24+
+        Module base = Object.class.getModule();
+        Module agent = Agent.class.getModule();
+        inst.redefineModule(base, Set.of(), Map.of("jdk.internal.misc", Set.of(agent)),
+                Map.of(), Set.of(), Map.of());
+        try {
+            Class<?> unsafeClass = Class.forName("jdk.internal.misc.Unsafe");
+            Object unsafe = unsafeClass.getMethod("getUnsafe").invoke(null);
+            Method define = unsafeClass.getMethod("defineClass", String.class, byte[].class, int.class,
+                    int.class, ClassLoader.class, ProtectionDomain.class);
+            for (Map.Entry<String, byte[]> c : classes.entrySet()) {
+                define.invoke(unsafe, c.getKey(), c.getValue(), 0, c.getValue().length, null, null);
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new IOException("cannot define the agent's bootstrap classes: " + e, e);
+        }
     }
 
     private static boolean isOnBootstrap() {

@@ -10,9 +10,8 @@ import dev.ncclguard.bridge.JnaFunctionAdvice;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
-import net.bytebuddy.agent.builder.AgentBuilder;
+import java.util.Map;
 import net.bytebuddy.asm.Advice;
-import net.bytebuddy.matcher.ElementMatchers;
 
 /**
  * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
@@ -61,34 +60,14 @@ public final class Installer {
     }
 
     private static void instrument(Instrumentation inst) {
-        new AgentBuilder.Default()
-                .disableClassFormatChanges()
-                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
-                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .with(new AgentBuilder.Listener.Adapter() {
-                    @Override
-                    public void onError(String typeName, ClassLoader loader,
-                                        net.bytebuddy.utility.JavaModule module, boolean loaded, Throwable t) {
-                        Log.warn("cannot instrument " + typeName + ": " + t);
-                    }
-                })
-                // only the classes named below are ever looked at: matching costs nothing elsewhere
-                .ignore(ElementMatchers.not(named("com.sun.jna.Function")
-                        .or(named("java.lang.Shutdown"))
-                        .or(named("java.lang.ThreadGroup"))))
-                .type(named("com.sun.jna.Function"))
-                .transform((builder, type, loader, module, domain) -> builder.visit(
-                        Advice.to(JnaFunctionAdvice.class).on(named("invoke")
-                                .and(takesArguments(5))
-                                .and(takesArgument(3, Object[].class)))))
-                .type(named("java.lang.Shutdown"))
-                .transform((builder, type, loader, module, domain) -> builder.visit(
-                        Advice.to(ExitAdvice.Status.class).on(named("exit").and(takesArguments(int.class)))))
-                .type(named("java.lang.ThreadGroup"))
-                .transform((builder, type, loader, module, domain) -> builder.visit(
-                        Advice.to(ExitAdvice.Uncaught.class).on(named("uncaughtException")
-                                .and(takesArguments(Thread.class, Throwable.class)))))
-                .installOn(inst);
+        new AdviceTransformer(Map.of(
+                "com/sun/jna/Function", Advice.to(JnaFunctionAdvice.class).on(named("invoke")
+                        .and(takesArguments(5))
+                        .and(takesArgument(3, Object[].class))),
+                "java/lang/Shutdown", Advice.to(ExitAdvice.Status.class)
+                        .on(named("exit").and(takesArguments(int.class))),
+                "java/lang/ThreadGroup", Advice.to(ExitAdvice.Uncaught.class)
+                        .on(named("uncaughtException").and(takesArguments(Thread.class, Throwable.class)))))
+                .install(inst);
     }
 }
