@@ -11,6 +11,10 @@ java=.gpu/jre/bin/java
 agent=.gpu/ncclguard-agent.jar
 samples=.gpu/ncclguard-samples.jar
 export NCCL_NVLS_ENABLE=0
+# the CUDA runtime is not on the loader's default path there
+for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13.0/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+done
 
 say() { echo "$@" | tee -a "$log"; }
 
@@ -47,7 +51,7 @@ run clean "report=$r/clean.json" NCCL_DEBUG=WARN -- clean
 run leaky "report=$r/leaky.json" NCCL_DEBUG=WARN -- leaky
 run leaky-cleanup "action=cleanup,report=$r/leaky-cleanup.json" NCCL_DEBUG=WARN -- leaky
 run destroy-in-hook "report=$r/destroy-in-hook.json" NCCL_DEBUG=WARN -- destroy-in-hook
-run pending "report=$r/pending.json" NCCL_DEBUG=WARN -- pending --count 67108864
+run pending "report=$r/pending.json" NCCL_DEBUG=WARN -- pending --count 67108864 --iters 200
 
 tar -C "$out" -czf "$out/reports.tar.gz" reports && rm -rf "$out/reports"
 say ""
