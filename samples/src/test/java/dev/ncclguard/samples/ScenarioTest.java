@@ -66,6 +66,18 @@ class ScenarioTest {
     }
 
     @Test
+    void aLibncclLoadableBySonameIsUsedWithTheCudartFoundTheSameWay() throws Exception {
+        // The emulator on the loader's path stands in for a system NCCL; the emulator folder given is empty.
+        SampleRun run = SampleRun.withEmulator("/nonexistent/emu", Map.of("LD_LIBRARY_PATH", emu.toAbsolutePath().toString()),
+                "clean", "--ranks", "1");
+        assertEquals(0, run.exitCode, run.toString());
+        assertEquals("samples: nccl = " + emu.toAbsolutePath().resolve("libnccl.so.2") + " (system), cudart = "
+                + emu.toAbsolutePath().resolve("libcudart.so.13") + " (system)", run.stdout.lines().findFirst().orElse(""),
+                run.toString());
+        assertResultsCorrectOnRanks(run, 1, 5, 1024);
+    }
+
+    @Test
     void leakyChecksItsResultsAndLeavesCommunicatorsEventsAndStreamsAlive() throws Exception {
         SampleRun run = run("leaky");
         assertEquals(0, run.exitCode, run.toString());
