@@ -56,7 +56,7 @@ public final class Samples {
         int devices = deviceCount(libraries.cudart);
         int nranks = Math.min(options.ranks(), devices);
         System.out.println("samples: NCCL " + ncclVersion(libraries.nccl) + ", " + devices + " CUDA devices; "
-                + scenario.name() + " on " + nranks + " ranks, " + options.iterations() + " allreduces of "
+                + scenario.name() + " on " + nranks + (nranks == 1 ? " rank, " : " ranks, ") + options.iterations() + " allreduces of "
                 + options.count() + " floats, communicators by "
                 + (options.initAll() ? "ncclCommInitAll" : "ncclCommInitRank"));
 
