@@ -192,8 +192,8 @@ public record Report(
     }
 
     /** The agent's version from its jar's manifest, "dev" when run from classes (tests, IDE). */
-    static final class Version {
-        static final String AGENT = find();
+    public static final class Version {
+        public static final String AGENT = find();
 
         private Version() {
         }
