@@ -44,6 +44,25 @@ public final class JsonReportWriter {
         root.put("action", report.action());
         root.put("startedAt", iso(report.startedAt()));
         root.put("writtenAt", iso(report.writtenAt()));
+        if (report.live()) {
+            root.put("live", true); // a dump of a running JVM; absent from exit reports
+        }
+        if (report.attachedAt() != null) {
+            root.put("attachedAt", iso(report.attachedAt()));
+        }
+        Report.BeforeAttach before = report.beforeAttach();
+        if (before != null) {
+            Map<String, Object> b = new LinkedHashMap<>();
+            b.put("ras", before.ras());
+            if (before.communicators() != null) {
+                b.put("communicators", before.communicators());
+            }
+            if (before.ranksHere() != null) {
+                b.put("ranksInThisProcess", before.ranksHere());
+            }
+            b.put("note", before.note());
+            root.put("beforeAttach", b);
+        }
         Report.Summary s = report.summary();
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("commsCreated", s.commsCreated());

@@ -22,7 +22,14 @@ import java.util.jar.Attributes;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
 
-/** The exit report, schema ncclguard-report/1: what the JSON and text writers print. */
+/**
+ * The exit report, schema ncclguard-report/1: what the JSON and text writers print. A live report
+ * ({@code live}: a dump of a running JVM) lists what would be leaks if the JVM exited now.
+ *
+ * @param attachedAt   when the agent was attached to the running JVM; null when it started with it
+ * @param beforeAttach what the agent learned of the handles that existed before it was attached;
+ *                     null when it started with the JVM
+ */
 public record Report(
         String schema,
         String agentVersion,
@@ -32,7 +39,10 @@ public record Report(
         Instant startedAt,
         Instant writtenAt,
         Summary summary,
-        List<Leak> leaks) {
+        List<Leak> leaks,
+        boolean live,
+        Instant attachedAt,
+        BeforeAttach beforeAttach) {
 
     public static final String SCHEMA = "ncclguard-report/1";
     public static final String ACTION_REPORT = "report";
@@ -53,6 +63,28 @@ public record Report(
         return !leaks.isEmpty();
     }
 
+    /**
+     * What NCCL's RAS service said, at the attach, about the communicators that already existed
+     * (handles created before the attach are otherwise unknown to the agent).
+     *
+     * @param ras            "answered", "unavailable" (nothing listened) or "failed" (it answered
+     *                       something the agent could not read)
+     * @param communicators  communicators RAS knew of in the whole NCCL job, or null
+     * @param ranksHere      ranks of those communicators in this process, or null when RAS's
+     *                       answer does not say (its text format)
+     * @param note           one sentence: what was asked where, and what was learned
+     */
+    public record BeforeAttach(String ras, Integer communicators, Integer ranksHere, String note) {
+        public static final String ANSWERED = "answered";
+        public static final String UNAVAILABLE = "unavailable";
+        public static final String FAILED = "failed";
+
+        public BeforeAttach {
+            Objects.requireNonNull(ras, "ras");
+            Objects.requireNonNull(note, "note");
+        }
+    }
+
     public static Builder builder() {
         return new Builder();
     }
@@ -70,6 +102,9 @@ public record Report(
         private Long pid;
         private String host;
         private String agentVersion;
+        private boolean live;
+        private Instant attachedAt;
+        private BeforeAttach beforeAttach;
 
         private Builder() {
         }
@@ -133,6 +168,19 @@ public record Report(
             return this;
         }
 
+        /** A dump of a running JVM rather than the exit report. */
+        public Builder live(boolean live) {
+            this.live = live;
+            return this;
+        }
+
+        /** When the agent was attached to the running JVM, and what it learned then; null: it started with the JVM. */
+        public Builder attached(Instant attachedAt, BeforeAttach beforeAttach) {
+            this.attachedAt = attachedAt;
+            this.beforeAttach = beforeAttach;
+            return this;
+        }
+
         /** Formats the creating stacks now: the only place they are ever formatted. */
         public Report build() {
             List<HandleView> ordered = new ArrayList<>(leaks);
@@ -170,7 +218,7 @@ public record Report(
                     startedAt != null ? startedAt : written,
                     written,
                     new Summary(commsCreated, commsReleased, comms, events, streams, cleaned, failed),
-                    Collections.unmodifiableList(entries));
+                    Collections.unmodifiableList(entries), live, attachedAt, beforeAttach);
         }
 
         private Leak leak(HandleView view, CleanupResult result) {

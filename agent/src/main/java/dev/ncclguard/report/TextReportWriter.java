@@ -27,15 +27,33 @@ public final class TextReportWriter {
         StringBuilder out = new StringBuilder();
         if (report.hasLeaks()) {
             int n = report.leaks().size();
-            out.append("ncclguard: ").append(n).append(n == 1 ? " leaked handle" : " leaked handles")
-                    .append(" at exit (pid ").append(report.pid()).append(" on ").append(printable(report.host()))
+            if (report.live()) {
+                out.append("ncclguard: ").append(n).append(n == 1 ? " handle" : " handles")
+                        .append(" not released yet, each a leak if the JVM exited now (live, pid ");
+            } else {
+                out.append("ncclguard: ").append(n).append(n == 1 ? " leaked handle" : " leaked handles")
+                        .append(" at exit (pid ");
+            }
+            out.append(report.pid()).append(" on ").append(printable(report.host()))
                     .append(", action=").append(report.action()).append(")\n\n");
             for (Leak leak : report.leaks()) {
-                leak(out, leak, Report.ACTION_CLEANUP.equals(report.action()));
+                leak(out, leak, Report.ACTION_CLEANUP.equals(report.action()) && !report.live());
                 out.append('\n');
             }
         }
+        if (report.attachedAt() != null) {
+            out.append(trackingSince(report)).append('\n');
+            if (report.beforeAttach() != null) {
+                out.append("ncclguard: ").append(printable(report.beforeAttach().note())).append('\n');
+            }
+        }
         return out.append(summary(report)).append('\n').toString();
+    }
+
+    /** The line that says what the report cannot know: the handles made before the attach. */
+    public static String trackingSince(Report report) {
+        return "ncclguard: tracking since " + JsonReportWriter.iso(report.attachedAt())
+                + ", when it was attached to the running JVM; handles created before then are unknown to it";
     }
 
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {

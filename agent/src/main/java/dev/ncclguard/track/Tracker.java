@@ -62,8 +62,10 @@ public final class Tracker {
         }
     }
 
-    private final boolean stacks;
+    /** Volatile: a second attach may turn stacks on or off while the application runs. */
+    private volatile boolean stacks;
     private final LongSupplier clock;
+    private volatile TrackerListener listener = TrackerListener.NONE;
     private final long startedAtMillis;
 
     private final LongMap<CommRecord> comms = new LongMap<>();
@@ -93,6 +95,16 @@ public final class Tracker {
 
     public long startedAtMillis() {
         return startedAtMillis;
+    }
+
+    /** Who is told of creations and releases from now on; {@link TrackerListener#NONE} for nobody. */
+    public void listener(TrackerListener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener");
+    }
+
+    /** Record the creating stack of handles created from now on, or not. */
+    public void stacks(boolean stacks) {
+        this.stacks = stacks;
     }
 
     /** Whether any tracked NCCL or CUDA call has returned since the tracker started. */
@@ -152,7 +164,7 @@ public final class Tracker {
             return;
         }
         if (!sawAnyCall) {
-            sawAnyCall = true;
+            firstCall();
         }
         try {
             switch (fn.effect()) {
@@ -181,8 +193,14 @@ public final class Tracker {
                     }
                 }
                 case COMM_DESTROY, COMM_ABORT -> {
-                    if (status == NCCL_SUCCESS && comms.removeIfSerial(args.handle(fn.handle()), token) != null) {
+                    long h = args.handle(fn.handle());
+                    if (status == NCCL_SUCCESS && comms.removeIfSerial(h, token) != null) {
                         commsReleased.incrementAndGet();
+                        try {
+                            listener.communicatorReleased(h, fn.symbol(), bridge);
+                        } catch (RuntimeException e) {
+                            internalError(e);
+                        }
                     }
                 }
                 case COMM_ENQUEUE -> {
@@ -206,6 +224,7 @@ public final class Tracker {
                     if (status == 0 && h != 0) {
                         events.put(h, new EventRecord(h, serials.incrementAndGet(), fn.symbol(), bridge,
                                 threadName(), clock.getAsLong(), stack(), currentDevice(), access));
+                        listener.eventCreated(h);
                     }
                 }
                 case EVENT_RECORD -> {
@@ -223,8 +242,9 @@ public final class Tracker {
                     }
                 }
                 case EVENT_DESTROY -> {
-                    if (status == 0) {
-                        events.removeIfSerial(args.handle(fn.handle()), token);
+                    long h = args.handle(fn.handle());
+                    if (status == 0 && events.removeIfSerial(h, token) != null) {
+                        listener.eventDestroyed(h);
                     }
                 }
                 case STREAM_CREATE -> {
@@ -233,6 +253,7 @@ public final class Tracker {
                         streams.put(h, new StreamRecord(h, serials.incrementAndGet(), fn.symbol(), bridge,
                                 threadName(), clock.getAsLong(), stack(), currentDevice(), access,
                                 opSeq.incrementAndGet()));
+                        listener.streamCreated(h);
                     }
                 }
                 case STREAM_SYNC, STREAM_QUERY -> {
@@ -244,8 +265,9 @@ public final class Tracker {
                     }
                 }
                 case STREAM_DESTROY -> {
-                    if (status == 0) {
-                        streams.removeIfSerial(streamKey(args.handle(fn.stream()), currentDevice()), token);
+                    long h = args.handle(fn.stream());
+                    if (status == 0 && streams.removeIfSerial(streamKey(h, currentDevice()), token) != null) {
+                        listener.streamDestroyed(h);
                     }
                 }
                 case DEVICE_SYNC -> {
@@ -415,6 +437,24 @@ public final class Tracker {
         commsCreated.incrementAndGet();
         if (comms.put(c.handle, c) != null) {
             commsReleased.incrementAndGet();
+        }
+        try {
+            listener.communicatorCreated(c.handle, c.api, c.bridge, c.rank, c.nranks, c.device,
+                    c.hasCommId ? CommIds.hex(c.commId) : null);
+        } catch (RuntimeException e) {
+            internalError(e); // one listener failure must not lose the other communicators of an InitAll
+        }
+    }
+
+    /** The first tracked call; {@code synchronized} so that the listener hears of it once. */
+    private synchronized void firstCall() {
+        if (!sawAnyCall) {
+            sawAnyCall = true;
+            try {
+                listener.firstCall();
+            } catch (RuntimeException e) {
+                internalError(e);
+            }
         }
     }
 
