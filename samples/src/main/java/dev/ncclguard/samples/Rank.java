@@ -153,6 +153,17 @@ final class Rank {
         cuda(cuda.cudaEventDestroy(event), "cudaEventDestroy");
     }
 
+    /** Splits this rank's communicator into one more of all the ranks (every rank must call it). */
+    Pointer splitCommunicator() {
+        PointerByReference ref = new PointerByReference();
+        nccl(nccl.ncclCommSplit(comm, 0, rank, ref, null), "ncclCommSplit");
+        return ref.getValue();
+    }
+
+    void destroyCommunicator(Pointer other) {
+        nccl(nccl.ncclCommDestroy(other), "ncclCommDestroy");
+    }
+
     void destroyCommunicator() {
         nccl(nccl.ncclCommDestroy(comm), "ncclCommDestroy");
         comm = null;

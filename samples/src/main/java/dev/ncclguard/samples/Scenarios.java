@@ -28,6 +28,8 @@ final class Scenarios {
         add("destroy-in-hook", "allreduces checked; communicators destroyed in the application's shutdown hook",
                 Scenarios::destroyInHook);
         add("pending", "allreduces and an event enqueued, exit without waiting for them", Scenarios::pending);
+        add("serve", "runs until 'stop' on stdin, creating and releasing events and communicators;"
+                + " 'leak' leaves one of each per rank", Serve::rank);
     }
 
     private static void add(String name, String summary, RankWork work) {
