@@ -8,6 +8,8 @@ import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.asm.AsmVisitorWrapper;
 import net.bytebuddy.description.type.TypeDescription;
@@ -26,27 +28,52 @@ import net.bytebuddy.pool.TypePool;
 final class AdviceTransformer implements ClassFileTransformer {
     /** Internal class name (a/b/C) to the advice woven into it. */
     private final Map<String, AsmVisitorWrapper> advice;
+    /** Why the last transformation of a class failed, for {@link #install}'s answer. */
+    private final Map<String, String> failures = new ConcurrentHashMap<>();
 
     AdviceTransformer(Map<String, AsmVisitorWrapper> advice) {
         this.advice = Map.copyOf(advice);
     }
 
-    /** Registers the transformer and retransforms the named classes that are already loaded. */
-    void install(Instrumentation inst) {
+    /**
+     * Registers the transformer and retransforms the named classes that are already loaded.
+     * Returns, per named class, what became of it: a class loaded several times (one per class
+     * loader) has one answer per copy.
+     */
+    Map<String, List<String>> install(Instrumentation inst) {
         inst.addTransformer(this, true);
+        Map<String, List<String>> outcome = new TreeMap<>();
+        for (String name : advice.keySet()) {
+            outcome.put(name.replace('/', '.'), new ArrayList<>());
+        }
         List<Class<?>> loaded = new ArrayList<>();
         for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (advice.containsKey(c.getName().replace('.', '/')) && inst.isModifiableClass(c)) {
-                loaded.add(c);
+            if (advice.containsKey(c.getName().replace('.', '/'))) {
+                if (inst.isModifiableClass(c)) {
+                    loaded.add(c);
+                } else {
+                    outcome.get(c.getName()).add("loaded and not modifiable");
+                }
             }
         }
         for (Class<?> c : loaded) {
+            String internalName = c.getName().replace('.', '/');
+            failures.remove(internalName);
             try {
                 inst.retransformClasses(c);
+                String failed = failures.remove(internalName);
+                outcome.get(c.getName()).add(failed == null ? "already loaded, retransformed" : "not instrumented: " + failed);
             } catch (UnmodifiableClassException | RuntimeException | LinkageError e) {
                 Log.warn("cannot instrument " + c.getName() + ": " + e);
+                outcome.get(c.getName()).add("not instrumented: " + e);
             }
         }
+        for (List<String> states : outcome.values()) {
+            if (states.isEmpty()) {
+                states.add("not loaded yet, instrumented when it loads");
+            }
+        }
+        return outcome;
     }
 
     @Override
@@ -72,6 +99,7 @@ final class AdviceTransformer implements ClassFileTransformer {
                     .getBytes();
         } catch (Throwable t) {
             Log.warn("cannot instrument " + className + ", it runs untracked: " + t);
+            failures.put(className, String.valueOf(t));
             return null;
         }
     }

@@ -7,9 +7,12 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bridge.JnaBridge;
 import dev.ncclguard.bridge.JnaFunctionAdvice;
+import dev.ncclguard.live.LiveView;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import net.bytebuddy.asm.Advice;
 
@@ -18,7 +21,8 @@ import net.bytebuddy.asm.Advice;
  * runs before the application's main, and every millisecond is the application's start-up time.
  */
 public final class Installer {
-    private static final String INSTALLED = "ncclguard.installed";
+    /** Set once installed, to "premain" or "attach": how the attach and dump commands tell a JVM runs the agent. */
+    public static final String INSTALLED = "ncclguard.installed";
 
     private Installer() {
     }
@@ -35,32 +39,48 @@ public final class Installer {
             }
             throw e;
         }
-        if (System.getProperty(INSTALLED) != null) {
-            Log.warn("already installed in this JVM; the second agent is ignored");
+        AgentState running = AgentState.current();
+        if (running != null) {
+            // a second attach (or a second -javaagent): the options change, nothing is installed twice
+            running.update(running.merge(args));
+            Log.info("already installed in this JVM; options now " + running.options());
             return;
         }
-        System.setProperty(INSTALLED, "true");
         if (options.action() == Options.Action.OFF) {
             return;
         }
         try {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), System::currentTimeMillis));
-            Lifecycle lifecycle = new Lifecycle(options, tracker);
-            if (premain) {
-                Hooks.mainThread = Thread.currentThread();
-            }
+            LiveView live = LiveView.listenTo(tracker);
+            Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             Hooks.jna = new JnaBridge(tracker);
-            instrument(inst);
-            lifecycle.registerExitHook(inst);
+            List<String> coverage = Coverage.describe(instrument(inst));
+            AgentState state = new AgentState(tracker, options,
+                    premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), coverage);
+            new Lifecycle(state).registerExitHook(inst);
+            AgentState.publish(state);
+            System.setProperty(INSTALLED, premain ? "premain" : "attach");
+            live.started(state, premain);
         } catch (Throwable t) {
             Hooks.jna = null;
             Log.error("not installed, the application runs without it", t);
         }
     }
 
-    private static void instrument(Instrumentation inst) {
-        new AdviceTransformer(Map.of(
+    /** The launcher's main thread of a running JVM, if it still runs: exit-code must know when it dies. */
+    private static Thread launcherMainThread() {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            ThreadGroup group = t.getThreadGroup();
+            if ("main".equals(t.getName()) && group != null && "main".equals(group.getName())) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    private static Map<String, List<String>> instrument(Instrumentation inst) {
+        return new AdviceTransformer(Map.of(
                 "com/sun/jna/Function", Advice.to(JnaFunctionAdvice.class).on(named("invoke")
                         .and(takesArguments(5))
                         .and(takesArgument(3, Object[].class))),

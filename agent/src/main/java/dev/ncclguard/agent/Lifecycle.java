@@ -5,7 +5,6 @@ import dev.ncclguard.cleanup.Cleanup;
 import dev.ncclguard.cleanup.CleanupResult;
 import dev.ncclguard.cleanup.ExitProbe;
 import dev.ncclguard.log.Log;
-import dev.ncclguard.report.HostName;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.report.ReportFiles;
@@ -16,7 +15,6 @@ import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
 import java.lang.reflect.Method;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,12 +32,12 @@ final class Lifecycle {
     /** Share of the timeout the exit probe may use; it answers in microseconds unless wedged. */
     private static final long PROBE_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final Options options;
+    private final AgentState state;
     private final Tracker tracker;
 
-    Lifecycle(Options options, Tracker tracker) {
-        this.options = options;
-        this.tracker = tracker;
+    Lifecycle(AgentState state) {
+        this.state = state;
+        this.tracker = state.tracker();
     }
 
     void registerExitHook(Instrumentation inst) {
@@ -83,6 +81,11 @@ final class Lifecycle {
     }
 
     private void atExit() {
+        // read now: a later attach may have changed them since the hook was registered
+        Options options = state.options();
+        if (options.action() == Options.Action.OFF) {
+            return;
+        }
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();
@@ -98,23 +101,13 @@ final class Lifecycle {
             long left = Math.max(0, deadline - System.nanoTime());
             outcomes = Cleanup.run(leaks, java.time.Duration.ofNanos(left));
         }
-        long pid = ProcessHandle.current().pid();
-        String host = HostName.get();
-        Report report = Report.builder()
-                .action(cleanup ? Report.ACTION_CLEANUP : Report.ACTION_REPORT)
-                .startedAt(Instant.ofEpochMilli(tracker.startedAtMillis()))
-                .communicators(snapshot.commsCreated(), snapshot.commsReleased())
-                .leaks(leaks)
-                .stillPending(stillPending)
-                .cleanup(outcomes)
-                .pid(pid)
-                .host(host)
-                .build();
-        writeReports(report, pid, host, tracker.sawAnyCall());
-        exitWithCodeIfAsked(report);
+        Report report = Reporting.build(state, snapshot, stillPending, outcomes, false);
+        writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
+        state.exitReported(report);
+        exitWithCodeIfAsked(options, report);
     }
 
-    private void writeReports(Report report, long pid, String host, boolean sawAnyCall) {
+    private static void writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
         String json = options.reportPath(pid, host);
         if (json != null) {
             ReportFiles.write(Path.of(json), JsonReportWriter.toBytes(report), "report");
@@ -135,7 +128,7 @@ final class Lifecycle {
     }
 
     /** exit-code: only a JVM that was exiting 0 is turned into a failure; a failure is never masked. */
-    private void exitWithCodeIfAsked(Report report) {
+    private static void exitWithCodeIfAsked(Options options, Report report) {
         int code = options.exitCode();
         if (code == 0 || !report.hasLeaks()) {
             return;

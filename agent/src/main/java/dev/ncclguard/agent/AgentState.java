@@ -1,0 +1,118 @@
+package dev.ncclguard.agent;
+
+import dev.ncclguard.report.Report;
+import dev.ncclguard.track.Tracker;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * The agent installed in this JVM: its tracker, its options (a later attach may change them, so
+ * the exit hook reads them here at exit), how it came (with the JVM, or attached to it) and what it
+ * instrumented. One per JVM; {@link #current()} is null until the agent is installed.
+ */
+public final class AgentState {
+    private static volatile AgentState current;
+
+    private final Tracker tracker;
+    private volatile Options options;
+    private final Instant attachedAt;
+    private final List<String> coverage;
+    private volatile Report.BeforeAttach beforeAttach;
+    private volatile Consumer<Report> exitReportListener = report -> { };
+    private final AtomicLong cleaned = new AtomicLong();
+    private final AtomicLong cleanupFailed = new AtomicLong();
+
+    AgentState(Tracker tracker, Options options, Instant attachedAt, List<String> coverage) {
+        this.tracker = Objects.requireNonNull(tracker);
+        this.options = Objects.requireNonNull(options);
+        this.attachedAt = attachedAt;
+        this.coverage = List.copyOf(coverage);
+    }
+
+    /** The installed agent, or null. */
+    public static AgentState current() {
+        return current;
+    }
+
+    static void publish(AgentState state) {
+        current = state;
+    }
+
+    public Tracker tracker() {
+        return tracker;
+    }
+
+    /** The options in effect now. */
+    public Options options() {
+        return options;
+    }
+
+    /**
+     * The options in effect with those of {@code args} changed: a key not given keeps its value
+     * (rather than falling back to its system property, environment variable or default).
+     *
+     * @throws OptionsException on a bad key or value, with the one line to show
+     */
+    public Options merge(String args) {
+        String current = options.toString();
+        return Options.parse(args == null || args.isBlank() ? current : current + "," + args, Map.of(), Map.of());
+    }
+
+    /**
+     * Puts new options in effect. What is read at exit (action, report, text, exit-code, timeout)
+     * takes effect then; stacks applies to handles created from now on; logging at once.
+     */
+    public synchronized void update(Options newOptions) {
+        this.options = Objects.requireNonNull(newOptions);
+        tracker.stacks(newOptions.stacks());
+        dev.ncclguard.log.Log.configure(newOptions.logging() == Options.Logging.APPLICATION);
+    }
+
+    /** When the agent was attached to this running JVM; null when it started with the JVM (-javaagent). */
+    public Instant attachedAt() {
+        return attachedAt;
+    }
+
+    /** One line per bridge or hook: what was instrumented, and what could not be. */
+    public List<String> coverage() {
+        return coverage;
+    }
+
+    /** What NCCL's RAS said at the attach; null until asked (and always without an attach). */
+    public Report.BeforeAttach beforeAttach() {
+        return beforeAttach;
+    }
+
+    public void beforeAttach(Report.BeforeAttach learned) {
+        this.beforeAttach = learned;
+    }
+
+    /** Told of the exit report once it is written (for JFR events); must not throw. */
+    public void onExitReport(Consumer<Report> listener) {
+        this.exitReportListener = Objects.requireNonNull(listener);
+    }
+
+    void exitReported(Report report) {
+        cleaned.addAndGet(report.summary().cleaned());
+        cleanupFailed.addAndGet(report.summary().cleanupFailed());
+        try {
+            exitReportListener.accept(report);
+        } catch (RuntimeException | LinkageError e) {
+            dev.ncclguard.log.Log.once("exit-report-listener", "live view of the exit report failed: " + e);
+        }
+    }
+
+    /** Leaks that cleanup released (action=cleanup, at exit). */
+    public long cleaned() {
+        return cleaned.get();
+    }
+
+    /** Leaks that cleanup failed to release or that timed out. */
+    public long cleanupFailed() {
+        return cleanupFailed.get();
+    }
+}

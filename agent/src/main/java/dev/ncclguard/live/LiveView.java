@@ -1,0 +1,130 @@
+package dev.ncclguard.live;
+
+import dev.ncclguard.agent.AgentState;
+import dev.ncclguard.log.Log;
+import dev.ncclguard.report.Report;
+import dev.ncclguard.track.Tracker;
+import dev.ncclguard.track.TrackerListener;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The live view of the tracker: counts for JMX, JFR events, and the MBean's registration. The
+ * MBean is registered lazily, never in premain (creating the platform MBean server there starts
+ * JMX and java.util.logging before the application has set them up, which breaks some
+ * application servers): at an attach at once, since the application already runs; under
+ * -javaagent at the first tracked NCCL or CUDA call. Either way on a thread of its own.
+ */
+public final class LiveView implements TrackerListener {
+    /** Whether JFR is in this runtime at all; a jlinked one may lack it. */
+    private static final boolean JFR = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
+
+    private final Tracker tracker;
+    private final LongAdder eventsCreated = new LongAdder();
+    private final LongAdder eventsDestroyed = new LongAdder();
+    private final LongAdder streamsCreated = new LongAdder();
+    private final LongAdder streamsDestroyed = new LongAdder();
+    private final AtomicBoolean registration = new AtomicBoolean();
+    private volatile AgentState state;
+
+    private LiveView(Tracker tracker) {
+        this.tracker = tracker;
+    }
+
+    /** Starts listening to {@code tracker}: before it sees its first call, so that the counts are whole. */
+    public static LiveView listenTo(Tracker tracker) {
+        LiveView view = new LiveView(tracker);
+        tracker.listener(view);
+        return view;
+    }
+
+    /** The agent is installed: the MBean may be registered now (attach) or at the first call (premain). */
+    public void started(AgentState installed, boolean premain) {
+        this.state = installed;
+        installed.onExitReport(this::exitReport);
+        if (!premain || tracker.sawAnyCall()) {
+            registerSoon();
+        }
+    }
+
+    @Override
+    public void firstCall() {
+        if (state != null) {
+            registerSoon();
+        }
+    }
+
+    private void registerSoon() {
+        if (!registration.compareAndSet(false, true)) {
+            return;
+        }
+        AgentState installed = state;
+        Thread t = new Thread(() -> {
+            try {
+                TrackerBean.register(installed, this);
+            } catch (Throwable e) {
+                // a runtime without java.management, or a security manager: the agent works without JMX
+                Log.once("jmx", "no JMX view (" + TrackerMXBean.OBJECT_NAME + "): " + e);
+            }
+        }, "ncclguard-jmx");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    @Override
+    public void communicatorCreated(long handle, String api, String bridge, int rank, int nranks, int device,
+            String commId) {
+        if (JFR) {
+            JfrEvents.communicatorCreated(handle, api, bridge, rank, nranks, device, commId);
+        }
+    }
+
+    @Override
+    public void communicatorReleased(long handle, String api, String bridge) {
+        if (JFR) {
+            JfrEvents.communicatorReleased(handle, api, bridge);
+        }
+    }
+
+    @Override
+    public void eventCreated(long handle) {
+        eventsCreated.increment();
+    }
+
+    @Override
+    public void eventDestroyed(long handle) {
+        eventsDestroyed.increment();
+    }
+
+    @Override
+    public void streamCreated(long handle) {
+        streamsCreated.increment();
+    }
+
+    @Override
+    public void streamDestroyed(long handle) {
+        streamsDestroyed.increment();
+    }
+
+    private void exitReport(Report report) {
+        if (JFR) {
+            JfrEvents.exitReport(report);
+        }
+    }
+
+    long eventsCreated() {
+        return eventsCreated.sum();
+    }
+
+    long eventsDestroyed() {
+        return eventsDestroyed.sum();
+    }
+
+    long streamsCreated() {
+        return streamsCreated.sum();
+    }
+
+    long streamsDestroyed() {
+        return streamsDestroyed.sum();
+    }
+}

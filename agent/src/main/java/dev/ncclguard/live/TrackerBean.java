@@ -1,0 +1,117 @@
+package dev.ncclguard.live;
+
+import dev.ncclguard.agent.AgentState;
+import dev.ncclguard.agent.Reporting;
+import dev.ncclguard.report.JsonReportWriter;
+import dev.ncclguard.report.TextReportWriter;
+import dev.ncclguard.track.Kind;
+import java.lang.management.ManagementFactory;
+import java.time.Instant;
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+/** {@link TrackerMXBean} over the installed agent. Only this class links javax.management. */
+final class TrackerBean implements TrackerMXBean {
+    private final AgentState state;
+    private final LiveView live;
+
+    TrackerBean(AgentState state, LiveView live) {
+        this.state = state;
+        this.live = live;
+    }
+
+    /** Registers with the platform MBean server (creating it if need be); false if one is already there. */
+    static boolean register(AgentState state, LiveView live) throws Exception {
+        return register(ManagementFactory.getPlatformMBeanServer(), state, live);
+    }
+
+    static boolean register(MBeanServer server, AgentState state, LiveView live) throws Exception {
+        try {
+            server.registerMBean(new TrackerBean(state, live), new ObjectName(OBJECT_NAME));
+            return true;
+        } catch (InstanceAlreadyExistsException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public int getLiveCommunicators() {
+        return state.tracker().snapshot().live(Kind.COMM);
+    }
+
+    @Override
+    public int getLiveEvents() {
+        return state.tracker().snapshot().live(Kind.EVENT);
+    }
+
+    @Override
+    public int getLiveStreams() {
+        return state.tracker().snapshot().live(Kind.STREAM);
+    }
+
+    @Override
+    public long getCommunicatorsCreated() {
+        return state.tracker().snapshot().commsCreated();
+    }
+
+    @Override
+    public long getCommunicatorsReleased() {
+        return state.tracker().snapshot().commsReleased();
+    }
+
+    @Override
+    public long getEventsCreated() {
+        return live.eventsCreated();
+    }
+
+    @Override
+    public long getEventsDestroyed() {
+        return live.eventsDestroyed();
+    }
+
+    @Override
+    public long getStreamsCreated() {
+        return live.streamsCreated();
+    }
+
+    @Override
+    public long getStreamsDestroyed() {
+        return live.streamsDestroyed();
+    }
+
+    @Override
+    public long getCleanupsDone() {
+        return state.cleaned();
+    }
+
+    @Override
+    public long getCleanupsFailed() {
+        return state.cleanupFailed();
+    }
+
+    @Override
+    public String getTrackingSince() {
+        return Instant.ofEpochMilli(state.tracker().startedAtMillis()).toString();
+    }
+
+    @Override
+    public boolean isAttached() {
+        return state.attachedAt() != null;
+    }
+
+    @Override
+    public String getOptions() {
+        return state.options().toString();
+    }
+
+    @Override
+    public String reportJson() {
+        return JsonReportWriter.toJson(Reporting.live(state));
+    }
+
+    @Override
+    public String reportText() {
+        return TextReportWriter.toText(Reporting.live(state));
+    }
+}

@@ -1,0 +1,49 @@
+package dev.ncclguard.live;
+
+/**
+ * The agent's JMX view, {@code dev.ncclguard:type=Tracker}: what it tracks now, what it has seen
+ * since it started, and the report as it would be if the JVM exited now.
+ */
+public interface TrackerMXBean {
+    /** The MBean's object name. */
+    String OBJECT_NAME = "dev.ncclguard:type=Tracker";
+
+    int getLiveCommunicators();
+
+    int getLiveEvents();
+
+    int getLiveStreams();
+
+    long getCommunicatorsCreated();
+
+    long getCommunicatorsReleased();
+
+    long getEventsCreated();
+
+    long getEventsDestroyed();
+
+    long getStreamsCreated();
+
+    long getStreamsDestroyed();
+
+    /** Leaks released by action=cleanup (at exit). */
+    long getCleanupsDone();
+
+    /** Leaks action=cleanup failed to release or gave up on. */
+    long getCleanupsFailed();
+
+    /** ISO-8601: when tracking started (the JVM's start, or the attach). */
+    String getTrackingSince();
+
+    /** Whether the agent was attached to the running JVM rather than started with it. */
+    boolean isAttached();
+
+    /** The options in effect, key=value,... */
+    String getOptions();
+
+    /** The live report, schema ncclguard-report/1 with "live": true. */
+    String reportJson();
+
+    /** The live report as text. */
+    String reportText();
+}
