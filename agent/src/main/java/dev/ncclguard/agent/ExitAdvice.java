@@ -19,6 +19,17 @@ final class ExitAdvice {
         }
     }
 
+    /** On ApplicationShutdownHooks.add(Thread): JFR's hook is kept back to run after the exit report. */
+    static final class DeferJfrHook {
+        private DeferJfrHook() {
+        }
+
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
+        static boolean enter(@Advice.Argument(0) Thread hook) {
+            return Hooks.deferShutdownHook(hook);
+        }
+    }
+
     /** On ThreadGroup.uncaughtException: the launcher exits 1 when main dies this way. */
     static final class Uncaught {
         private Uncaught() {

@@ -87,7 +87,9 @@ public final class Installer {
                 "java/lang/Shutdown", Advice.to(ExitAdvice.Status.class)
                         .on(named("exit").and(takesArguments(int.class))),
                 "java/lang/ThreadGroup", Advice.to(ExitAdvice.Uncaught.class)
-                        .on(named("uncaughtException").and(takesArguments(Thread.class, Throwable.class)))))
+                        .on(named("uncaughtException").and(takesArguments(Thread.class, Throwable.class))),
+                "java/lang/ApplicationShutdownHooks", Advice.to(ExitAdvice.DeferJfrHook.class)
+                        .on(named("add").and(takesArguments(Thread.class)))))
                 .install(inst);
     }
 }

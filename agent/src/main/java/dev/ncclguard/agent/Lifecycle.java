@@ -55,6 +55,7 @@ final class Lifecycle {
             for (int slot = LAST_SLOT; slot >= FIRST_FREE_SLOT; slot--) {
                 try {
                     register.invoke(access, slot, false, hook);
+                    JfrShutdown.deferUntilAfterReport(inst);
                     return;
                 } catch (java.lang.reflect.InvocationTargetException e) {
                     if (!(e.getCause() instanceof InternalError)) {
@@ -77,6 +78,8 @@ final class Lifecycle {
             atExit();
         } catch (Throwable t) {
             Log.error("exit report failed", t);
+        } finally {
+            JfrShutdown.runDeferred();
         }
     }
 

@@ -18,6 +18,15 @@ public final class Hooks {
     /** The launcher's main thread, captured in premain. */
     public static volatile Thread mainThread;
 
+    /** Set once the agent's exit hook runs after the application's hooks: JFR's hook then waits for it. */
+    public static volatile boolean deferJfrShutdown;
+
+    /** JFR's shutdown hook, kept back from the application's hooks so that it runs after the exit report. */
+    public static volatile Thread jfrShutdownHook;
+
+    /** The name JFR gives its shutdown hook thread (jdk.jfr.internal.PlatformRecorder). */
+    public static final String JFR_SHUTDOWN_HOOK = "JFR Shutdown Hook";
+
     private Hooks() {
     }
 
@@ -37,6 +46,18 @@ public final class Hooks {
         if (sink != null) {
             sink.exit(fn, library, args, result, token);
         }
+    }
+
+    /**
+     * Called as a shutdown hook is added: true keeps JFR's hook back (the agent runs it after its
+     * exit report, so that the report's JFR events reach a recording JFR dumps at exit).
+     */
+    public static boolean deferShutdownHook(Thread hook) {
+        if (deferJfrShutdown && hook != null && JFR_SHUTDOWN_HOOK.equals(hook.getName()) && jfrShutdownHook == null) {
+            jfrShutdownHook = hook;
+            return true;
+        }
+        return false;
     }
 
     public static void exiting(int status) {
