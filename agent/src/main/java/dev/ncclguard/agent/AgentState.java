@@ -26,7 +26,7 @@ public final class AgentState {
     private final AtomicLong cleaned = new AtomicLong();
     private final AtomicLong cleanupFailed = new AtomicLong();
 
-    AgentState(Tracker tracker, Options options, Instant attachedAt, List<String> coverage) {
+    public AgentState(Tracker tracker, Options options, Instant attachedAt, List<String> coverage) {
         this.tracker = Objects.requireNonNull(tracker);
         this.options = Objects.requireNonNull(options);
         this.attachedAt = attachedAt;

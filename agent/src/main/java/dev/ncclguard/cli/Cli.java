@@ -27,7 +27,7 @@ public final class Cli {
                     return 0;
                 }));
         COMMANDS.put("attach", new Entry(AttachCommand.USAGE + "  load the agent into a running JVM, or change its options", new AttachCommand()));
-        COMMANDS.put("dump", new Entry(DumpCommand.USAGE + "     print the live report of a JVM that runs the agent", new DumpCommand()));
+        COMMANDS.put("dump", new Entry(DumpCommand.USAGE + "           print the live report of a JVM that runs the agent", new DumpCommand()));
     }
 
     private Cli() {
