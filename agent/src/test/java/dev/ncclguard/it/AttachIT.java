@@ -1,0 +1,208 @@
+package dev.ncclguard.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ncclguard.it.apps.MBeanApp;
+import dev.ncclguard.live.FakeRas;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The attach and dump commands against a running sample (the serve scenario, started without the
+ * agent), as a user runs them: {@code java -jar ncclguard-agent.jar attach|dump <pid> ...}.
+ */
+class AttachIT {
+    static final String JAVA_17 = System.getProperty("java.home");
+    static final Path JDK_25 = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
+    private static final String DYNAMIC_AGENT_WARNING = "WARNING: A Java agent has been loaded dynamically";
+
+    @TempDir
+    Path dir;
+
+    /** One run of the agent jar's command line. */
+    record Cli(int exitCode, String stdout, String stderr) {
+        List<String> errLines() {
+            return stderr.lines().filter(l -> !l.isBlank()).toList();
+        }
+
+        String describe() {
+            return "exit " + exitCode + "\n--- stdout\n" + stdout + "--- stderr\n" + stderr;
+        }
+    }
+
+    static Cli cli(String javaHome, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(javaHome, "bin", "java").toString(), "-jar",
+                ChildJvm.AGENT_JAR.toString()));
+        cmd.addAll(List.of(args));
+        Path out = Files.createTempFile("cli-out", ".txt");
+        Path err = Files.createTempFile("cli-err", ".txt");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+                throw new AssertionError("the command did not end within 60 s: " + cmd + "\n" + Files.readString(err));
+            }
+            return new Cli(p.exitValue(), Files.readString(out), Files.readString(err));
+        } finally {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+        }
+    }
+
+    private static JsonNode parse(String json) throws Exception {
+        JsonNode report = new ObjectMapper().readTree(json);
+        assertEquals("ncclguard-report/1", report.path("schema").asText(), json);
+        return report;
+    }
+
+    private static List<JsonNode> comms(JsonNode report, String api) {
+        List<JsonNode> out = new ArrayList<>();
+        for (JsonNode leak : Reports.leaks(report, "comm")) {
+            if (leak.path("api").asText().equals(api)) {
+                out.add(leak);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void attachToARunningSampleThenLeakDumpChangeOptionsAndExit() throws Exception {
+        Path report = dir.resolve("attached-%p.json");
+        try (FakeRas ras = new FakeRas(null, FakeRas.text());
+             LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of("NCCL_RAS_ADDR", ras.address()))) {
+            String pid = Long.toString(app.pid());
+
+            Cli attach = cli(JAVA_17, "attach", pid, "report=" + report);
+            assertEquals(0, attach.exitCode(), attach.describe());
+            assertTrue(attach.stdout().startsWith("ncclguard: attached to pid " + pid), attach.describe());
+            // JNA was loaded long before: its Function class is retransformed in place
+            assertTrue(attach.stdout().contains("(com.sun.jna.Function): already loaded, retransformed"),
+                    attach.describe());
+            assertTrue(attach.stdout().contains("RAS (" + ras.address() + ") knew of 4 communicators"),
+                    attach.describe());
+            assertEquals("", attach.stderr(), "Java 17 does not warn of an attached agent: " + attach.describe());
+
+            app.send("leak");
+            app.await("serve: leaked");
+            Cli dump = cli(JAVA_17, "dump", pid, "--json");
+            assertEquals(0, dump.exitCode(), dump.describe());
+            JsonNode live = parse(dump.stdout());
+            assertTrue(live.path("live").asBoolean(), dump.stdout());
+            assertTrue(live.has("attachedAt"), dump.stdout());
+            assertEquals(4, live.path("beforeAttach").path("communicators").asInt(), dump.stdout());
+            // the leak made after the attach, each with the application's creating stack
+            List<JsonNode> split = comms(live, "ncclCommSplit");
+            assertEquals(2, split.size(), dump.stdout());
+            assertTrue(split.get(0).path("stack").toString().contains("Serve.leakCommunicatorAndEvent"), dump.stdout());
+            // the communicators joined before the attach are unknown to it
+            assertEquals(0, comms(live, "ncclCommInitRank").size(), dump.stdout());
+            assertTrue(app.alive(), "a dump does not stop the application");
+
+            Cli again = cli(JAVA_17, "attach", pid, "action=cleanup");
+            assertEquals(0, again.exitCode(), again.describe());
+            assertTrue(again.stdout().contains("already running") && again.stdout().contains("action=cleanup")
+                    && again.stdout().contains("report=" + report), again.describe());
+
+            assertEquals(0, app.stop(), app.describe());
+            JsonNode exit = Reports.read(Path.of(report.toString().replace("%p", pid)));
+            assertEquals("cleanup", exit.path("action").asText(), "the second attach's option is in effect");
+            assertEquals(live.path("attachedAt").asText(), exit.path("attachedAt").asText());
+            List<JsonNode> leaked = comms(exit, "ncclCommSplit");
+            assertEquals(2, leaked.size(), exit.toString());
+            for (JsonNode comm : leaked) {
+                assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
+            }
+            assertEquals(2, Reports.leaks(exit, "event").size(), exit.toString());
+            String err = app.stderr();
+            assertTrue(err.contains("ncclguard: tracking since " + exit.path("attachedAt").asText()), err);
+            assertFalse(err.contains("Exception"), err);
+        }
+    }
+
+    @Test
+    void badOptionsFailWithOneLineAndLeaveTheTargetUntouched() throws Exception {
+        // the target's environment holds a bad option too: only the agent, in the target, can see it
+        try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of("NCCLGUARD_STACKS", "sometimes"))) {
+            String pid = Long.toString(app.pid());
+
+            Cli badArgument = cli(JAVA_17, "attach", pid, "timeout=forever");
+            assertEquals(1, badArgument.exitCode(), badArgument.describe());
+            assertEquals(List.of("ncclguard: invalid value 'forever' for option timeout: expected a duration greater"
+                    + " than 0 such as 500ms, 10s or 2m"), badArgument.errLines());
+
+            Cli badEnvironment = cli(JAVA_17, "attach", pid);
+            assertEquals(1, badEnvironment.exitCode(), badEnvironment.describe());
+            assertEquals(List.of("ncclguard: invalid value 'sometimes' for option stacks (environment variable"
+                    + " NCCLGUARD_STACKS): expected on or off"), badEnvironment.errLines());
+
+            Cli dump = cli(JAVA_17, "dump", pid);
+            assertEquals(1, dump.exitCode(), dump.describe());
+            assertTrue(dump.stderr().contains("not running in pid " + pid), dump.describe());
+
+            app.send("leak");
+            app.await("serve: leaked");
+            assertEquals(0, app.stop(), app.describe());
+            assertTrue(app.stdout().contains("results correct"), app.describe());
+            assertEquals("", app.stderr(), "nothing installed, nothing printed: " + app.describe());
+        }
+    }
+
+    @Test
+    void onJava25TheAttachSaysTheJvmWarnsAndDumpLoadsNoAgent() throws Exception {
+        assertTrue(Files.isExecutable(JDK_25.resolve("bin/java")), "Temurin 25 is expected at " + JDK_25);
+        String java25 = JDK_25.toString();
+        try (LiveChild app = LiveChild.serve(java25, List.of(), Map.of())) {
+            String pid = Long.toString(app.pid());
+            Cli attach = cli(java25, "attach", pid, "text=none");
+            assertEquals(0, attach.exitCode(), attach.describe());
+            assertEquals(1, attach.errLines().size(), attach.describe());
+            assertTrue(attach.errLines().get(0).contains("without -XX:+EnableDynamicAgentLoading"), attach.describe());
+            assertTrue(attach.stdout().contains("no NCCL RAS service answered"), attach.describe());
+
+            app.send("leak");
+            app.await("serve: leaked");
+            Cli dump = cli(java25, "dump", pid);
+            assertEquals(0, dump.exitCode(), dump.describe());
+            assertTrue(dump.stdout().contains("Leaked communicator") && dump.stdout().contains("ncclCommSplit"),
+                    dump.describe());
+            assertTrue(dump.stdout().contains("ncclguard: tracking since "), dump.describe());
+            assertEquals(0, app.stop(), app.describe());
+            // the attach loaded the agent once; the dump went through JMX and loaded none
+            assertEquals(1, app.stderr().split(DYNAMIC_AGENT_WARNING, -1).length - 1, app.describe());
+        }
+    }
+
+    @Test
+    void mbeanIsRegisteredAtTheFirstTrackedCallNeverInPremain() throws Exception {
+        ChildJvm.Result r = ChildJvm.sample().agent("")
+                .jvmArg("--add-opens=java.management/java.lang.management=ALL-UNNAMED")
+                .mainClass(AgentSafetyIT.testClasspath(), MBeanApp.class.getName()).run();
+        assertEquals(0, r.exitCode(), r.describe());
+        assertTrue(r.stdout().contains("platform MBean server 2 s into main: absent"), r.describe());
+        assertTrue(r.stdout().contains("after the first call: registered, 1 event created"), r.describe());
+    }
+
+    @Test
+    void dumpOfAJvmStartedWithTheAgent() throws Exception {
+        try (LiveChild app = LiveChild.serve(JAVA_17, List.of("-javaagent:" + ChildJvm.AGENT_JAR + "=text=none"),
+                Map.of())) {
+            Cli dump = cli(JAVA_17, "dump", Long.toString(app.pid()), "--json");
+            assertEquals(0, dump.exitCode(), dump.describe());
+            JsonNode live = parse(dump.stdout());
+            assertFalse(live.has("attachedAt"), dump.stdout());
+            // with the agent from the start, the communicators the ranks joined are known
+            assertEquals(2, comms(live, "ncclCommInitRank").size(), dump.stdout());
+            assertEquals(0, app.stop(), app.describe());
+        }
+    }
+}
