@@ -184,7 +184,7 @@ struct emu_clique *emu_clique_new(int nranks);
 ncclResult_t emu_comm_join(const char *api, const ncclUniqueId *id, int nranks, int rank,
                            int device, int blocking, struct ncclComm **out);
 bool emu_unique_id_valid(const ncclUniqueId *id);
-ncclResult_t emu_hang(struct ncclComm *comm);
+ncclResult_t emu_hang(struct ncclComm *comm, const char *api);
 void emu_fail_slots_locked(struct emu_clique *c, int rank);
 size_t emu_type_size(ncclDataType_t t);
 
@@ -192,7 +192,8 @@ size_t emu_type_size(ncclDataType_t t);
  * by NCCL_HANG once the communicator is known (the call blocks until that comm is aborted). */
 #define NCCL_KNOB(fn)                                                                             \
   int knob_code_;                                                                                 \
-  enum emu_knob knob_ = emu_rt_knob(fn, &knob_code_);                                             \
+  __attribute__((unused)) const char *knob_fn_ = fn;                                              \
+  __attribute__((unused)) enum emu_knob knob_ = emu_rt_knob(fn, &knob_code_);                     \
   if (knob_ == EMU_KNOB_FAIL) {                                                                   \
     emu_warn("NCCLEMU: injected failure of %s: %s", fn,                                           \
              ncclGetErrorString((ncclResult_t)knob_code_));                                       \
@@ -202,7 +203,7 @@ size_t emu_type_size(ncclDataType_t t);
 #define NCCL_HANG(comm)                                                                           \
   do {                                                                                            \
     if (knob_ == EMU_KNOB_HANG)                                                                   \
-      return emu_hang(comm);                                                                      \
+      return emu_hang(comm, knob_fn_);                                                            \
   } while (0)
 
 /* nccl_coll.c */

@@ -683,7 +683,7 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
   if (r != ncclSuccess)
     return r;
   if (knob == EMU_KNOB_HANG)
-    return emu_hang(comm);
+    return emu_hang(comm, a->api);
   struct emu_clique *c = comm->clique;
   struct emu_stream *s = NULL;
   struct emu_part *p = NULL;

@@ -70,7 +70,7 @@ static ncclResult_t init_rank(const char *api, enum emu_knob knob, ncclComm_t *n
   *newcomm = comm;
   if (knob == EMU_KNOB_HANG) {
     emu_obj_ref(&comm->obj);
-    return emu_hang(comm);
+    return emu_hang(comm, api);
   }
   if (emu_group_active()) {
     struct emu_part *p = calloc(1, sizeof(*p));
@@ -439,7 +439,7 @@ static ncclResult_t comm_query(const char *api, enum emu_knob knob, ncclComm_t c
   if (r != ncclSuccess)
     return r;
   if (knob == EMU_KNOB_HANG)
-    return emu_hang(comm);
+    return emu_hang(comm, api);
   if (!out) {
     emu_warn("%s : %s argument is NULL", api, outname);
     emu_comm_release(comm);

@@ -317,9 +317,10 @@ ncclResult_t emu_comm_acquire(ncclComm_t comm, const char *api) {
   return ncclSuccess;
 }
 
-/* NCCLEMU_HANG: block like a call stuck on a peer until the comm is aborted (or released). Takes
- * over the caller's reference. */
-ncclResult_t emu_hang(struct ncclComm *comm) {
+/* NCCLEMU_HANG: block like a call stuck on a peer until the comm is aborted (or released). Says so
+ * first, so that a stuck program explains itself. Takes over the caller's reference. */
+ncclResult_t emu_hang(struct ncclComm *comm, const char *api) {
+  emu_warn("NCCLEMU: %s hangs until comm %p is aborted (NCCLEMU_HANG)", api, (void *)comm);
   struct emu_clique *c = comm->clique;
   pthread_mutex_lock(&c->mu);
   while (comm->state != COMM_ABORTED && comm->state != COMM_RELEASED)

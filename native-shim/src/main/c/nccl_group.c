@@ -113,7 +113,7 @@ ncclResult_t ncclGroupEnd(void) {
     struct ncclComm *comm = parts->comm;
     emu_obj_ref(&comm->obj);
     discard(parts);
-    return emu_hang(comm);
+    return emu_hang(comm, "ncclGroupEnd");
   }
   /* stream work first (never blocks), then the host side: splits arrive together, then wait */
   struct emu_part *stream_parts = NULL, **stail = &stream_parts;

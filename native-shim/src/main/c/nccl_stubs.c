@@ -4,7 +4,6 @@
 
 #define NOT_EMULATED(fn)                                                                          \
   NCCL_KNOB(#fn);                                                                                 \
-  (void)knob_;                                                                                    \
   emu_warn("NCCLEMU: %s is not emulated", #fn);                                                   \
   return ncclInvalidUsage
 
