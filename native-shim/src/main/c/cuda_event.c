@@ -87,7 +87,9 @@ struct marker_op {
   uint64_t generation;
 };
 
-static void run_marker(struct emu_op *op) {
+/* The event completes in the same instant its stream counts the marker: as in CUDA, a complete
+ * event means its stream got that far, and a synchronized stream means its events completed. */
+static void complete_marker(struct emu_op *op) {
   struct marker_op *m = (struct marker_op *)op;
   struct emu_event *e = m->event;
   pthread_mutex_lock(&e->mu);
@@ -97,7 +99,11 @@ static void run_marker(struct emu_op *op) {
   }
   pthread_cond_broadcast(&e->cv);
   pthread_mutex_unlock(&e->mu);
-  event_release(e);
+}
+
+static void release_marker(struct emu_op *op) {
+  struct marker_op *m = (struct marker_op *)op;
+  event_release(m->event);
   free(m);
 }
 
@@ -120,7 +126,8 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, bool per
     event_release(e);
     return emu_cuda_result(cudaErrorMemoryAllocation);
   }
-  m->op.run = run_marker;
+  m->op.complete_locked = complete_marker;
+  m->op.release = release_marker;
   m->event = e; /* the marker keeps the acquired reference */
   pthread_mutex_lock(&e->mu);
   m->generation = ++e->recorded;
@@ -225,7 +232,11 @@ static void run_wait_event(struct emu_op *op) {
   while (e->done < w->generation)
     pthread_cond_wait(&e->cv, &e->mu);
   pthread_mutex_unlock(&e->mu);
-  event_release(e);
+}
+
+static void release_wait_event(struct emu_op *op) {
+  struct wait_event_op *w = (struct wait_event_op *)op;
+  event_release(w->event);
   free(w);
 }
 
@@ -249,6 +260,7 @@ static cudaError_t stream_wait_event(cudaStream_t stream, bool per_thread, cudaE
   struct wait_event_op *w = generation ? calloc(1, sizeof(*w)) : NULL;
   if (w) {
     w->op.run = run_wait_event;
+    w->op.release = release_wait_event;
     w->event = e;
     w->generation = generation;
     emu_rt_stream_enqueue(s, &w->op);

@@ -118,8 +118,9 @@ static void run_mem(struct emu_op *op) {
     free(m->dst);
     break;
   }
-  free(m);
 }
+
+static void free_mem_op(struct emu_op *op) { free(op); }
 
 /* Enqueues a copy, set or free on the stream; with wait, returns once it has run (the
  * synchronous forms). */
@@ -136,6 +137,7 @@ static cudaError_t enqueue_mem(struct mem_op *proto, cudaStream_t stream, bool p
   }
   *m = *proto;
   m->op.run = run_mem;
+  m->op.release = free_mem_op;
   m->op.timed = m->what != MEM_FREE;
   uint64_t seq = emu_rt_stream_enqueue(s, &m->op);
   if (wait)
@@ -231,6 +233,7 @@ static cudaError_t free_async(void *devPtr, cudaStream_t stream, bool per_thread
     m->what = MEM_FREE;
     m->dst = devPtr;
     m->op.run = run_mem;
+    m->op.release = free_mem_op;
     emu_rt_stream_enqueue(s, &m->op);
   }
   emu_rt_stream_release(s);

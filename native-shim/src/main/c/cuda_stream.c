@@ -202,10 +202,16 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&s->mu);
     if (op->timed && delay)
       emu_nanosleep_us(delay);
-    op->run(op);
+    if (op->run)
+      op->run(op);
     pthread_mutex_lock(&s->mu);
     s->completed++;
+    if (op->complete_locked)
+      op->complete_locked(op); /* lock order: a stream's mu, then an event's or a clique's */
     pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    op->release(op);
+    pthread_mutex_lock(&s->mu);
   }
   s->worker = false;
   pthread_mutex_unlock(&s->mu);
@@ -251,6 +257,10 @@ struct wait_stream_op {
 static void run_wait_stream(struct emu_op *op) {
   struct wait_stream_op *w = (struct wait_stream_op *)op;
   emu_stream_wait(w->target, w->upto);
+}
+
+static void release_wait_stream(struct emu_op *op) {
+  struct wait_stream_op *w = (struct wait_stream_op *)op;
   emu_rt_stream_release(w->target);
   free(w);
 }
@@ -269,6 +279,7 @@ static void push_dependency(struct emu_stream *s, struct emu_stream *target) {
     return;
   }
   w->op.run = run_wait_stream;
+  w->op.release = release_wait_stream;
   w->target = target;
   w->upto = upto;
   push(s, &w->op);
@@ -443,8 +454,9 @@ static void run_host_fn(struct emu_op *op) {
     h->fn(h->user);
   else
     h->callback(h->handle, cudaSuccess, h->user);
-  free(h);
 }
+
+static void free_op(struct emu_op *op) { free(op); }
 
 static cudaError_t enqueue_host_fn(cudaStream_t handle, bool per_thread, cudaHostFn_t fn,
                                    cudaStreamCallback_t callback, void *user) {
@@ -458,6 +470,7 @@ static cudaError_t enqueue_host_fn(cudaStream_t handle, bool per_thread, cudaHos
     return emu_cuda_result(cudaErrorMemoryAllocation);
   }
   h->op.run = run_host_fn;
+  h->op.release = free_op;
   h->op.timed = true;
   h->fn = fn;
   h->callback = callback;

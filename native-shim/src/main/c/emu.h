@@ -53,10 +53,15 @@ int emu_rt_current_device(void);
 
 struct emu_stream;
 
-/* A unit of stream work. run() executes on the stream's worker and owns the op (frees it). */
+/* A unit of stream work, run by the stream's worker: run() does the work (may be NULL); then the
+ * stream counts the op complete, and under the stream's lock complete_locked() (may be NULL)
+ * changes what must change in the same instant (an event's completion, a comm's pending count:
+ * whoever sees one also sees the other); then release() owns the op and frees it. */
 struct emu_op {
   struct emu_op *next;
   void (*run)(struct emu_op *op);
+  void (*complete_locked)(struct emu_op *op);
+  void (*release)(struct emu_op *op);
   bool timed; /* takes NCCLEMU_OP_DELAY_US: real work, not an event marker or a wait */
 };
 
@@ -209,6 +214,8 @@ size_t emu_type_size(ncclDataType_t t);
 /* nccl_coll.c */
 void emu_part_arrive(struct emu_part *p);
 void emu_part_await(struct emu_part *p);
+/* The results of a part: its output copied, its error recorded on the comm. */
+void emu_part_complete(struct emu_part *p);
 void emu_part_finish(struct emu_part *p);
 void emu_part_free(struct emu_part *p);
 

@@ -82,20 +82,25 @@ static bool parse_code(const char *s, int *out) {
 }
 
 /* One entry: fn[:nth][=code]; code is required for FAIL and absent for HANG. */
-static void parse_entry(const char *var, char *item, enum emu_knob kind) {
+static void parse_entry(const char *var, const char *entry, enum emu_knob kind) {
   if (nknobs == MAX_KNOBS)
     return;
   struct knob *k = &knobs[nknobs];
+  char item[256];
+  if (strlen(entry) >= sizeof(item)) {
+    knob_warn(var, entry);
+    return;
+  }
+  strcpy(item, entry);
   char *eq = strchr(item, '=');
   if ((kind == EMU_KNOB_FAIL) != (eq != NULL)) {
-    knob_warn(var, item);
+    knob_warn(var, entry);
     return;
   }
   if (eq) {
     *eq = '\0';
     if (!parse_code(eq + 1, &k->code)) {
-      *eq = '=';
-      knob_warn(var, item);
+      knob_warn(var, entry);
       return;
     }
   }
@@ -104,12 +109,12 @@ static void parse_entry(const char *var, char *item, enum emu_knob kind) {
   if (colon) {
     *colon = '\0';
     if (!parse_long(colon + 1, &k->nth) || k->nth < 1) {
-      knob_warn(var, item);
+      knob_warn(var, entry);
       return;
     }
   }
   if (!*item || strlen(item) >= sizeof(k->fn)) {
-    knob_warn(var, item);
+    knob_warn(var, entry);
     return;
   }
   strcpy(k->fn, item);

@@ -557,9 +557,21 @@ void emu_part_await(struct emu_part *p) {
   pthread_mutex_unlock(&c->mu);
 }
 
-/* Copies this rank's output out of the slot's scratch. */
-static void copy_out(struct emu_part *p, struct emu_slot *s) {
-  int rank = p->comm->rank, nranks = p->comm->nranks;
+/* Copies this rank's output out of the slot's scratch (the slot stays until the part finishes).
+ * A failure is recorded here too: it is a result, seen by whoever saw the stream get past. */
+void emu_part_complete(struct emu_part *p) {
+  struct ncclComm *comm = p->comm;
+  struct emu_slot *s = p->slot;
+  if (p->result != ncclSuccess) {
+    pthread_mutex_lock(&comm->clique->mu);
+    if (comm->async_error == ncclSuccess && comm->state != COMM_ABORTED)
+      comm->async_error = p->result;
+    pthread_mutex_unlock(&comm->clique->mu);
+    return;
+  }
+  if (!s || !s->done)
+    return;
+  int rank = comm->rank, nranks = comm->nranks;
   size_t block = p->count * emu_type_size(p->dtype);
   switch (p->func) {
   case F_ALLREDUCE:
@@ -594,8 +606,6 @@ void emu_part_finish(struct emu_part *p) {
   struct ncclComm *comm = p->comm;
   struct emu_clique *c = comm->clique;
   struct emu_slot *s = p->slot;
-  if (s && s->done && s->result == ncclSuccess)
-    copy_out(p, s);
   if (is_host(p->func))
     *p->newcomm = p->result == ncclSuccess ? p->out : NULL;
   pthread_mutex_lock(&c->mu);
@@ -606,13 +616,6 @@ void emu_part_finish(struct emu_part *p) {
     *pp = s->next;
   } else {
     s = NULL;
-  }
-  if (p->result != ncclSuccess && comm->async_error == ncclSuccess &&
-      comm->state != COMM_ABORTED)
-    comm->async_error = p->result;
-  if (p->stream) {
-    comm->pending--;
-    pthread_cond_broadcast(&c->cv);
   }
   pthread_mutex_unlock(&c->mu);
   if (s)

@@ -169,6 +169,7 @@ static ncclResult_t run_host_part(struct emu_part *p) {
   }
   emu_part_arrive(p);
   emu_part_await(p);
+  emu_part_complete(p);
   emu_part_finish(p);
   ncclResult_t r = p->result;
   emu_part_free(p);

@@ -30,6 +30,26 @@ static void run_fused(struct emu_op *op) {
     emu_part_arrive(p);
   for (struct emu_part *p = f->parts; p; p = p->next)
     emu_part_await(p);
+  for (struct emu_part *p = f->parts; p; p = p->next)
+    emu_part_complete(p);
+}
+
+/* The comms' pending counts drop in the same instant the stream counts the op, so that a destroy
+ * or finalize that waited for them finds the stream past it, and a synchronized stream means a
+ * finished comm. */
+static void complete_fused(struct emu_op *op) {
+  struct fused_op *f = (struct fused_op *)op;
+  for (struct emu_part *p = f->parts; p; p = p->next) {
+    struct emu_clique *c = p->comm->clique;
+    pthread_mutex_lock(&c->mu);
+    p->comm->pending--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+  }
+}
+
+static void release_fused(struct emu_op *op) {
+  struct fused_op *f = (struct fused_op *)op;
   for (struct emu_part *p = f->parts, *next; p; p = next) {
     next = p->next;
     emu_part_finish(p);
@@ -45,6 +65,8 @@ void emu_launch(struct emu_part *parts) {
     if (!f)
       abort(); /* the parts are counted as pending on their comms: they cannot be dropped */
     f->op.run = run_fused;
+    f->op.complete_locked = complete_fused;
+    f->op.release = release_fused;
     f->op.timed = true;
     struct emu_part **tail = &f->parts, **rest = &parts;
     while (*rest) {
@@ -148,6 +170,7 @@ ncclResult_t ncclGroupEnd(void) {
       emu_comm_release(p->comm);
     } else {
       emu_part_await(p);
+      emu_part_complete(p);
       emu_part_finish(p);
       r = p->result;
     }

@@ -51,6 +51,28 @@ static void the_latest_record_decides(void) {
   cudaStreamDestroy(idle);
 }
 
+/* Both ways, every time: a synchronized stream means its events completed, and a completed event
+ * means its stream got that far. */
+static void event_and_stream_completion_agree(void) {
+  cudaStream_t s;
+  cudaEvent_t e;
+  REQUIRE_EQ(cudaStreamCreate(&s), cudaSuccess);
+  REQUIRE_EQ(cudaEventCreate(&e), cudaSuccess);
+  char buf[64];
+  for (int i = 0; i < 300; i++) {
+    cudaMemsetAsync(buf, i, sizeof(buf), s);
+    cudaEventRecord(e, s);
+    CHECK_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    CHECK_EQ(cudaEventQuery(e), cudaSuccess);
+    cudaMemsetAsync(buf, i, sizeof(buf), s);
+    cudaEventRecord(e, s);
+    CHECK_EQ(cudaEventSynchronize(e), cudaSuccess);
+    CHECK_EQ(cudaStreamQuery(s), cudaSuccess);
+  }
+  cudaEventDestroy(e);
+  cudaStreamDestroy(s);
+}
+
 static void elapsed_time_measures_between_records(void) {
   cudaEvent_t a, b, untimed;
   cudaStream_t s;
@@ -170,6 +192,7 @@ static const struct test_case cases[] = {
     {"recorded_event_is_pending_until_the_stream_gets_there",
      recorded_event_is_pending_until_the_stream_gets_there, NULL, NULL},
     {"the_latest_record_decides", the_latest_record_decides, NULL, NULL},
+    {"event_and_stream_completion_agree", event_and_stream_completion_agree, NULL, NULL},
     {"elapsed_time_measures_between_records", elapsed_time_measures_between_records,
      "NCCLEMU_OP_DELAY_US=100000", NULL},
     {"bad_flags_are_invalid_value", bad_flags_are_invalid_value, NULL, NULL},

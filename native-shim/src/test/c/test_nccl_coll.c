@@ -486,7 +486,10 @@ static void one_thread_drives_every_rank_in_groups(void) {
   CHECK_EQ(ncclGroupEnd(), ncclSuccess);
   for (int i = 0; i < N; i++) {
     cudaStreamSynchronize(streams[i]);
-    CHECK_EQ(recv[i][7], bufs[i ^ 1][7]);
+    for (int k = 0; k < 8; k++)
+      CHECK_EQ(recv[i][k], bufs[i ^ 1][k]);
+  }
+  for (int i = 0; i < N; i++) {
     CHECK_EQ(ncclCommDestroy(comms[i]), ncclSuccess);
     cudaStreamDestroy(streams[i]);
     cudaFree(bufs[i]);

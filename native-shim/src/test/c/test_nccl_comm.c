@@ -349,7 +349,10 @@ static void nonblocking_finalize_reports_progress_through_async_error(void) {
   CHECK_EQ(async, ncclInProgress); /* the allreduce is held behind the gate */
   gate_open(&g);
   cudaStreamSynchronize(s);
-  CHECK_EQ(ncclCommGetAsyncError(c, &async), ncclSuccess);
+  /* as NCCL documents for non-blocking comms: poll until it is no longer in progress */
+  do
+    CHECK_EQ(ncclCommGetAsyncError(c, &async), ncclSuccess);
+  while (async == ncclInProgress);
   CHECK_EQ(async, ncclSuccess);
   CHECK_EQ(ncclCommDestroy(c), ncclSuccess);
   cudaStreamDestroy(s);
@@ -390,6 +393,7 @@ static void destroy_waits_for_the_comms_enqueued_work(void) {
   gate_open(&g);
   pthread_join(t, NULL);
   CHECK_EQ(v[1], 3);
+  CHECK_EQ(cudaStreamQuery(s[1]), cudaSuccess); /* destroyed: its stream is past its work */
   CHECK_EQ(ncclCommDestroy(c[0]), ncclSuccess);
   cudaStreamDestroy(s[0]);
   cudaStreamDestroy(s[1]);
