@@ -281,6 +281,7 @@ ncclResult_t emu_comm_join(const char *api, const ncclUniqueId *id, int nranks, 
     } else {
       comm->clique = c;
       c->comms[rank] = comm;
+      c->gone[rank] = 0; /* a rank that left before its peers came may join again */
       c->refs++;
       if (++c->joined == nranks) {
         /* complete: the id leaves the table, a later init with it starts a new clique */

@@ -150,6 +150,40 @@ static void nonblocking_init_is_in_progress_until_every_rank_joined(void) {
   ncclCommDestroy(c1);
 }
 
+static void a_rank_that_left_before_its_peers_came_can_join_again(void) {
+  ncclUniqueId id;
+  ncclComm_t c[3], left;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  REQUIRE_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  cudaSetDevice(1);
+  CHECK_EQ(ncclCommInitRankConfig(&c[1], 3, id, 1, &config), ncclInProgress);
+  cudaSetDevice(0);
+  CHECK_EQ(ncclCommInitRankConfig(&left, 3, id, 0, &config), ncclInProgress);
+  CHECK_EQ(ncclCommDestroy(left), ncclSuccess);
+  CHECK_EQ(ncclCommInitRankConfig(&c[0], 3, id, 0, &config), ncclInProgress);
+  cudaSetDevice(2);
+  CHECK_EQ(ncclCommInitRankConfig(&c[2], 3, id, 2, &config), ncclInProgress);
+  int v[3] = {1, 2, 3};
+  cudaStream_t s[3];
+  CHECK_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 3; r++) {
+    cudaSetDevice(r);
+    cudaStreamCreate(&s[r]);
+    CHECK_EQ(ncclAllReduce(&v[r], &v[r], 1, ncclInt32, ncclSum, c[r], s[r]), ncclSuccess);
+  }
+  CHECK_EQ(ncclGroupEnd(), ncclSuccess);
+  for (int r = 0; r < 3; r++) {
+    cudaStreamSynchronize(s[r]);
+    CHECK_EQ(v[r], 6);
+    ncclResult_t async = ncclInProgress;
+    CHECK_EQ(ncclCommGetAsyncError(c[r], &async), ncclSuccess);
+    CHECK_EQ(async, ncclSuccess);
+    ncclCommDestroy(c[r]);
+    cudaStreamDestroy(s[r]);
+  }
+}
+
 static void bad_init_arguments_are_rejected(void) {
   ncclUniqueId id, zero;
   ncclComm_t c;
@@ -512,6 +546,8 @@ static const struct test_case cases[] = {
     {"init_all_follows_the_device_list", init_all_follows_the_device_list, NULL, NULL},
     {"nonblocking_init_is_in_progress_until_every_rank_joined",
      nonblocking_init_is_in_progress_until_every_rank_joined, NULL, NULL},
+    {"a_rank_that_left_before_its_peers_came_can_join_again",
+     a_rank_that_left_before_its_peers_came_can_join_again, NULL, NULL},
     {"bad_init_arguments_are_rejected", bad_init_arguments_are_rejected, NULL, NULL},
     {"split_groups_by_color_and_orders_by_key", split_groups_by_color_and_orders_by_key, NULL,
      NULL},
