@@ -548,6 +548,27 @@ cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
   return stream_query(stream, true);
 }
 
+/* Graph capture is not emulated: a stream is never capturing. */
+static cudaError_t is_capturing(cudaStream_t h, bool per_thread,
+                                enum cudaStreamCaptureStatus *status) {
+  if (!status)
+    return emu_cuda_result(cudaErrorInvalidValue);
+  cudaError_t e = stream_get(h, per_thread, NULL, NULL, NULL);
+  if (e == cudaSuccess)
+    *status = cudaStreamCaptureStatusNone;
+  return e;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status) {
+  CUDA_KNOB("cudaStreamIsCapturing");
+  return is_capturing(stream, false, status);
+}
+
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *status) {
+  CUDA_KNOB("cudaStreamIsCapturing");
+  return is_capturing(stream, true, status);
+}
+
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   CUDA_KNOB("cudaStreamSynchronize");
   return stream_synchronize(stream, false);

@@ -42,6 +42,12 @@ enum cudaMemcpyKind {
   cudaMemcpyDefault = 4
 };
 
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2
+};
+
 typedef void (*cudaHostFn_t)(void *userData);
 typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void *userData);
 
@@ -95,6 +101,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
                                   unsigned int flags);
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 
 cudaError_t cudaEventCreate(cudaEvent_t *event);
@@ -119,6 +126,8 @@ cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);
 cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority);
 cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *device);
 cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream);
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+                                       enum cudaStreamCaptureStatus *pCaptureStatus);
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
 cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,

@@ -1,4 +1,6 @@
 /* Devices, errors and versions of the emulated CUDA runtime. */
+#include <dlfcn.h>
+
 #include "test.h"
 
 static void eight_devices_by_default(void) {
@@ -87,6 +89,31 @@ static void stream_priority_range_is_zero_to_minus_five(void) {
   CHECK_EQ(greatest, -5);
 }
 
+/* Linked by bindings, not emulated: they load and answer cudaErrorNotSupported. */
+static void not_emulated_functions_answer_not_supported(void) {
+  static const char *names[] = {"cudaGetDeviceProperties", "cudaDeviceGetAttribute",
+                                "cudaDeviceReset",         "cudaDeviceCanAccessPeer",
+                                "cudaMemcpyPeer",          "cudaPointerGetAttributes",
+                                "cudaIpcGetMemHandle",     "cudaLaunchKernel",
+                                "cudaGraphLaunch",         "cudaHostRegister"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    CHECK(dlsym(RTLD_DEFAULT, names[i]) != NULL);
+  typedef cudaError_t (*reset_fn)(void);
+  typedef cudaError_t (*attribute_fn)(int *, int, int);
+  typedef cudaError_t (*peer_fn)(void *, int, const void *, int, size_t);
+  reset_fn reset = (reset_fn)dlsym(RTLD_DEFAULT, "cudaDeviceReset");
+  attribute_fn attribute = (attribute_fn)dlsym(RTLD_DEFAULT, "cudaDeviceGetAttribute");
+  peer_fn peer = (peer_fn)dlsym(RTLD_DEFAULT, "cudaMemcpyPeer");
+  int value = -7;
+  char a[4], b[4] = {0};
+  REQUIRE_EQ(reset != NULL && attribute != NULL && peer != NULL, 1);
+  CHECK_EQ(reset(), cudaErrorNotSupported);
+  CHECK_EQ(attribute(&value, 16, 0), cudaErrorNotSupported);
+  CHECK_EQ(value, -7);
+  CHECK_EQ(peer(a, 1, b, 0, sizeof(a)), cudaErrorNotSupported);
+  CHECK_EQ(cudaGetLastError(), cudaErrorNotSupported);
+}
+
 static const struct test_case cases[] = {
     {"eight_devices_by_default", eight_devices_by_default, NULL, NULL},
     {"device_count_follows_NCCLEMU_DEVICES", device_count_follows_NCCLEMU_DEVICES,
@@ -99,6 +126,8 @@ static const struct test_case cases[] = {
     {"versions_are_cuda_13", versions_are_cuda_13, NULL, NULL},
     {"error_strings_and_names_are_cudas", error_strings_and_names_are_cudas, NULL, NULL},
     {"stream_priority_range_is_zero_to_minus_five", stream_priority_range_is_zero_to_minus_five,
+     NULL, NULL},
+    {"not_emulated_functions_answer_not_supported", not_emulated_functions_answer_not_supported,
      NULL, NULL},
 };
 

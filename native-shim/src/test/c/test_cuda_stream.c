@@ -19,6 +19,20 @@ static void create_query_destroy(void) {
   CHECK_EQ(cudaStreamDestroy(s), cudaSuccess);
 }
 
+static void streams_are_never_capturing(void) {
+  cudaStream_t s;
+  REQUIRE_EQ(cudaStreamCreate(&s), cudaSuccess);
+  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  CHECK_EQ(cudaStreamIsCapturing(s, &status), cudaSuccess);
+  CHECK_EQ(status, cudaStreamCaptureStatusNone);
+  status = cudaStreamCaptureStatusActive;
+  CHECK_EQ(cudaStreamIsCapturing_ptsz(NULL, &status), cudaSuccess);
+  CHECK_EQ(status, cudaStreamCaptureStatusNone);
+  CHECK_EQ(cudaStreamIsCapturing(s, NULL), cudaErrorInvalidValue);
+  cudaStreamDestroy(s);
+  CHECK_EQ(cudaStreamIsCapturing(s, &status), cudaErrorInvalidResourceHandle);
+}
+
 static void flags_priority_and_device_are_kept(void) {
   cudaSetDevice(3);
   cudaStream_t s;
@@ -338,6 +352,7 @@ static int report_lists_the_busy_stream(int status, const char *dir) {
 
 static const struct test_case cases[] = {
     {"create_query_destroy", create_query_destroy, NULL, NULL},
+    {"streams_are_never_capturing", streams_are_never_capturing, NULL, NULL},
     {"flags_priority_and_device_are_kept", flags_priority_and_device_are_kept, NULL, NULL},
     {"destroyed_or_foreign_handles_are_invalid_resource_handles",
      destroyed_or_foreign_handles_are_invalid_resource_handles, NULL, NULL},
