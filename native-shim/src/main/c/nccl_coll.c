@@ -300,6 +300,8 @@ static ncclResult_t compute_coll(struct emu_slot *s, int nranks) {
     }
   }
   size_t n = p0->count, sz = emu_type_size(p0->dtype), block = n * sz;
+  if (block == 0)
+    return ncclSuccess; /* nothing to move; buffers may be NULL */
   switch (p0->func) {
   case F_ALLREDUCE:
   case F_REDUCE:
@@ -346,7 +348,8 @@ static ncclResult_t compute_p2p(struct emu_slot *s) {
              s->dst, room);
     return ncclInvalidUsage;
   }
-  memmove(s->recv->recvbuff, s->send->sendbuff, sent);
+  if (sent)
+    memmove(s->recv->recvbuff, s->send->sendbuff, sent);
   return ncclSuccess;
 }
 
@@ -569,10 +572,10 @@ void emu_part_complete(struct emu_part *p) {
     pthread_mutex_unlock(&comm->clique->mu);
     return;
   }
-  if (!s || !s->done)
+  size_t block = p->count * emu_type_size(p->dtype);
+  if (!s || !s->done || block == 0)
     return;
   int rank = comm->rank, nranks = comm->nranks;
-  size_t block = p->count * emu_type_size(p->dtype);
   switch (p->func) {
   case F_ALLREDUCE:
   case F_BROADCAST:

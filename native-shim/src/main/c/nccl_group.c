@@ -17,8 +17,9 @@ void emu_group_add(struct emu_part *p) {
   group_tail = p;
 }
 
-/* The parts of one stream run as one op: all arrive, then all wait, then all finish, so the sends
- * and receives (or several ranks' parts) of one group on one stream never wait on each other. */
+/* The parts of one stream run as one op: all arrive, then all wait, then all complete, so the
+ * sends and receives (or several ranks' parts) of one group on one stream never wait on each
+ * other. */
 struct fused_op {
   struct emu_op op;
   struct emu_part *parts;
