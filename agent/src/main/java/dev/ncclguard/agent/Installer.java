@@ -1,12 +1,7 @@
 package dev.ncclguard.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
-
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bridge.JnaBridge;
-import dev.ncclguard.bridge.JnaFunctionAdvice;
 import dev.ncclguard.live.LiveView;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
@@ -14,7 +9,6 @@ import java.lang.instrument.Instrumentation;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import net.bytebuddy.asm.Advice;
 
 /**
  * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
@@ -80,16 +74,6 @@ public final class Installer {
     }
 
     private static Map<String, List<String>> instrument(Instrumentation inst) {
-        return new AdviceTransformer(Map.of(
-                "com/sun/jna/Function", Advice.to(JnaFunctionAdvice.class).on(named("invoke")
-                        .and(takesArguments(5))
-                        .and(takesArgument(3, Object[].class))),
-                "java/lang/Shutdown", Advice.to(ExitAdvice.Status.class)
-                        .on(named("exit").and(takesArguments(int.class))),
-                "java/lang/ThreadGroup", Advice.to(ExitAdvice.Uncaught.class)
-                        .on(named("uncaughtException").and(takesArguments(Thread.class, Throwable.class))),
-                "java/lang/ApplicationShutdownHooks", Advice.to(ExitAdvice.DeferJfrHook.class)
-                        .on(named("add").and(takesArguments(Thread.class)))))
-                .install(inst);
+        return new HookTransformer().install(inst);
     }
 }

@@ -89,6 +89,9 @@ final class Lifecycle {
         if (options.action() == Options.Action.OFF) {
             return;
         }
+        if (!tracker.sawAnyCall() && options.report() == null) {
+            return; // never touched NCCL or CUDA, and no JSON report asked for: nothing to say
+        }
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();

@@ -1,0 +1,103 @@
+package dev.ncclguard.agent;
+
+import dev.ncclguard.log.Log;
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.lang.instrument.UnmodifiableClassException;
+import java.security.ProtectionDomain;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Weaves the hooks into the classes {@link HookWeaver} knows, as they load and, for those already
+ * loaded (JDK classes in premain, JNA on attach), by retransformation. Every other class costs one
+ * set lookup.
+ */
+final class HookTransformer implements ClassFileTransformer {
+    private static final Set<String> TARGETS = Set.of(
+            HookWeaver.JNA_FUNCTION, HookWeaver.SHUTDOWN, HookWeaver.THREAD_GROUP, HookWeaver.APP_SHUTDOWN_HOOKS);
+
+    /** Why the last transformation of a class was not done, for {@link #install}'s answer. */
+    private final Map<String, String> failures = new ConcurrentHashMap<>();
+
+    /**
+     * Registers the transformer and retransforms the target classes already loaded. Returns, per
+     * target class, what became of it: a class loaded several times (one per class loader) has one
+     * answer per copy.
+     */
+    Map<String, List<String>> install(Instrumentation inst) {
+        inst.addTransformer(this, true);
+        Map<String, List<String>> outcome = new TreeMap<>();
+        for (String name : TARGETS) {
+            outcome.put(name.replace('/', '.'), new ArrayList<>());
+        }
+        List<Class<?>> loaded = new ArrayList<>();
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+            if (TARGETS.contains(c.getName().replace('.', '/'))) {
+                if (inst.isModifiableClass(c)) {
+                    loaded.add(c);
+                } else {
+                    outcome.get(c.getName()).add("loaded and not modifiable");
+                }
+            }
+        }
+        for (Class<?> c : loaded) {
+            String internalName = c.getName().replace('.', '/');
+            failures.remove(internalName);
+            try {
+                inst.retransformClasses(c);
+                String failed = failures.remove(internalName);
+                outcome.get(c.getName()).add(failed == null ? "already loaded, retransformed" : "not instrumented: " + failed);
+            } catch (UnmodifiableClassException | RuntimeException | LinkageError e) {
+                Log.warn("cannot instrument " + c.getName() + ": " + e);
+                outcome.get(c.getName()).add("not instrumented: " + e);
+            }
+        }
+        for (List<String> states : outcome.values()) {
+            if (states.isEmpty()) {
+                states.add("not loaded yet, instrumented when it loads");
+            }
+        }
+        return outcome;
+    }
+
+    @Override
+    public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
+                            ProtectionDomain domain, byte[] classfile) {
+        if (className == null || !TARGETS.contains(className)) {
+            return null;
+        }
+        try {
+            if (loader != null && !hooksVisibleFrom(loader)) {
+                Log.once("hooks-invisible", className.replace('/', '.') + " in " + loader
+                        + " cannot see the agent's bootstrap classes (a class loader that does not delegate"
+                        + " to the boot loader); its calls are not tracked");
+                failures.put(className, "its class loader cannot see the agent's bootstrap classes");
+                return null;
+            }
+            byte[] woven = HookWeaver.weave(className, classfile);
+            if (woven == null) {
+                Log.once("shape-" + className, className.replace('/', '.')
+                        + " has not the shape this agent knows (JNA 5.x expected); its calls are not tracked");
+                failures.put(className, "not the shape this agent knows");
+            }
+            return woven;
+        } catch (Throwable t) {
+            Log.warn("cannot instrument " + className.replace('/', '.') + ", it runs untracked: " + t);
+            failures.put(className, String.valueOf(t));
+            return null;
+        }
+    }
+
+    private static boolean hooksVisibleFrom(ClassLoader loader) {
+        try {
+            return Class.forName(HookWeaver.HOOKS.replace('/', '.'), false, loader).getClassLoader() == null;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+}
