@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ncclguard.it.apps.MBeanApp;
 import dev.ncclguard.live.FakeRas;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -180,16 +179,6 @@ class AttachIT {
             // the attach loaded the agent once; the dump went through JMX and loaded none
             assertEquals(1, app.stderr().split(DYNAMIC_AGENT_WARNING, -1).length - 1, app.describe());
         }
-    }
-
-    @Test
-    void mbeanIsRegisteredAtTheFirstTrackedCallNeverInPremain() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("")
-                .jvmArg("--add-opens=java.management/java.lang.management=ALL-UNNAMED")
-                .mainClass(AgentSafetyIT.testClasspath(), MBeanApp.class.getName()).run();
-        assertEquals(0, r.exitCode(), r.describe());
-        assertTrue(r.stdout().contains("platform MBean server 2 s into main: absent"), r.describe());
-        assertTrue(r.stdout().contains("after the first call: registered, 1 event created"), r.describe());
     }
 
     @Test

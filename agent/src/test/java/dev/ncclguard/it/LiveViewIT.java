@@ -1,0 +1,55 @@
+package dev.ncclguard.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.it.apps.MBeanApp;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The JMX and JFR views in a JVM started with the agent. */
+class LiveViewIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void mbeanIsRegisteredAtTheFirstTrackedCallNeverInPremain() throws Exception {
+        ChildJvm.Result r = ChildJvm.sample().agent("")
+                .jvmArg("--add-opens=java.management/java.lang.management=ALL-UNNAMED")
+                .mainClass(AgentSafetyIT.testClasspath(), MBeanApp.class.getName()).run();
+        assertEquals(0, r.exitCode(), r.describe());
+        assertTrue(r.stdout().contains("platform MBean server 2 s into main: absent"), r.describe());
+        assertTrue(r.stdout().contains("after the first call: registered, 1 event created"), r.describe());
+    }
+
+    @Test
+    void recordingDumpedByJfrAtExitHasTheExitReportsEvents() throws Exception {
+        Path recording = dir.resolve("leaky.jfr");
+        Path report = dir.resolve("leaky.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("action=cleanup,text=none,report=" + report)
+                .jvmArg("-XX:StartFlightRecording:filename=" + recording).run("leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+
+        List<RecordedEvent> events = RecordingFile.readAllEvents(recording);
+        Set<String> leaked = events.stream().filter(e -> e.getEventType().getName().equals("dev.ncclguard.LeakFound"))
+                .map(e -> e.getString("kind") + " " + e.getString("handle")).collect(Collectors.toSet());
+        Set<String> reported = Reports.leaks(json, "comm").stream().map(l -> "comm " + l.path("handle").asText())
+                .collect(Collectors.toSet());
+        assertEquals(2, reported.size(), json.toString());
+        assertTrue(leaked.containsAll(reported), "LeakFound " + leaked + " for the report's " + reported);
+        assertEquals(json.path("leaks").size(), leaked.size(), leaked.toString());
+        long destroyed = events.stream().filter(e -> e.getEventType().getName().equals("dev.ncclguard.CleanupAction")
+                && e.getString("kind").equals("comm") && e.getString("outcome").equals("destroyed")).count();
+        assertEquals(2, destroyed, "CleanupAction per destroyed communicator");
+        assertEquals(2, events.stream().filter(e -> e.getEventType().getName()
+                .equals("dev.ncclguard.CommunicatorCreated")).count());
+    }
+}
