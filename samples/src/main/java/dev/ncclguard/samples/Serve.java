@@ -5,7 +5,9 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.Queue;
 import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CyclicBarrier;
 
 /**
@@ -19,8 +21,9 @@ import java.util.concurrent.CyclicBarrier;
  * <li>{@code stop}, or the end of the input: the loop ends; each rank synchronizes, checks its
  *     result and releases its communicator, stream and buffers (not what {@code leak} made).</li>
  * </ul>
- * The ranks meet at a barrier before each iteration, where the commands take effect, so that
- * they all make the same NCCL calls in the same order (NCCL requires it of collective calls).
+ * The ranks meet at a barrier before each iteration, where the next command takes effect (one
+ * per iteration, in order), so that they all make the same NCCL calls in the same order (NCCL
+ * requires it of collective calls).
  */
 final class Serve {
     static final int SPLIT_EVERY = 20;
@@ -33,9 +36,8 @@ final class Serve {
     private static Serve current;
 
     private final CyclicBarrier barrier;
-    private volatile int leaksRequested;
-    private volatile boolean stopRequested;
-    private int leaksDone;
+    /** Commands in the order they came; one is taken per iteration. */
+    private final Queue<String> commands = new ConcurrentLinkedQueue<>();
     private boolean announceLeak;
     private volatile Step step;
 
@@ -57,6 +59,7 @@ final class Serve {
             rank.useDevice();
             rank.allocate();
             rank.initCommunicator();
+            rank.allReduce(); // so that there is a result to check even if told to stop at once
             while (true) {
                 Step s = serve.await();
                 if (s.stop()) {
@@ -123,11 +126,11 @@ final class Serve {
             announceLeak = false;
             say("serve: leaked: every rank split off a communicator and recorded an event it will not release");
         }
-        if (stopRequested) {
+        String command = commands.poll();
+        if ("stop".equals(command)) {
             say("serve: stopping after " + iteration + " iterations");
             step = new Step(iteration, false, true);
-        } else if (leaksDone < leaksRequested) {
-            leaksDone++;
+        } else if ("leak".equals(command)) {
             announceLeak = true;
             step = new Step(iteration, true, false);
         } else {
@@ -141,8 +144,7 @@ final class Serve {
                 String line;
                 while ((line = in.readLine()) != null) {
                     switch (line.trim()) {
-                        case "leak" -> leaksRequested++;
-                        case "stop" -> stopRequested = true;
+                        case "leak", "stop" -> commands.add(line.trim());
                         case "" -> { }
                         default -> say("serve: unknown command '" + line.trim() + "' (leak, stop)");
                     }
@@ -150,7 +152,7 @@ final class Serve {
             } catch (IOException e) {
                 say("serve: cannot read stdin: " + e.getMessage());
             }
-            stopRequested = true;
+            commands.add("stop");
         }, "serve-commands");
         reader.setDaemon(true);
         reader.start();

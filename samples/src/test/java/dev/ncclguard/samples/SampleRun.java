@@ -51,6 +51,16 @@ final class SampleRun {
 
     static SampleRun withEmulator(String emulatorDir, Map<String, String> env, String... args)
             throws IOException, InterruptedException {
+        return run(emulatorDir, env, null, args);
+    }
+
+    /** A run whose stdin is {@code input} (the serve scenario's commands). */
+    static SampleRun withInput(String input, String... args) throws IOException, InterruptedException {
+        return run(emulator().toString(), Map.of(), input, args);
+    }
+
+    private static SampleRun run(String emulatorDir, Map<String, String> env, String input, String... args)
+            throws IOException, InterruptedException {
         Path work = Files.createTempDirectory("ncclguard-samples-test");
         Path out = work.resolve("stdout");
         Path err = work.resolve("stderr");
@@ -62,6 +72,11 @@ final class SampleRun {
                 Samples.class.getName()));
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+        if (input != null) {
+            Path in = work.resolve("stdin");
+            Files.writeString(in, input);
+            builder.redirectInput(in.toFile());
+        }
         Map<String, String> childEnv = builder.environment();
         childEnv.remove(GpuLibraries.EMU_ENV);
         childEnv.put("NCCLEMU_REPORT", report.toString());
