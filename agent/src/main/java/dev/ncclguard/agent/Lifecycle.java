@@ -141,6 +141,7 @@ final class Lifecycle {
         }
         int status = Hooks.exitStatus;
         if ((status == -1 || status == 0) && !Hooks.mainThreadFailed) {
+            JfrShutdown.runDeferred(); // halt skips the rest of this hook, JFR's dump included
             Runtime.getRuntime().halt(code);
         }
     }
