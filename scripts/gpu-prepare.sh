@@ -6,8 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q install -DskipTests
 mkdir -p .gpu
-if [ ! -x .gpu/jre/bin/java ]; then
-  jlink --add-modules java.base,java.instrument,java.management,jdk.attach,java.logging,jdk.unsupported,jdk.jfr \
+# jdk.management.agent and java.management.rmi: the dump command's local JMX connector
+modules=java.base,java.instrument,java.management,jdk.attach,java.logging,jdk.unsupported,jdk.jfr,jdk.management.agent,java.management.rmi
+if [ ! -x .gpu/jre/bin/java ] || ! .gpu/jre/bin/java --list-modules | grep -q '^jdk.management.agent@'; then
+  rm -rf .gpu/jre
+  jlink --add-modules "$modules" \
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
 fi
 cp agent/target/ncclguard-agent.jar samples/target/ncclguard-samples.jar .gpu/
