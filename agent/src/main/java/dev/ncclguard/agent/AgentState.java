@@ -20,17 +20,18 @@ public final class AgentState {
     private final Tracker tracker;
     private volatile Options options;
     private final Instant attachedAt;
-    private final List<String> coverage;
+    private final Map<String, List<String>> instrumented;
     private volatile Report.BeforeAttach beforeAttach;
-    private volatile Consumer<Report> exitReportListener = report -> { };
+    private volatile Consumer<Report> exitReportListener;
     private final AtomicLong cleaned = new AtomicLong();
     private final AtomicLong cleanupFailed = new AtomicLong();
 
-    public AgentState(Tracker tracker, Options options, Instant attachedAt, List<String> coverage) {
+    /** @param instrumented per class the hooks went into, what became of each loaded copy */
+    public AgentState(Tracker tracker, Options options, Instant attachedAt, Map<String, List<String>> instrumented) {
         this.tracker = Objects.requireNonNull(tracker);
         this.options = Objects.requireNonNull(options);
         this.attachedAt = attachedAt;
-        this.coverage = List.copyOf(coverage);
+        this.instrumented = instrumented;
     }
 
     /** The installed agent, or null. */
@@ -79,7 +80,7 @@ public final class AgentState {
 
     /** One line per bridge or hook: what was instrumented, and what could not be. */
     public List<String> coverage() {
-        return coverage;
+        return Coverage.describe(instrumented); // built when asked: premain pays nothing for it
     }
 
     /** What NCCL's RAS said at the attach; null until asked (and always without an attach). */
@@ -99,8 +100,12 @@ public final class AgentState {
     void exitReported(Report report) {
         cleaned.addAndGet(report.summary().cleaned());
         cleanupFailed.addAndGet(report.summary().cleanupFailed());
+        Consumer<Report> listener = exitReportListener;
+        if (listener == null) {
+            return;
+        }
         try {
-            exitReportListener.accept(report);
+            listener.accept(report);
         } catch (RuntimeException | LinkageError e) {
             dev.ncclguard.log.Log.once("exit-report-listener", "live view of the exit report failed: " + e);
         }

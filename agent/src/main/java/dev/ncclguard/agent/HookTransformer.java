@@ -21,6 +21,8 @@ final class HookTransformer implements ClassFileTransformer {
     private static final Set<String> TARGETS = Set.of(
             HookWeaver.JNA_FUNCTION, HookWeaver.SHUTDOWN, HookWeaver.THREAD_GROUP, HookWeaver.APP_SHUTDOWN_HOOKS);
 
+    static final String NOT_LOADED = "not loaded yet, instrumented when it loads";
+
     /** Why the last transformation of a class was not done, for {@link #install}'s answer. */
     private final Map<String, String> failures = new ConcurrentHashMap<>();
 
@@ -59,7 +61,7 @@ final class HookTransformer implements ClassFileTransformer {
         }
         for (List<String> states : outcome.values()) {
             if (states.isEmpty()) {
-                states.add("not loaded yet, instrumented when it loads");
+                states.add(NOT_LOADED);
             }
         }
         return outcome;

@@ -49,9 +49,12 @@ public final class Installer {
             LiveView live = LiveView.listenTo(tracker);
             Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             Hooks.jna = new JnaBridge(tracker);
-            List<String> coverage = Coverage.describe(instrument(inst));
+            Map<String, List<String>> instrumented = instrument(inst);
+            // no application shutdown hook can exist before the class that holds them is loaded
+            JfrShutdown.hooksMayExist = !instrumented.getOrDefault(HookWeaver.APP_SHUTDOWN_HOOKS.replace('/', '.'),
+                    List.of()).contains(HookTransformer.NOT_LOADED);
             AgentState state = new AgentState(tracker, options,
-                    premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), coverage);
+                    premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), instrumented);
             new Lifecycle(state).registerExitHook(inst);
             AgentState.publish(state);
             System.setProperty(INSTALLED, premain ? "premain" : "attach");

@@ -17,13 +17,16 @@ import java.util.Set;
  * on ApplicationShutdownHooks.add, or now if it already did) and run at the end of the agent's.
  */
 final class JfrShutdown {
+    /** False when ApplicationShutdownHooks was not even loaded at install: no hook to look for then. */
+    static volatile boolean hooksMayExist = true;
+
     private JfrShutdown() {
     }
 
     /** Called once the agent's exit hook is in its slot after the application's hooks. */
     static void deferUntilAfterReport(Instrumentation inst) {
         Hooks.deferJfrShutdown = true;
-        Thread already = registeredJfrHook(inst);
+        Thread already = hooksMayExist ? registeredJfrHook(inst) : null;
         if (already != null && Hooks.jfrShutdownHook == null) {
             try {
                 if (Runtime.getRuntime().removeShutdownHook(already)) {

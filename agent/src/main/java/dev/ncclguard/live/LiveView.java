@@ -5,8 +5,7 @@ import dev.ncclguard.log.Log;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.track.Tracker;
 import dev.ncclguard.track.TrackerListener;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The live view of the tracker: counts for JMX, JFR events, and the MBean's registration. The
@@ -20,11 +19,12 @@ public final class LiveView implements TrackerListener {
     private static final boolean JFR = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
 
     private final Tracker tracker;
-    private final LongAdder eventsCreated = new LongAdder();
-    private final LongAdder eventsDestroyed = new LongAdder();
-    private final LongAdder streamsCreated = new LongAdder();
-    private final LongAdder streamsDestroyed = new LongAdder();
-    private final AtomicBoolean registration = new AtomicBoolean();
+    // AtomicLong rather than LongAdder or AtomicBoolean: those pull some 30 VarHandle classes into premain
+    private final AtomicLong eventsCreated = new AtomicLong();
+    private final AtomicLong eventsDestroyed = new AtomicLong();
+    private final AtomicLong streamsCreated = new AtomicLong();
+    private final AtomicLong streamsDestroyed = new AtomicLong();
+    private boolean registering;
     private volatile AgentState state;
 
     private LiveView(Tracker tracker) {
@@ -55,8 +55,11 @@ public final class LiveView implements TrackerListener {
     }
 
     private void registerSoon() {
-        if (!registration.compareAndSet(false, true)) {
-            return;
+        synchronized (this) {
+            if (registering) {
+                return;
+            }
+            registering = true;
         }
         AgentState installed = state;
         Thread t = new Thread(() -> {
@@ -88,22 +91,22 @@ public final class LiveView implements TrackerListener {
 
     @Override
     public void eventCreated(long handle) {
-        eventsCreated.increment();
+        eventsCreated.incrementAndGet();
     }
 
     @Override
     public void eventDestroyed(long handle) {
-        eventsDestroyed.increment();
+        eventsDestroyed.incrementAndGet();
     }
 
     @Override
     public void streamCreated(long handle) {
-        streamsCreated.increment();
+        streamsCreated.incrementAndGet();
     }
 
     @Override
     public void streamDestroyed(long handle) {
-        streamsDestroyed.increment();
+        streamsDestroyed.incrementAndGet();
     }
 
     private void exitReport(Report report) {
@@ -113,18 +116,18 @@ public final class LiveView implements TrackerListener {
     }
 
     long eventsCreated() {
-        return eventsCreated.sum();
+        return eventsCreated.get();
     }
 
     long eventsDestroyed() {
-        return eventsDestroyed.sum();
+        return eventsDestroyed.get();
     }
 
     long streamsCreated() {
-        return streamsCreated.sum();
+        return streamsCreated.get();
     }
 
     long streamsDestroyed() {
-        return streamsDestroyed.sum();
+        return streamsDestroyed.get();
     }
 }

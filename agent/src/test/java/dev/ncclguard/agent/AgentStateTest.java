@@ -6,14 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.track.Tracker;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** A second attach changes options of the running agent. */
 class AgentStateTest {
     private final AgentState state = new AgentState(new Tracker(),
-            Options.parse("report=/tmp/r-%p.json,timeout=2s", Map.of(), Map.of()), null, List.of());
+            Options.parse("report=/tmp/r-%p.json,timeout=2s", Map.of(), Map.of()), null, Map.of());
 
     @Test
     void keysNotGivenKeepTheirValues() {

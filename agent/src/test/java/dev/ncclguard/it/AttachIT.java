@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -77,8 +79,10 @@ class AttachIT {
     @Test
     void attachToARunningSampleThenLeakDumpChangeOptionsAndExit() throws Exception {
         Path report = dir.resolve("attached-%p.json");
+        Path recording = dir.resolve("serve.jfr");
         try (FakeRas ras = new FakeRas(null, FakeRas.text());
-             LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of("NCCL_RAS_ADDR", ras.address()))) {
+             LiveChild app = LiveChild.serve(JAVA_17, List.of("-XX:StartFlightRecording:filename=" + recording),
+                     Map.of("NCCL_RAS_ADDR", ras.address()))) {
             String pid = Long.toString(app.pid());
 
             Cli attach = cli(JAVA_17, "attach", pid, "report=" + report);
@@ -125,6 +129,13 @@ class AttachIT {
             String err = app.stderr();
             assertTrue(err.contains("ncclguard: tracking since " + exit.path("attachedAt").asText()), err);
             assertFalse(err.contains("Exception"), err);
+
+            // JFR was recording before the attach: its exit dump still waits for the exit report
+            List<RecordedEvent> events = RecordingFile.readAllEvents(recording);
+            assertEquals(exit.path("leaks").size(), events.stream()
+                    .filter(e -> e.getEventType().getName().equals("dev.ncclguard.LeakFound")).count());
+            assertEquals(2, events.stream().filter(e -> e.getEventType().getName().equals("dev.ncclguard.CleanupAction")
+                    && e.getString("outcome").equals("destroyed")).count());
         }
     }
 

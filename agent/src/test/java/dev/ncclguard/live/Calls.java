@@ -8,7 +8,6 @@ import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.track.Tracker;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /** Feeds a tracker the calls a bridge would, for the live view's tests; arguments by C position. */
@@ -20,7 +19,7 @@ final class Calls {
 
     /** An agent state over this tracker, as an attach at {@code attachedAt} (null: started with the JVM) makes. */
     AgentState state(String options, Instant attachedAt) {
-        return new AgentState(tracker, Options.parse(options, Map.of(), Map.of()), attachedAt, List.of());
+        return new AgentState(tracker, Options.parse(options, Map.of(), Map.of()), attachedAt, Map.of());
     }
 
     void initRank(long comm, int nranks, int rank) {
