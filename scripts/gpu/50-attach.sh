@@ -47,7 +47,6 @@ else
 fi
 say "--- serve stdout"; cat "$work/serve.out" >>"$log"
 say "--- serve stderr (NCCL warnings, the agent's exit report)"; cat "$work/serve.err" >>"$log"
-for f in "$r"/attach*.json; do
-  [ -f "$f" ] && { say "--- $(basename "$f")"; cat "$f" >>"$log"; echo >>"$log"; }
-done
+# the live JSON is in the log already, from the dump --json above
+[ -f "$r/attach.json" ] && { say "--- attach.json (the exit report)"; cat "$r/attach.json" >>"$log"; echo >>"$log"; }
 rm -rf "$work"

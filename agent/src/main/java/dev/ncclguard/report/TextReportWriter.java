@@ -179,7 +179,7 @@ public final class TextReportWriter {
             parts.add(count(s.unsyncedStreams(), "unsynchronized stream", "unsynchronized streams"));
         }
         String line = SUMMARY_PREFIX + String.join(", ", parts);
-        if (Report.ACTION_CLEANUP.equals(report.action())) {
+        if (Report.ACTION_CLEANUP.equals(report.action()) && !report.live()) {
             line += " (cleaned " + s.cleaned() + ", failed " + s.cleanupFailed() + ")";
         }
         return line;

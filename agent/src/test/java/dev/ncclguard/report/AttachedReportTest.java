@@ -70,5 +70,6 @@ class AttachedReportTest {
         assertTrue(text.startsWith("ncclguard: 1 handle not released yet, each a leak if the JVM exited now (live, pid "),
                 text);
         assertFalse(text.contains("Cleanup:"), "cleanup happens at exit, not in a dump: " + text);
+        assertTrue(text.endsWith("SUMMARY: ncclguard: 1 leaked communicator\n"), text);
     }
 }
