@@ -5,11 +5,14 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bridge.Bindings;
 import dev.ncclguard.bridge.JnaBridge;
 import dev.ncclguard.bridge.JnaFunctionAdvice;
+import dev.ncclguard.bridge.NativeMethods;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
+import java.nio.file.Path;
 import java.util.Map;
 import net.bytebuddy.asm.Advice;
 
@@ -25,8 +28,10 @@ public final class Installer {
 
     public static void install(String args, Instrumentation inst, boolean premain) {
         Options options;
+        Bindings bindings;
         try {
             options = Options.parse(args);
+            bindings = options.bindings() == null ? Bindings.none() : Bindings.load(Path.of(options.bindings()));
         } catch (IllegalArgumentException e) {
             if (premain) {
                 // like a bad -XX flag: one line, and the JVM does not start
@@ -52,9 +57,11 @@ public final class Installer {
             }
             Hooks.jna = new JnaBridge(tracker);
             instrument(inst);
+            NativeMethods.install(inst, tracker, bindings, premain);
             lifecycle.registerExitHook(inst);
         } catch (Throwable t) {
             Hooks.jna = null;
+            Hooks.natives = null;
             Log.error("not installed, the application runs without it", t);
         }
     }

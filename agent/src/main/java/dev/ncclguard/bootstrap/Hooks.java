@@ -9,6 +9,9 @@ public final class Hooks {
     /** The JNA bridge; null until the agent is installed, and while it is off. */
     public static volatile JnaSink jna;
 
+    /** The native-method bridge (JNA direct, JNI, JavaCPP, bindings); null until installed. */
+    public static volatile NativeSink natives;
+
     /** The status the JVM was asked to exit with (System.exit, signals); -1 while none. */
     public static volatile int exitStatus = -1;
 
@@ -36,6 +39,31 @@ public final class Hooks {
         JnaSink sink = jna;
         if (sink != null) {
             sink.exit(fn, library, args, result, token);
+        }
+    }
+
+    /** Called by a generated native-method wrapper before the renamed native. Never throws. */
+    public static long nativeEnter(int site, Object[] args) {
+        NativeSink sink = natives;
+        if (sink == null) {
+            return 0L;
+        }
+        try {
+            return sink.enter(site, args);
+        } catch (Throwable t) {
+            return 0L;
+        }
+    }
+
+    /** Called by a generated native-method wrapper after the renamed native returned. Never throws. */
+    public static void nativeExit(int site, Object[] args, long result, long token) {
+        NativeSink sink = natives;
+        if (sink != null) {
+            try {
+                sink.exit(site, args, result, token);
+            } catch (Throwable t) {
+                // the application's call has returned; tracking must never change its outcome
+            }
         }
     }
 

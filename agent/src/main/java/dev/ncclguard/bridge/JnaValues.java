@@ -9,9 +9,9 @@ import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 
 /**
- * Reads handles, ints and bytes out of JNA argument objects without linking JNA: the application's
- * JNA may be any 5.x in any class loader, so each argument class gets a reader built from method
- * handles of its own JNA classes, cached per class. Every method answers 0/null on anything it
+ * Reads handles, ints and bytes out of JNA argument objects (and JavaCPP's Pointer objects)
+ * without linking JNA or JavaCPP: the application's JNA may be any 5.x in any class loader, so
+ * each argument class gets a reader built from method handles of its own classes, cached per class. Every method answers 0/null on anything it
  * cannot read and never throws.
  */
 final class JnaValues {
@@ -120,6 +120,10 @@ final class JnaValues {
             if (ByteBuffer.class.isAssignableFrom(type) || LongBuffer.class.isAssignableFrom(type)
                     || IntBuffer.class.isAssignableFrom(type)) {
                 return new BufferReader();
+            }
+            Class<?> javacpp = ancestor(type, "org.bytedeco.javacpp.Pointer");
+            if (javacpp != null) {
+                return JavaCppReader.of(type, javacpp);
             }
             Class<?> pointer = ancestor(type, "com.sun.jna.Pointer");
             if (pointer != null) {
@@ -311,6 +315,100 @@ final class JnaValues {
             Object p = pointer(arg);
             return p == null || (long) nativeValue.invokeExact(p) == 0L
                     ? null : (byte[]) getByteArray.invokeExact(p, 0L, length);
+        }
+    }
+
+    /**
+     * A JavaCPP {@code org.bytedeco.javacpp.Pointer}: its {@code address()} is the handle passed
+     * by value, and also what JavaCPP writes back into an out-parameter passed as such an object
+     * (@ByPtrPtr). PointerPointer, LongPointer and IntPointer are read element by element;
+     * bytes (a struct by value such as ncclUniqueId) through a BytePointer over the same memory.
+     */
+    private static final class JavaCppReader extends Reader {
+        private final MethodHandle address;
+        private final MethodHandle element;
+        private final MethodHandle intElement;
+        private final MethodHandle bytePointer;
+        private final MethodHandle getBytes;
+
+        private JavaCppReader(MethodHandle address, MethodHandle element, MethodHandle intElement,
+                              MethodHandle bytePointer, MethodHandle getBytes) {
+            this.address = address;
+            this.element = element;
+            this.intElement = intElement;
+            this.bytePointer = bytePointer;
+            this.getBytes = getBytes;
+        }
+
+        static Reader of(Class<?> type, Class<?> pointer) {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                ClassLoader loader = pointer.getClassLoader();
+                MethodHandle address = lookup.findVirtual(pointer, "address", MethodType.methodType(long.class))
+                        .asType(MethodType.methodType(long.class, Object.class));
+                MethodHandle element = null;
+                MethodHandle intElement = null;
+                Class<?> pointerPointer = Reader.ancestor(type, "org.bytedeco.javacpp.PointerPointer");
+                Class<?> longPointer = Reader.ancestor(type, "org.bytedeco.javacpp.LongPointer");
+                Class<?> intPointer = Reader.ancestor(type, "org.bytedeco.javacpp.IntPointer");
+                if (pointerPointer != null) {
+                    element = MethodHandles.filterReturnValue(
+                            lookup.findVirtual(pointerPointer, "get", MethodType.methodType(pointer, long.class)),
+                            address.asType(MethodType.methodType(long.class, pointer)))
+                            .asType(MethodType.methodType(long.class, Object.class, long.class));
+                } else if (longPointer != null) {
+                    element = lookup.findVirtual(longPointer, "get", MethodType.methodType(long.class, long.class))
+                            .asType(MethodType.methodType(long.class, Object.class, long.class));
+                } else if (intPointer != null) {
+                    intElement = lookup.findVirtual(intPointer, "get", MethodType.methodType(int.class, long.class))
+                            .asType(MethodType.methodType(int.class, Object.class, long.class));
+                }
+                Class<?> bytes = Class.forName("org.bytedeco.javacpp.BytePointer", false, loader);
+                MethodHandle bytePointer = lookup.findConstructor(bytes, MethodType.methodType(void.class, pointer))
+                        .asType(MethodType.methodType(Object.class, Object.class));
+                MethodHandle getBytes = lookup.findVirtual(bytes, "get",
+                        MethodType.methodType(bytes, byte[].class, int.class, int.class))
+                        .asType(MethodType.methodType(void.class, Object.class, byte[].class, int.class, int.class));
+                return new JavaCppReader(address, element, intElement, bytePointer, getBytes);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return new Reader() {
+                };
+            }
+        }
+
+        @Override
+        long handle(Object arg) throws Throwable {
+            return (long) address.invokeExact(arg);
+        }
+
+        @Override
+        long longAt(Object arg, int i) throws Throwable {
+            if ((long) address.invokeExact(arg) == 0L) {
+                return 0L;
+            }
+            if (element != null) {
+                return (long) element.invokeExact(arg, (long) i);
+            }
+            // an object JavaCPP filled in place: its own address is the one handle written
+            return i == 0 ? (long) address.invokeExact(arg) : 0L;
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) throws Throwable {
+            if (intElement == null || (long) address.invokeExact(arg) == 0L) {
+                return fallback;
+            }
+            return (int) intElement.invokeExact(arg, (long) i);
+        }
+
+        @Override
+        byte[] bytes(Object arg, int length) throws Throwable {
+            if ((long) address.invokeExact(arg) == 0L) {
+                return null;
+            }
+            byte[] out = new byte[length];
+            getBytes.invokeExact((Object) bytePointer.invokeExact(arg), out, 0, length);
+            return out;
         }
     }
 }
