@@ -127,6 +127,18 @@ public final class NativeBridge implements NativeSink {
         }
     }
 
+    /** A live instance of the site's class that the application called a wrapped method on, or null. */
+    Object receiverOf(NativeSite site) {
+        for (NativeSite s : sitesOf(site.loader())) {
+            WeakReference<Object> ref = s.owner.equals(site.owner) ? s.receiver : null;
+            Object receiver = ref == null ? null : ref.get();
+            if (receiver != null) {
+                return receiver;
+            }
+        }
+        return null;
+    }
+
     private NativeAccess access(NativeSite site) {
         NativeAccess access = site.access;
         if (access == null) {

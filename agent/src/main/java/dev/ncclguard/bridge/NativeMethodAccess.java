@@ -1,6 +1,5 @@
 package dev.ncclguard.bridge;
 
-import java.lang.ref.WeakReference;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
@@ -57,7 +56,7 @@ final class NativeMethodAccess implements NativeAccess {
         String why = "no wrapped native method for " + symbol + " next to " + origin.owner;
         for (NativeSite s : candidates) {
             try {
-                return new Target(s, bridge.prefix(), argc);
+                return new Target(bridge, s, bridge.prefix(), argc);
             } catch (ReflectiveOperationException | RuntimeException e) {
                 why = "cannot call " + s + ": " + e;
             }
@@ -83,8 +82,10 @@ final class NativeMethodAccess implements NativeAccess {
         private final int[] fromC;
         private final Converter[] converters;
         private final String unavailable;
+        private final NativeBridge receivers;
 
         Target(String unavailable) {
+            this.receivers = null;
             this.site = null;
             this.method = null;
             this.fromC = null;
@@ -92,7 +93,8 @@ final class NativeMethodAccess implements NativeAccess {
             this.unavailable = unavailable;
         }
 
-        Target(NativeSite site, String prefix, int argc) throws ReflectiveOperationException {
+        Target(NativeBridge bridge, NativeSite site, String prefix, int argc) throws ReflectiveOperationException {
+            this.receivers = bridge;
             this.site = site;
             this.unavailable = null;
             Class<?> owner = Class.forName(site.owner, false, site.loader());
@@ -131,8 +133,7 @@ final class NativeMethodAccess implements NativeAccess {
             }
             Object receiver = null;
             if (!site.isStatic) {
-                WeakReference<Object> ref = site.receiver;
-                receiver = ref == null ? null : ref.get();
+                receiver = receivers.receiverOf(site);
                 if (receiver == null) {
                     throw new IllegalStateException("no live instance of " + site.owner + " to call " + site.method);
                 }

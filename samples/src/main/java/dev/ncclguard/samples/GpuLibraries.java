@@ -115,6 +115,14 @@ final class GpuLibraries {
         return library.getFile().toPath();
     }
 
+    Path ncclFile() {
+        return fileOf(nccl);
+    }
+
+    Path cudartFile() {
+        return fileOf(cudart);
+    }
+
     String describe() {
         return "nccl = " + fileOf(nccl) + " (" + origin + "), cudart = " + fileOf(cudart) + " (" + origin + ")";
     }
