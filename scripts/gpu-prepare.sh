@@ -11,4 +11,5 @@ if [ ! -x .gpu/jre/bin/java ]; then
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
 fi
 cp agent/target/ncclguard-agent.jar samples/target/ncclguard-samples.jar .gpu/
+cp samples/bindings/jni.txt .gpu/bindings-jni.txt
 du -sh .gpu
