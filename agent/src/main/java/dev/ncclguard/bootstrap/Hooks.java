@@ -12,6 +12,9 @@ public final class Hooks {
     /** The native-method bridge (JNA direct, JNI, JavaCPP, bindings); null until installed. */
     public static volatile NativeSink natives;
 
+    /** The FFM bridge (java.lang.foreign, JDK 22+); null until installed. */
+    public static volatile FfmSink ffm;
+
     /** The status the JVM was asked to exit with (System.exit, signals); -1 while none. */
     public static volatile int exitStatus = -1;
 
@@ -64,6 +67,32 @@ public final class Hooks {
             } catch (Throwable t) {
                 // the application's call has returned; tracking must never change its outcome
             }
+        }
+    }
+
+    /** Called by advice on the JDK's native library lookups. Never throws. */
+    public static void ffmSymbol(String name, long address) {
+        FfmSink sink = ffm;
+        if (sink != null && address != 0L) {
+            try {
+                sink.symbol(name, address);
+            } catch (Throwable t) {
+                // a lookup must never fail because of the agent
+            }
+        }
+    }
+
+    /** Called by advice on Linker.downcallHandle: the handle to give the application. Never throws. */
+    public static Object ffmDowncall(Object handle, Object symbol) {
+        FfmSink sink = ffm;
+        if (sink == null || handle == null) {
+            return handle;
+        }
+        try {
+            Object wrapped = sink.downcall(handle, symbol);
+            return wrapped != null ? wrapped : handle;
+        } catch (Throwable t) {
+            return handle;
         }
     }
 

@@ -121,6 +121,10 @@ final class JnaValues {
                     || IntBuffer.class.isAssignableFrom(type)) {
                 return new BufferReader();
             }
+            Class<?> segment = SegmentReader.SEGMENT;
+            if (segment != null && segment.isAssignableFrom(type)) {
+                return SegmentReader.of(segment);
+            }
             Class<?> javacpp = ancestor(type, "org.bytedeco.javacpp.Pointer");
             if (javacpp != null) {
                 return JavaCppReader.of(type, javacpp);
@@ -409,6 +413,91 @@ final class JnaValues {
             byte[] out = new byte[length];
             getBytes.invokeExact((Object) bytePointer.invokeExact(arg), out, 0, length);
             return out;
+        }
+    }
+
+    /**
+     * A {@code java.lang.foreign.MemorySegment} (JDK 22+): its address is the handle passed by
+     * value; an out-parameter or a struct by value is read from the segment's own bytes, within
+     * its size (a zero-length segment reads as nothing).
+     */
+    private static final class SegmentReader extends Reader {
+        static final Class<?> SEGMENT = load("java.lang.foreign.MemorySegment");
+
+        private final MethodHandle address;
+        private final MethodHandle size;
+        private final MethodHandle getLong;
+        private final MethodHandle getInt;
+        private final MethodHandle toBytes;
+
+        private SegmentReader(MethodHandle address, MethodHandle size, MethodHandle getLong, MethodHandle getInt,
+                              MethodHandle toBytes) {
+            this.address = address;
+            this.size = size;
+            this.getLong = getLong;
+            this.getInt = getInt;
+            this.toBytes = toBytes;
+        }
+
+        private static Class<?> load(String name) {
+            try {
+                return Class.forName(name, false, null);
+            } catch (ClassNotFoundException | LinkageError e) {
+                return null;
+            }
+        }
+
+        static Reader of(Class<?> segment) {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                Class<?> layouts = Class.forName("java.lang.foreign.ValueLayout", false, null);
+                Class<?> ofLong = Class.forName("java.lang.foreign.ValueLayout$OfLong", false, null);
+                Class<?> ofInt = Class.forName("java.lang.foreign.ValueLayout$OfInt", false, null);
+                Class<?> ofByte = Class.forName("java.lang.foreign.ValueLayout$OfByte", false, null);
+                MethodType toObject = MethodType.methodType(long.class, Object.class);
+                MethodHandle address = lookup.findVirtual(segment, "address", MethodType.methodType(long.class))
+                        .asType(toObject);
+                MethodHandle size = lookup.findVirtual(segment, "byteSize", MethodType.methodType(long.class))
+                        .asType(toObject);
+                MethodHandle getLong = MethodHandles.insertArguments(lookup.findVirtual(segment, "get",
+                        MethodType.methodType(long.class, ofLong, long.class)), 1, layouts.getField("JAVA_LONG").get(null))
+                        .asType(MethodType.methodType(long.class, Object.class, long.class));
+                MethodHandle getInt = MethodHandles.insertArguments(lookup.findVirtual(segment, "get",
+                        MethodType.methodType(int.class, ofInt, long.class)), 1, layouts.getField("JAVA_INT").get(null))
+                        .asType(MethodType.methodType(int.class, Object.class, long.class));
+                MethodHandle slice = lookup.findVirtual(segment, "asSlice",
+                        MethodType.methodType(segment, long.class, long.class));
+                MethodHandle toArray = MethodHandles.insertArguments(lookup.findVirtual(segment, "toArray",
+                        MethodType.methodType(byte[].class, ofByte)), 1, layouts.getField("JAVA_BYTE").get(null));
+                MethodHandle toBytes = MethodHandles.filterReturnValue(slice, toArray)
+                        .asType(MethodType.methodType(byte[].class, Object.class, long.class, long.class));
+                return new SegmentReader(address, size, getLong, getInt, toBytes);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return new Reader() {
+                };
+            }
+        }
+
+        @Override
+        long handle(Object arg) throws Throwable {
+            return (long) address.invokeExact(arg);
+        }
+
+        @Override
+        long longAt(Object arg, int i) throws Throwable {
+            long offset = (long) i * 8;
+            return offset + 8 <= (long) size.invokeExact(arg) ? (long) getLong.invokeExact(arg, offset) : 0L;
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) throws Throwable {
+            long offset = (long) i * 4;
+            return offset + 4 <= (long) size.invokeExact(arg) ? (int) getInt.invokeExact(arg, offset) : fallback;
+        }
+
+        @Override
+        byte[] bytes(Object arg, int length) throws Throwable {
+            return length <= (long) size.invokeExact(arg) ? (byte[]) toBytes.invokeExact(arg, 0L, (long) length) : null;
         }
     }
 }

@@ -186,6 +186,45 @@ class BridgesIT {
         assertFalse(r.stderr().contains("WARNING"), r.describe());
     }
 
+    @Test
+    void ffmDowncallsAreTrackedOnJdk25AndCleanupReleasesTheirLeaks() throws Exception {
+        Path report = dir.resolve("ffm.json");
+        Path alive = dir.resolve("alive.txt");
+        ChildJvm.Result r = ChildJvm.sample().javaHome(JDK25).agent("action=cleanup,report=" + report)
+                .env("NCCLEMU_REPORT", alive.toString()).run("leaky", "--bridge", "ffm");
+        assertEquals(0, r.exitCode(), r.describe());
+        assertFalse(r.stderr().contains("WARNING"), r.describe());
+        JsonNode json = Reports.read(report);
+        List<JsonNode> comms = Reports.leaks(json, "comm");
+        assertEquals(2, comms.size(), json.toString());
+        for (JsonNode comm : comms) {
+            assertEquals("ffm", comm.path("bridge").asText());
+            assertCreatedBy(comm, "dev.ncclguard.samples.ffm.FfmGpu.call", "dev.ncclguard.samples.Rank.initCommunicator(");
+            assertEquals(2, comm.path("details").path("nranks").asInt(), "read from the segments: " + comm);
+            assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
+        }
+        List<JsonNode> events = Reports.leaks(json, "event");
+        assertEquals(2, events.size(), json.toString());
+        for (JsonNode event : events) {
+            assertEquals("ffm", event.path("bridge").asText());
+            assertTrue(event.path("details").has("stillPending"), "exit probe through FFM: " + event);
+        }
+        assertEquals(0, Reports.summary(json, "cleanupFailed"), json.toString());
+        List<String> left = Reports.aliveAtExit(alive);
+        assertTrue(left.stream().noneMatch(l -> l.startsWith("comm") || l.startsWith("event")),
+                "still alive after cleanup: " + left + "\n" + r.describe());
+    }
+
+    @Test
+    void cleanFfmRunReportsNothing() throws Exception {
+        Path report = dir.resolve("ffm-clean.json");
+        ChildJvm.Result r = ChildJvm.sample().javaHome(JDK25).agent("report=" + report).run("clean", "--bridge", "ffm");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        assertEquals(2, Reports.summary(json, "commsReleased"));
+    }
+
     private static String testClasses() throws Exception {
         return Path.of(NativeCallsApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
     }
