@@ -3,7 +3,6 @@ package dev.ncclguard.bridge;
 import dev.ncclguard.bootstrap.NativeSink;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
-import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -121,17 +120,15 @@ public final class NativeBridge implements NativeSink {
     }
 
     private static void rememberReceiver(NativeSite site, Object receiver) {
-        WeakReference<Object> known = site.receiver;
-        if (receiver != null && (known == null || known.get() == null)) {
-            site.receiver = new WeakReference<>(receiver);
+        if (receiver != null && site.receiver == null) {
+            site.receiver = receiver;
         }
     }
 
     /** A live instance of the site's class that the application called a wrapped method on, or null. */
     Object receiverOf(NativeSite site) {
         for (NativeSite s : sitesOf(site.loader())) {
-            WeakReference<Object> ref = s.owner.equals(site.owner) ? s.receiver : null;
-            Object receiver = ref == null ? null : ref.get();
+            Object receiver = s.owner.equals(site.owner) ? s.receiver : null;
             if (receiver != null) {
                 return receiver;
             }

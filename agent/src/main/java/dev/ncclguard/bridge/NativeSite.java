@@ -29,8 +29,11 @@ final class NativeSite {
     final int[] cToJava;
     /** The exit-time access to the library behind this method; made on first need. */
     volatile NativeAccess access;
-    /** The last receiver of an instance method, for exit-time calls; never kept alive by the agent. */
-    volatile WeakReference<Object> receiver;
+    /**
+     * The first receiver of an instance method, for exit-time calls. Held strongly: at exit the
+     * application's own references are gone, and a binding object is one small instance per class.
+     */
+    volatile Object receiver;
 
     NativeSite(int id, NativeFunction fn, String bridge, String owner, ClassLoader loader, String method,
                String descriptor, boolean isStatic, int paramCount, char returnKind, int[] cToJava) {

@@ -225,6 +225,58 @@ class BridgesIT {
         assertEquals(2, Reports.summary(json, "commsReleased"));
     }
 
+    /** The samples jar and JavaCPP's CUDA presets, with JavaCPP's cache inside the build folder. */
+    private static ChildJvm javacpp() throws Exception {
+        Path jars = Path.of(System.getProperty("ncclguard.test.javacpp"));
+        StringBuilder cp = new StringBuilder(ChildJvm.SAMPLES_JAR.toString());
+        try (var files = Files.list(jars)) {
+            files.sorted().forEach(f -> cp.append(File.pathSeparator).append(f));
+        }
+        return ChildJvm.sample().jvmArg("-Dorg.bytedeco.javacpp.cachedir=" + jars.resolveSibling("javacpp-cache"))
+                .mainClass(cp.toString(), "dev.ncclguard.samples.Samples");
+    }
+
+    @Test
+    void javacppPresetsAreTrackedWithTheirObjectsAndCleanupGoesThroughThem() throws Exception {
+        Path report = dir.resolve("javacpp.json");
+        Path alive = dir.resolve("alive.txt");
+        ChildJvm.Result r = javacpp().agent("action=cleanup,report=" + report).env("NCCLEMU_REPORT", alive.toString())
+                .run("leaky", "--bridge", "javacpp");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        List<JsonNode> comms = Reports.leaks(json, "comm");
+        assertEquals(2, comms.size(), json.toString());
+        java.util.Set<String> commIds = new java.util.HashSet<>();
+        for (JsonNode comm : comms) {
+            assertEquals("javacpp", comm.path("bridge").asText());
+            assertCreatedBy(comm, "org.bytedeco.cuda.global.nccl.ncclCommInitRank", "dev.ncclguard.samples.Rank.initCommunicator(");
+            commIds.add(comm.path("details").path("commId").asText());
+            assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
+        }
+        assertEquals(1, commIds.size(), "the ncclUniqueId object's bytes were read: " + commIds);
+        List<JsonNode> events = Reports.leaks(json, "event");
+        assertEquals(2, events.size(), json.toString());
+        for (JsonNode event : events) {
+            assertCreatedBy(event, "org.bytedeco.cuda.global.cudart.cudaEventCreate", "dev.ncclguard.samples.Rank.createEvent(");
+            assertTrue(event.path("details").has("stillPending"), "exit probe through JavaCPP: " + event);
+        }
+        assertEquals(0, Reports.summary(json, "cleanupFailed"), json.toString());
+        List<String> left = Reports.aliveAtExit(alive);
+        assertTrue(left.stream().noneMatch(l -> l.startsWith("comm") || l.startsWith("event")),
+                "still alive after cleanup: " + left + "\n" + r.describe());
+    }
+
+    @Test
+    void cleanJavacppRunReportsNothing() throws Exception {
+        Path report = dir.resolve("javacpp-clean.json");
+        ChildJvm.Result r = javacpp().agent("report=" + report).run("clean", "--bridge", "javacpp", "--init", "all");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        assertEquals(2, Reports.summary(json, "commsCreated"), "ncclCommInitAll's PointerPointer read: " + json);
+        assertEquals(2, Reports.summary(json, "commsReleased"));
+    }
+
     private static String testClasses() throws Exception {
         return Path.of(NativeCallsApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
     }
