@@ -8,7 +8,7 @@ import java.util.Collection;
  * Answers, from a class file's bytes and without parsing it into objects, whether the class
  * declares a native method with one of a set of names. Runs on every class the JVM defines, so it
  * walks the constant pool and the method table once, allocates nothing for a class that does not
- * match, and hashes only the UTF-8 entries whose length and first byte could be one of the names.
+ * match, and hashes only the UTF-8 entries whose length and first two bytes could be one of the names.
  */
 final class ClassScan {
     private static final int ACC_NATIVE = 0x0100;
@@ -20,7 +20,8 @@ final class ClassScan {
     private final int mask;
     private final int minLength;
     private final int maxLength;
-    private final boolean[] firstBytes = new boolean[256];
+    /** Which first two bytes a name can start with: most UTF-8 entries fail here, before any hashing. */
+    private final boolean[] prefixes = new boolean[1 << 16];
 
     ClassScan(Collection<String> names) {
         int size = Integer.highestOneBit(Math.max(4, names.size() * 4) - 1) << 1;
@@ -35,7 +36,7 @@ final class ClassScan {
             }
             min = Math.min(min, b.length);
             max = Math.max(max, b.length);
-            firstBytes[b[0] & 0xff] = true;
+            prefixes[prefix(b, 0, b.length)] = true;
             int slot = hash(b, 0, b.length) & mask;
             while (table[slot] != null && !Arrays.equals(table[slot], b)) {
                 slot = (slot + 1) & mask;
@@ -67,7 +68,7 @@ final class ClassScan {
             int tag = c[p] & 0xff;
             if (tag == 1) {
                 int length = u2(c, p + 1);
-                if (length >= minLength && length <= maxLength && firstBytes[c[p + 3] & 0xff]
+                if (length >= minLength && length <= maxLength && prefixes[prefix(c, p + 3, length)]
                         && contains(c, p + 3, length)) {
                     if (matched == null) {
                         matched = new int[4];
@@ -155,6 +156,10 @@ final class ClassScan {
             }
         }
         return false;
+    }
+
+    private static int prefix(byte[] b, int offset, int length) {
+        return length < 2 ? (b[offset] & 0xff) << 8 : ((b[offset] & 0xff) << 8) | (b[offset + 1] & 0xff);
     }
 
     private static int hash(byte[] b, int offset, int length) {

@@ -176,6 +176,20 @@ class BridgesIT {
     }
 
     @Test
+    void anEmptyJnaProfilerPrefixLeavesJnaDirectUntrackedAndSaysSoWhileJniIsStillTracked() throws Exception {
+        Path direct = dir.resolve("direct.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + direct).jvmArg("-Djna.profiler.prefix=")
+                .run("leaky", "--bridge", "jna-direct");
+        assertEquals(0, r.exitCode(), r.describe());
+        assertEquals(0, Reports.leaks(Reports.read(direct), "comm").size(), r.describe());
+        assertTrue(r.stderr().contains("JNA direct-mapped classes are NOT tracked"), r.describe());
+        Path jni = dir.resolve("jni.json");
+        ChildJvm.Result j = ChildJvm.sample().agent("report=" + jni).jvmArg("-Djna.profiler.prefix=")
+                .run("leaky", "--bridge", "jni");
+        assertEquals(2, Reports.leaks(Reports.read(jni), "comm").size(), j.describe());
+    }
+
+    @Test
     void jnaDirectMappingIsTrackedOnJdk25WithoutWarnings() throws Exception {
         String bridge = "jna-direct";
         Path report = dir.resolve("jdk25.json");
