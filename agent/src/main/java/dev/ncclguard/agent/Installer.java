@@ -5,9 +5,11 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.Live;
 import dev.ncclguard.bridge.JnaBridge;
 import dev.ncclguard.bridge.JnaFunctionAdvice;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.report.LiveReport;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
 import java.util.Map;
@@ -51,6 +53,7 @@ public final class Installer {
                 Hooks.mainThread = Thread.currentThread();
             }
             Hooks.jna = new JnaBridge(tracker);
+            Live.view = new LiveReport(tracker, options.suppressions());
             instrument(inst);
             lifecycle.registerExitHook(inst);
         } catch (Throwable t) {
