@@ -44,6 +44,7 @@ final class HtmlTimeline {
                 .append("table{border-collapse:collapse;margin-top:6px}td,th{border:1px solid #ccc;padding:2px 6px;white-space:nowrap;")
                 .append("text-align:left;font-size:12px}tr.leaked td{color:").append(LEAKED_COLOR).append("}\n")
                 .append(".legend span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px}\n")
+                .append("td.frame{white-space:normal;word-break:break-all;min-width:200px}\n")
                 .append("code{font-size:12px}.bad{color:").append(LEAKED_COLOR).append("}\n")
                 .append("</style>\n</head>\n<body>\n");
         h.append("<h1>ncclguard merge</h1>\n");
@@ -166,7 +167,7 @@ final class HtmlTimeline {
                     .append("</td><td>").append(e.device() != null ? e.device() : "").append("</td><td><code>")
                     .append(esc(e.handle())).append("</code></td><td>").append(esc(Words.offset(t0, e.createdAt())))
                     .append("</td><td>").append(esc(Words.offset(t0, p.end()))).append("</td><td>")
-                    .append(esc(how(p))).append("</td><td><code>")
+                    .append(esc(how(p))).append("</td><td class=\"frame\"><code>")
                     .append(p.leak() != null && p.leak().topFrame() != null ? esc(p.leak().topFrame()) : "")
                     .append("</code></td></tr>\n");
         }
@@ -181,7 +182,7 @@ final class HtmlTimeline {
                     rows.append("<tr class=\"leaked\" data-kind=\"").append(esc(l.kind())).append("\"><td>")
                             .append(esc(r.process())).append("</td><td>").append(esc(Words.title(l.kind())))
                             .append("</td><td><code>").append(esc(l.handle())).append("</code></td><td>")
-                            .append(esc(Words.details(l.details()))).append("</td><td><code>")
+                            .append(esc(Words.details(l.details()))).append("</td><td class=\"frame\"><code>")
                             .append(l.topFrame() != null ? esc(l.topFrame()) : "").append("</code></td></tr>\n");
                 }
             }
