@@ -1,19 +1,13 @@
 package dev.ncclguard.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bootstrap.Live;
 import dev.ncclguard.bridge.JnaBridge;
-import dev.ncclguard.bridge.JnaFunctionAdvice;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.LiveReport;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
-import java.util.Map;
-import net.bytebuddy.asm.Advice;
 
 /**
  * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
@@ -63,14 +57,6 @@ public final class Installer {
     }
 
     private static void instrument(Instrumentation inst) {
-        new AdviceTransformer(Map.of(
-                "com/sun/jna/Function", Advice.to(JnaFunctionAdvice.class).on(named("invoke")
-                        .and(takesArguments(5))
-                        .and(takesArgument(3, Object[].class))),
-                "java/lang/Shutdown", Advice.to(ExitAdvice.Status.class)
-                        .on(named("exit").and(takesArguments(int.class))),
-                "java/lang/ThreadGroup", Advice.to(ExitAdvice.Uncaught.class)
-                        .on(named("uncaughtException").and(takesArguments(Thread.class, Throwable.class)))))
-                .install(inst);
+        new HookTransformer().install(inst);
     }
 }

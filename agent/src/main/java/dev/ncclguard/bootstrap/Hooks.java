@@ -21,22 +21,47 @@ public final class Hooks {
     private Hooks() {
     }
 
-    /** Called on every JNA call: the catalog entry of a tracked symbol, else null. Allocates nothing. */
+    /*
+     * The JNA entry points below are called from code woven into com.sun.jna.Function.invoke.
+     * They never throw: a failure of the agent must not reach the application's JNA call.
+     */
+
+    /** On entry of every JNA call: the catalog entry of a tracked symbol, else null. Allocates nothing. */
     public static Object jnaLookup(String symbol) {
-        JnaSink sink = jna;
-        return sink == null || symbol == null ? null : sink.lookup(symbol);
-    }
-
-    public static long jnaEnter(Object fn, Object[] args) {
-        JnaSink sink = jna;
-        return sink == null ? 0L : sink.enter(fn, args);
-    }
-
-    public static void jnaExit(Object fn, Object library, Object[] args, Object result, long token) {
-        JnaSink sink = jna;
-        if (sink != null) {
-            sink.exit(fn, library, args, result, token);
+        try {
+            JnaSink sink = jna;
+            return sink == null || symbol == null ? null : sink.lookup(symbol);
+        } catch (Throwable t) {
+            return null;
         }
+    }
+
+    /** After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. */
+    public static long jnaEnter(Object fn, Object[] args) {
+        if (fn == null) {
+            return 0L;
+        }
+        try {
+            JnaSink sink = jna;
+            return sink == null ? 0L : sink.enter(fn, args);
+        } catch (Throwable t) {
+            return 0L;
+        }
+    }
+
+    /** Before the call returns {@code result} (not when it throws); returns {@code result} unchanged. */
+    public static Object jnaExit(Object result, Object fn, Object library, Object[] args, long token) {
+        if (fn != null) {
+            try {
+                JnaSink sink = jna;
+                if (sink != null) {
+                    sink.exit(fn, library, args, result, token);
+                }
+            } catch (Throwable t) {
+                // the bridge logs its own failures; nothing may reach the application
+            }
+        }
+        return result;
     }
 
     public static void exiting(int status) {
