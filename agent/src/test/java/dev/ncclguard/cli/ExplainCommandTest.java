@@ -44,7 +44,7 @@ class ExplainCommandTest {
 
     @Test
     void exitTimeWarningsAreGroupedWithCauseAndFix() throws Exception {
-        Path log = log("two-process-exit.log");
+        Path log = log("two-process-exit.txt");
         assertEquals(0, explain(log.toString()));
         String t = text();
         assertTrue(t.startsWith("ncclguard explain: " + log + ": 4 NCCL warnings in 24 lines: 4 resource not released at exit\n"), t);
@@ -62,7 +62,7 @@ class ExplainCommandTest {
 
     @Test
     void reportsNameTheLeakedCommunicatorOfTheRankTheWarningsBlame() throws Exception {
-        Path log = log("two-process-exit.log");
+        Path log = log("two-process-exit.txt");
         Path r0 = TestReports.process(4101, "gpu-a").comm("00000000000000aa", 0, 2, 0x10, 100, 900).write(dir, "r0.json");
         Path r1 = TestReports.process(4102, "gpu-a").comm("00000000000000aa", 1, 2, 0x20, 100, 0).write(dir, "r1.json");
         assertEquals(0, explain(log.toString(), r0.toString(), r1.toString()));
@@ -75,7 +75,7 @@ class ExplainCommandTest {
 
     @Test
     void cleanReportsPointAtAProcessWithoutOne() throws Exception {
-        Path log = log("two-process-exit.log");
+        Path log = log("two-process-exit.txt");
         Path r0 = TestReports.process(4101, "gpu-a").comm("00000000000000aa", 0, 2, 0x10, 100, 900).write(dir, "r0.json");
         explain(log.toString(), r0.toString());
         assertTrue(text().contains("no report lists a leaked communicator: a process that crashed or was killed"), text());
@@ -83,7 +83,7 @@ class ExplainCommandTest {
 
     @Test
     void eachKindOfWarningGetsItsCategory() throws Exception {
-        Path log = log("mixed.log");
+        Path log = log("mixed.txt");
         assertEquals(0, explain(log.toString()));
         String t = text();
         assertTrue(t.contains(": 9 NCCL warnings in 17 lines: 2 dependency or initialization conflict, "
@@ -114,7 +114,7 @@ class ExplainCommandTest {
     void unreadableLogIsAUsageErrorAndAMalformedReportFails() throws Exception {
         assertEquals(2, explain(dir.resolve("none.log").toString()));
         assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("ncclguard explain: cannot read "), err.toString());
-        Path log = log("two-process-exit.log");
+        Path log = log("two-process-exit.txt");
         Path bad = Files.writeString(dir.resolve("bad.json"), "{");
         assertEquals(1, explain(log.toString(), bad.toString()));
         assertTrue(text().contains("BAD   " + bad + ": truncated or malformed JSON"), text());

@@ -275,7 +275,7 @@ class CiCommandsIT {
     @Test
     void explainNamesTheLeakedCommunicatorOfTheRankTheWarningsBlame() throws Exception {
         Path log = dir.resolve("job.log");
-        try (InputStream in = CiCommandsIT.class.getResourceAsStream("/logs/two-process-exit.log")) {
+        try (InputStream in = CiCommandsIT.class.getResourceAsStream("/logs/two-process-exit.txt")) {
             Files.copy(in, log);
         }
         Run r = cli("explain", log.toString(), oneRank.toString(), clean.toString());
