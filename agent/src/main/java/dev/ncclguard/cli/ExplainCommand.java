@@ -2,6 +2,7 @@ package dev.ncclguard.cli;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,15 +55,13 @@ final class ExplainCommand {
             return 2;
         }
         Path logPath = Path.of(args[0]);
-        NcclLog log;
-        long total = 0;
-        try (BufferedReader in = Files.newBufferedReader(logPath, StandardCharsets.UTF_8)) {
-            List<String> text = new ArrayList<>();
+        NcclLog log = new NcclLog();
+        // a decoder that replaces bad bytes: a log is whatever the processes wrote, not UTF-8 by contract
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(Files.newInputStream(logPath),
+                StandardCharsets.UTF_8))) {
             for (String line = readLine(in); line != null; line = readLine(in)) {
-                text.add(line);
+                log.add(line);
             }
-            total = text.size();
-            log = NcclLog.parse(text);
         } catch (IOException e) {
             err.println("ncclguard explain: cannot read " + logPath + ": " + ReportInputs.reason(e));
             return 2;
@@ -91,7 +90,7 @@ final class ExplainCommand {
         List<String> counts = new ArrayList<>();
         found.forEach((c, f) -> counts.add(f.count + " " + c.title));
         out.println("ncclguard explain: " + logPath + ": " + Words.count(warnings, "NCCL warning", "NCCL warnings")
-                + " in " + Words.count(total, "line", "lines") + (counts.isEmpty() ? "" : ": " + String.join(", ", counts)));
+                + " in " + Words.count(log.read(), "line", "lines") + (counts.isEmpty() ? "" : ": " + String.join(", ", counts)));
         if (!log.versions().isEmpty()) {
             Map<String, List<String>> byVersion = new LinkedHashMap<>();
             log.versions().forEach((who, version) -> byVersion.computeIfAbsent(version, v -> new ArrayList<>()).add(who));

@@ -29,35 +29,38 @@ final class NcclLog {
     private static final Pattern MISSING_SYMBOL = Pattern.compile(
             "undefined symbol:?\\s*\\w+|Error looking up function '\\w+'|symbol lookup error");
 
-    private final List<Line> lines;
-    private final Map<String, String> versions;
-
-    private NcclLog(List<Line> lines, Map<String, String> versions) {
-        this.lines = lines;
-        this.versions = versions;
-    }
+    private final List<Line> lines = new ArrayList<>();
+    private final Map<String, String> versions = new LinkedHashMap<>();
+    private int read;
 
     static NcclLog parse(List<String> text) {
-        List<Line> lines = new ArrayList<>();
-        Map<String, String> versions = new LinkedHashMap<>();
-        for (int i = 0; i < text.size(); i++) {
-            String raw = text.get(i);
-            Matcher m = NCCL.matcher(raw);
-            boolean nccl = m.find();
-            String host = nccl ? m.group("host") : null;
-            Long pid = nccl && m.group("pid") != null ? Long.valueOf(m.group("pid")) : null;
-            Matcher v = VERSION.matcher(nccl ? m.group("msg") : raw);
-            if ((!nccl || m.group("level").equals("INFO")) && v.find()) {
-                versions.put(pid != null ? "pid " + pid + (host != null ? " on " + host : "") : "line " + (i + 1),
-                        v.group("version"));
-            } else if (nccl) {
-                lines.add(new Line(i + 1, raw, host, pid, m.group("dev") == null ? null : Integer.valueOf(m.group("dev")),
-                        m.group("level"), m.group("msg").strip()));
-            } else if (MISSING_SYMBOL.matcher(raw).find()) {
-                lines.add(new Line(i + 1, raw, null, null, null, "ERROR", raw.strip()));
-            }
+        NcclLog log = new NcclLog();
+        text.forEach(log::add);
+        return log;
+    }
+
+    /** Reads the next line of the log; only NCCL's lines are kept, so a log of any size fits. */
+    void add(String raw) {
+        int number = ++read;
+        Matcher m = NCCL.matcher(raw);
+        boolean nccl = m.find();
+        String host = nccl ? m.group("host") : null;
+        Long pid = nccl && m.group("pid") != null ? Long.valueOf(m.group("pid")) : null;
+        Matcher v = VERSION.matcher(nccl ? m.group("msg") : raw);
+        if ((!nccl || m.group("level").equals("INFO")) && v.find()) {
+            versions.put(pid != null ? "pid " + pid + (host != null ? " on " + host : "") : "line " + number,
+                    v.group("version"));
+        } else if (nccl) {
+            lines.add(new Line(number, raw, host, pid, m.group("dev") == null ? null : Integer.valueOf(m.group("dev")),
+                    m.group("level"), m.group("msg").strip()));
+        } else if (MISSING_SYMBOL.matcher(raw).find()) {
+            lines.add(new Line(number, raw, null, null, null, "ERROR", raw.strip()));
         }
-        return new NcclLog(List.copyOf(lines), versions);
+    }
+
+    /** How many lines were read. */
+    int read() {
+        return read;
     }
 
     List<Line> lines() {

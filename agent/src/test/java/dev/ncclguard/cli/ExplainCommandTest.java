@@ -111,6 +111,15 @@ class ExplainCommandTest {
     }
 
     @Test
+    void bytesThatAreNotUtf8DoNotStopTheReading() throws Exception {
+        byte[] log = ("caf\u00e9 ready\nnode1:7:8 [0] proxy.cc:1570 NCCL WARN [Service thread] Could not receive type "
+                + "from localRank 1, res=3, closed=1\n").getBytes(StandardCharsets.ISO_8859_1);
+        Path file = Files.write(dir.resolve("latin1.log"), log);
+        assertEquals(0, explain(file.toString()));
+        assertTrue(text().contains("1 NCCL warning in 2 lines: 1 resource not released at exit"), text());
+    }
+
+    @Test
     void unreadableLogIsAUsageErrorAndAMalformedReportFails() throws Exception {
         assertEquals(2, explain(dir.resolve("none.log").toString()));
         assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("ncclguard explain: cannot read "), err.toString());
