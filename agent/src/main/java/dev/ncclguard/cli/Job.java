@@ -78,7 +78,16 @@ final class Job {
     static Job of(List<ReportFile> reports) {
         Map<String, List<Part>> byId = new LinkedHashMap<>();
         List<String> notes = new ArrayList<>();
+        Map<String, ReportFile> byProcess = new LinkedHashMap<>();
+        List<ReportFile> distinct = new ArrayList<>();
         for (ReportFile r : reports) {
+            // one process's report copied under two names would show each of its ranks twice
+            ReportFile same = byProcess.putIfAbsent(r.host() + "/" + r.pid() + "/" + r.startedAt() + "/" + r.writtenAt(), r);
+            if (same != null) {
+                notes.add(r.path() + " is the same report as " + same.path() + " (" + r.process() + "): read once");
+                continue;
+            }
+            distinct.add(r);
             List<ReportFile.CommEntry> comms = r.communicators();
             if (comms == null) {
                 notes.add(r.path() + " (" + r.process() + ", agent " + r.agentVersion() + ") has no communicators "
@@ -115,7 +124,7 @@ final class Job {
             out.add(new Communicator(first.commId(), nranks, first.api(), List.copyOf(parts), List.copyOf(missing)));
         }
         out.sort(Comparator.comparing(Communicator::createdAt));
-        return new Job(List.copyOf(reports), List.copyOf(out), List.copyOf(notes));
+        return new Job(List.copyOf(distinct), List.copyOf(out), List.copyOf(notes));
     }
 
     /** A report that predates the communicators list: its leaked communicators are all it tells. */

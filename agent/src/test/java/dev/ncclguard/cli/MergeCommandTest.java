@@ -85,6 +85,16 @@ class MergeCommandTest {
     }
 
     @Test
+    void aCopyOfAReportUnderAnotherNameIsReadOnce() throws Exception {
+        oneRankLeaks();
+        Files.copy(dir.resolve("rank-1.json"), dir.resolve("rank-1-copy.json"));
+        merge(dir.toString());
+        assertTrue(text().contains("note: " + dir.resolve("rank-1.json") + " is the same report as "
+                + dir.resolve("rank-1-copy.json") + " (pid 102 on node-a): read once"), text());
+        assertEquals(1, text().lines().filter(l -> l.startsWith("  rank 1  ")).count(), text());
+    }
+
+    @Test
     void unreadableReportIsNamedAndFails() throws Exception {
         TestReports.process(101, "a").comm(ID, 0, 1, 0x10, 100, 900).write(dir, "r0.json");
         Files.writeString(dir.resolve("r1.json"), "{\"schema\": \"ncclguard-report/1\", \"pid\": 1");
