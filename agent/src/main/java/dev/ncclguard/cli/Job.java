@@ -78,11 +78,11 @@ final class Job {
     static Job of(List<ReportFile> reports) {
         Map<String, List<Part>> byId = new LinkedHashMap<>();
         List<String> notes = new ArrayList<>();
-        Map<String, ReportFile> byProcess = new LinkedHashMap<>();
+        Map<ReportFile, ReportFile> byContent = new LinkedHashMap<>();
         List<ReportFile> distinct = new ArrayList<>();
         for (ReportFile r : reports) {
-            // one process's report copied under two names would show each of its ranks twice
-            ReportFile same = byProcess.putIfAbsent(r.host() + "/" + r.pid() + "/" + r.startedAt() + "/" + r.writtenAt(), r);
+            // a report copied under another name would show each of its ranks twice; equal content is a copy
+            ReportFile same = byContent.putIfAbsent(r.withPath(null), r);
             if (same != null) {
                 notes.add(r.path() + " is the same report as " + same.path() + " (" + r.process() + "): read once");
                 continue;

@@ -73,6 +73,12 @@ record ReportFile(
         }
     }
 
+    /** The same report read from another file; with null, what compares equal to its copies. */
+    ReportFile withPath(Path other) {
+        return new ReportFile(other, agentVersion, pid, host, action, startedAt, writtenAt, summary, leaks, suppressed,
+                communicators);
+    }
+
     boolean hasLeaks() {
         return !leaks.isEmpty();
     }
