@@ -47,6 +47,7 @@ public final class Options {
             new Key("stacks", "on", "on or off", Options::onOff),
             new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m", Options::duration),
             new Key("logging", "stderr", "stderr or application", v -> word(v, Logging.class)),
+            new Key("bindings", "none", "none or the path of a bindings file", Options::pathOrNone),
             new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines", Suppressions::option));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
@@ -172,6 +173,12 @@ public final class Options {
 
     public Logging logging() {
         return (Logging) values.get("logging");
+    }
+
+    /** The bindings file mapping the application's own native methods to NCCL/CUDA functions; null for none. */
+    public String bindings() {
+        Object v = values.get("bindings");
+        return v == NONE ? null : (String) v;
     }
 
     /** Known leaks to list as suppressed and not count; {@link Suppressions#NONE} by default. */
