@@ -2,11 +2,13 @@ package dev.ncclguard.agent;
 
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.Live;
 import dev.ncclguard.bridge.Bindings;
 import dev.ncclguard.bridge.FfmHooks;
 import dev.ncclguard.bridge.JnaBridge;
 import dev.ncclguard.bridge.NativeMethods;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.report.LiveReport;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
@@ -51,6 +53,7 @@ public final class Installer {
                 Hooks.mainThread = Thread.currentThread();
             }
             Hooks.jna = new JnaBridge(tracker);
+            Live.view = new LiveReport(tracker, options.suppressions());
             instrument(inst);
             NativeMethods.install(inst, tracker, bindings, premain);
             FfmHooks.install(inst, tracker);
