@@ -1,11 +1,18 @@
 package dev.ncclguard.agent;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.Live;
+import dev.ncclguard.bridge.Bindings;
+import dev.ncclguard.bridge.FfmHooks;
 import dev.ncclguard.bridge.JnaBridge;
-import dev.ncclguard.live.LiveView;
+import dev.ncclguard.bridge.NativeBridge;
+import dev.ncclguard.bridge.NativeMethods;
+import dev.ncclguard.live.LiveMonitor;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.report.LiveReport;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -23,8 +30,10 @@ public final class Installer {
 
     public static void install(String args, Instrumentation inst, boolean premain) {
         Options options;
+        Bindings bindings;
         try {
             options = Options.parse(args);
+            bindings = options.bindings() == null ? Bindings.none() : Bindings.load(Path.of(options.bindings()));
         } catch (IllegalArgumentException e) {
             if (premain) {
                 // like a bad -XX flag: one line, and the JVM does not start
@@ -46,13 +55,16 @@ public final class Installer {
         try {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), System::currentTimeMillis));
-            LiveView live = LiveView.listenTo(tracker);
+            LiveMonitor live = LiveMonitor.listenTo(tracker);
             Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             Hooks.jna = new JnaBridge(tracker);
+            Live.view = new LiveReport(tracker, options.suppressions());
             Map<String, List<String>> instrumented = instrument(inst);
             // no application shutdown hook can exist before the class that holds them is loaded
             JfrShutdown.hooksMayExist = !instrumented.getOrDefault(HookWeaver.APP_SHUTDOWN_HOOKS.replace('/', '.'),
                     List.of()).contains(HookTransformer.NOT_LOADED);
+            NativeBridge natives = NativeMethods.install(inst, tracker, bindings, premain);
+            FfmHooks.install(inst, tracker);
             AgentState state = new AgentState(tracker, options,
                     premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), instrumented);
             new Lifecycle(state).registerExitHook(inst);
@@ -61,6 +73,8 @@ public final class Installer {
             live.started(state, premain);
         } catch (Throwable t) {
             Hooks.jna = null;
+            Hooks.natives = null;
+            Hooks.ffm = null;
             Log.error("not installed, the application runs without it", t);
         }
     }

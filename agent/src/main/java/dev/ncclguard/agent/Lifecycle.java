@@ -9,6 +9,7 @@ import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.report.ReportFiles;
 import dev.ncclguard.report.TextReportWriter;
+import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
 import dev.ncclguard.track.Tracker;
@@ -95,6 +96,7 @@ final class Lifecycle {
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();
+        List<CommLife> communicators = tracker.communicators();
         if (snapshot.internalErrors() > 0) {
             Log.error(snapshot.internalErrors() + " internal tracking error(s); the first", snapshot.firstInternalError());
         }
@@ -107,7 +109,7 @@ final class Lifecycle {
             long left = Math.max(0, deadline - System.nanoTime());
             outcomes = Cleanup.run(leaks, java.time.Duration.ofNanos(left));
         }
-        Report report = Reporting.build(state, snapshot, stillPending, outcomes, false);
+        Report report = Reporting.build(state, snapshot, communicators, stillPending, outcomes, false);
         writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
         state.exitReported(report);
         exitWithCodeIfAsked(options, report);

@@ -26,8 +26,11 @@ public final class Cli {
                     out.println("ncclguard " + dev.ncclguard.report.Report.Version.AGENT);
                     return 0;
                 }));
+        COMMANDS.put("check", new Entry(CheckCommand.USAGE, CheckCommand::run));
+        COMMANDS.put("merge", new Entry(MergeCommand.USAGE, MergeCommand::run));
+        COMMANDS.put("explain", new Entry(ExplainCommand.USAGE, ExplainCommand::run));
         COMMANDS.put("attach", new Entry(AttachCommand.USAGE + "  load the agent into a running JVM, or change its options", new AttachCommand()));
-        COMMANDS.put("dump", new Entry(DumpCommand.USAGE + "           print the live report of a JVM that runs the agent", new DumpCommand()));
+        COMMANDS.put("dump", new Entry(DumpCommand.USAGE + "     print the live report of a JVM that runs the agent", new DumpCommand()));
     }
 
     private Cli() {

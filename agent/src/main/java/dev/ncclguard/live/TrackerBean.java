@@ -14,19 +14,19 @@ import javax.management.ObjectName;
 /** {@link TrackerMXBean} over the installed agent. Only this class links javax.management. */
 final class TrackerBean implements TrackerMXBean {
     private final AgentState state;
-    private final LiveView live;
+    private final LiveMonitor live;
 
-    TrackerBean(AgentState state, LiveView live) {
+    TrackerBean(AgentState state, LiveMonitor live) {
         this.state = state;
         this.live = live;
     }
 
     /** Registers with the platform MBean server (creating it if need be); false if one is already there. */
-    static boolean register(AgentState state, LiveView live) throws Exception {
+    static boolean register(AgentState state, LiveMonitor live) throws Exception {
         return register(ManagementFactory.getPlatformMBeanServer(), state, live);
     }
 
-    static boolean register(MBeanServer server, AgentState state, LiveView live) throws Exception {
+    static boolean register(MBeanServer server, AgentState state, LiveMonitor live) throws Exception {
         try {
             server.registerMBean(new TrackerBean(state, live), new ObjectName(OBJECT_NAME));
             return true;

@@ -15,7 +15,7 @@ final class Calls {
     static final String BRIDGE = "test-bridge";
 
     final Tracker tracker = new Tracker();
-    final LiveView live = LiveView.listenTo(tracker);
+    final LiveMonitor live = LiveMonitor.listenTo(tracker);
 
     /** An agent state over this tracker, as an attach at {@code attachedAt} (null: started with the JVM) makes. */
     AgentState state(String options, Instant attachedAt) {

@@ -71,7 +71,7 @@ class JfrEventsTest {
         calls.initRank(0x200, 2, 1);
         Snapshot snapshot = calls.tracker.snapshot();
         HandleView first = snapshot.comms().get(0);
-        Report report = Reporting.build(calls.state("action=cleanup", null), snapshot, Map.of(),
+        Report report = Reporting.build(calls.state("action=cleanup", null), snapshot, List.of(), Map.of(),
                 Map.of(first, new CleanupResult(CleanupOutcome.ABORTED, "destroy did not return")), false);
 
         List<RecordedEvent> events = record(() -> JfrEvents.exitReport(report));

@@ -1,6 +1,5 @@
 package dev.ncclguard.samples;
 
-import com.sun.jna.Pointer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -13,11 +12,11 @@ import java.util.concurrent.CyclicBarrier;
 /**
  * The serve scenario: a long-running job to attach to. Each rank joins its communicator once, at
  * the start, then iterates in lockstep with the other ranks: an allreduce; an event created,
- * recorded, synchronized and destroyed; and every {@link #SPLIT_EVERY} iterations a communicator
- * split off and destroyed again. Commands come on stdin, a line each:
+ * recorded, synchronized and destroyed; and every {@link #COMM_EVERY} iterations one more
+ * communicator of all the ranks joined and destroyed again. Commands come on stdin, a line each:
  * <ul>
- * <li>{@code leak}: at the next iteration every rank splits off one more communicator and records
- *     one more event, and never releases either;</li>
+ * <li>{@code leak}: at the next iteration the ranks join one more communicator and each records
+ *     one more event, and they never release either;</li>
  * <li>{@code stop}, or the end of the input: the loop ends; each rank synchronizes, checks its
  *     result and releases its communicator, stream and buffers (not what {@code leak} made).</li>
  * </ul>
@@ -26,11 +25,15 @@ import java.util.concurrent.CyclicBarrier;
  * requires it of collective calls).
  */
 final class Serve {
-    static final int SPLIT_EVERY = 20;
+    static final int COMM_EVERY = 50;
     private static final long PAUSE_MILLIS = 10;
 
-    /** What every rank does in one iteration; decided at the barrier, the same for all. */
-    private record Step(long iteration, boolean leak, boolean stop) {
+    /**
+     * What every rank does in one iteration; decided at the barrier, the same for all.
+     *
+     * @param commId the unique id of the communicator the ranks join in this iteration, or null
+     */
+    private record Step(long iteration, boolean leak, boolean stop, byte[] commId) {
     }
 
     private static Serve current;
@@ -40,6 +43,8 @@ final class Serve {
     private final Queue<String> commands = new ConcurrentLinkedQueue<>();
     private boolean announceLeak;
     private volatile Step step;
+    /** A rank to call ncclGetUniqueId through, from the barrier's action. */
+    private volatile Rank anyRank;
 
     private Serve(int nranks) {
         this.barrier = new CyclicBarrier(nranks, this::nextStep);
@@ -55,6 +60,7 @@ final class Serve {
 
     static void rank(Rank rank, int iterations) {
         Serve serve = of(rank.nranks);
+        serve.anyRank = rank;
         try {
             rank.useDevice();
             rank.allocate();
@@ -79,15 +85,14 @@ final class Serve {
 
     private static void iterate(Rank rank, Step s) {
         rank.allReduce();
-        Pointer event = rank.createEvent();
+        long event = rank.createEvent();
         rank.recordEvent(event);
         rank.synchronizeEvent(event);
         rank.destroyEvent(event);
-        if (s.iteration() % SPLIT_EVERY == 0) {
-            rank.destroyCommunicator(rank.splitCommunicator());
-        }
         if (s.leak()) {
-            leakCommunicatorAndEvent(rank);
+            leakCommunicatorAndEvent(rank, s.commId());
+        } else if (s.commId() != null) {
+            rank.destroyCommunicator(rank.initCommunicator(s.commId()));
         }
         try {
             Thread.sleep(PAUSE_MILLIS);
@@ -98,8 +103,8 @@ final class Serve {
     }
 
     /** Named for the creating stacks of the report: what "leak" leaves behind. */
-    private static void leakCommunicatorAndEvent(Rank rank) {
-        rank.splitCommunicator();
+    private static void leakCommunicatorAndEvent(Rank rank, byte[] commId) {
+        rank.initCommunicator(commId);
         rank.recordEvent(rank.createEvent());
     }
 
@@ -124,17 +129,17 @@ final class Serve {
         }
         if (announceLeak) {
             announceLeak = false;
-            say("serve: leaked: every rank split off a communicator and recorded an event it will not release");
+            say("serve: leaked: the ranks joined a communicator and recorded an event they will not release");
         }
         String command = commands.poll();
         if ("stop".equals(command)) {
             say("serve: stopping after " + iteration + " iterations");
-            step = new Step(iteration, false, true);
+            step = new Step(iteration, false, true, null);
         } else if ("leak".equals(command)) {
             announceLeak = true;
-            step = new Step(iteration, true, false);
+            step = new Step(iteration, true, false, anyRank.newUniqueId());
         } else {
-            step = new Step(iteration, false, false);
+            step = new Step(iteration, false, false, iteration % COMM_EVERY == 0 ? anyRank.newUniqueId() : null);
         }
     }
 

@@ -19,7 +19,7 @@ class ServeTest {
         SampleRun run = SampleRun.withInput("leak\nstop\n", "serve");
         assertEquals(0, run.exitCode, run.toString());
         assertTrue(run.stdout.contains("serve: ready, pid "), run.toString());
-        assertTrue(run.stdout.contains("serve: leaked: every rank split off a communicator"), run.toString());
+        assertTrue(run.stdout.contains("serve: leaked: the ranks joined a communicator"), run.toString());
         assertTrue(run.stdout.contains("rank 0 (device 0): ") && run.stdout.contains("rank 1 (device 1): ")
                 && run.stdout.contains("results correct"), run.toString());
         assertEquals(2, alive(run, "comm").size(), run.toString());

@@ -28,9 +28,6 @@ public interface Nccl extends Library {
     /** One communicator per device, all in this process; {@code devlist} null means devices 0..ndev-1. */
     int ncclCommInitAll(Pointer[] comms, int ndev, int[] devlist);
 
-    /** A new communicator of the ranks that pass the same {@code color}, ordered by {@code key}; {@code config} may be null. */
-    int ncclCommSplit(Pointer comm, int color, int key, PointerByReference newcomm, Pointer config);
-
     int ncclCommDestroy(Pointer comm);
 
     int ncclCommAbort(Pointer comm);

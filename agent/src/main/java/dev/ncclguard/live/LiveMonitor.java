@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * application servers): at an attach at once, since the application already runs; under
  * -javaagent at the first tracked NCCL or CUDA call. Either way on a thread of its own.
  */
-public final class LiveView implements TrackerListener {
+public final class LiveMonitor implements TrackerListener {
     /** Whether JFR is in this runtime at all; a jlinked one may lack it. */
     private static final boolean JFR = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
 
@@ -27,13 +27,13 @@ public final class LiveView implements TrackerListener {
     private boolean registering;
     private volatile AgentState state;
 
-    private LiveView(Tracker tracker) {
+    private LiveMonitor(Tracker tracker) {
         this.tracker = tracker;
     }
 
     /** Starts listening to {@code tracker}: before it sees its first call, so that the counts are whole. */
-    public static LiveView listenTo(Tracker tracker) {
-        LiveView view = new LiveView(tracker);
+    public static LiveMonitor listenTo(Tracker tracker) {
+        LiveMonitor view = new LiveMonitor(tracker);
         tracker.listener(view);
         return view;
     }
