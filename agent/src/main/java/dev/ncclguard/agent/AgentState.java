@@ -21,17 +21,23 @@ public final class AgentState {
     private volatile Options options;
     private final Instant attachedAt;
     private final Map<String, List<String>> instrumented;
+    private final List<String> bridges;
     private volatile Report.BeforeAttach beforeAttach;
     private volatile Consumer<Report> exitReportListener;
     private final AtomicLong cleaned = new AtomicLong();
     private final AtomicLong cleanupFailed = new AtomicLong();
 
-    /** @param instrumented per class the hooks went into, what became of each loaded copy */
-    public AgentState(Tracker tracker, Options options, Instant attachedAt, Map<String, List<String>> instrumented) {
+    /**
+     * @param instrumented per class the hooks went into, what became of each loaded copy
+     * @param bridges      a line per bridge installed apart from those hooks: what it reaches
+     */
+    public AgentState(Tracker tracker, Options options, Instant attachedAt, Map<String, List<String>> instrumented,
+            List<String> bridges) {
         this.tracker = Objects.requireNonNull(tracker);
         this.options = Objects.requireNonNull(options);
         this.attachedAt = attachedAt;
         this.instrumented = instrumented;
+        this.bridges = List.copyOf(bridges);
     }
 
     /** The installed agent, or null. */
@@ -80,7 +86,7 @@ public final class AgentState {
 
     /** One line per bridge or hook: what was instrumented, and what could not be. */
     public List<String> coverage() {
-        return Coverage.describe(instrumented); // built when asked: premain pays nothing for it
+        return Coverage.describe(instrumented, bridges); // built when asked: premain pays nothing for it
     }
 
     /** What NCCL's RAS said at the attach; null until asked (and always without an attach). */

@@ -9,13 +9,16 @@ final class Coverage {
     private Coverage() {
     }
 
-    /** @param instrumented per class the advice went into, what became of each loaded copy */
-    static List<String> describe(Map<String, List<String>> instrumented) {
+    /**
+     * @param instrumented per class the hooks went into, what became of each loaded copy
+     * @param bridges      a line per other bridge
+     */
+    static List<String> describe(Map<String, List<String>> instrumented, List<String> bridges) {
         List<String> lines = new ArrayList<>();
         lines.add(line("JNA interface mapping and raw Function calls", instrumented, "com.sun.jna.Function"));
         lines.add(line("exit status (System.exit, signals)", instrumented, "java.lang.Shutdown"));
         lines.add(line("exit status (main thread dying of an exception)", instrumented, "java.lang.ThreadGroup"));
-        lines.add("JNA direct mapping and JNI native methods: not tracked, no bridge for them in this agent");
+        lines.addAll(bridges);
         return lines;
     }
 

@@ -65,8 +65,14 @@ public final class Installer {
                     List.of()).contains(HookTransformer.NOT_LOADED);
             NativeBridge natives = NativeMethods.install(inst, tracker, bindings, premain);
             FfmHooks.install(inst, tracker);
+            String ffm = Runtime.version().feature() >= 22
+                    ? "FFM downcalls (java.lang.foreign): handles made from now on; any made before are not tracked"
+                    : "FFM downcalls (java.lang.foreign): not on Java " + Runtime.version().feature() + " (22 and later)";
             AgentState state = new AgentState(tracker, options,
-                    premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), instrumented);
+                    premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), instrumented,
+                    List.of(natives != null ? natives.coverage()
+                            : "JNA direct mapping, JNI and JavaCPP native methods: NOT tracked (the reason is on stderr)",
+                            ffm));
             new Lifecycle(state).registerExitHook(inst);
             AgentState.publish(state);
             System.setProperty(INSTALLED, premain ? "premain" : "attach");

@@ -114,6 +114,39 @@ final class ClassScan {
     }
 
     /**
+     * Whether the class's constant pool holds one of the names at all (as a method it calls, or
+     * declares): the filter for the call sites an attach rewrites. False for a malformed class.
+     */
+    boolean namesAny(byte[] c) {
+        try {
+            if (c.length < 10 || u4(c, 0) != 0xCAFEBABE) {
+                return false;
+            }
+            int count = u2(c, 8);
+            int p = 10;
+            for (int i = 1; i < count; i++) {
+                int tag = c[p] & 0xff;
+                if (tag == 1) {
+                    int length = u2(c, p + 1);
+                    if (length >= minLength && length <= maxLength && prefixes[prefix(c, p + 3, length)]
+                            && contains(c, p + 3, length)) {
+                        return true;
+                    }
+                    p += 3 + length;
+                } else {
+                    p += entrySize(tag);
+                    if (tag == 5 || tag == 6) {
+                        i++;
+                    }
+                }
+            }
+            return false;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
      * The bridge a class with wrapped native methods belongs to, for the report: one that uses
      * JNA's {@code Native} (Native.register) is JNA direct mapping, one of org.bytedeco is
      * JavaCPP, any other is hand-written JNI.

@@ -20,6 +20,8 @@ public final class NativeBridge implements NativeSink {
 
     private final Tracker tracker;
     private final String prefix;
+    /** What this bridge reaches, in one line for the attach command. */
+    private volatile String coverage = "JNA direct mapping, JNI and JavaCPP native methods: wrapped as their classes load";
     /** Sites by id; copied on write (sites are added when classes load, read on every call). */
     private volatile NativeSite[] sites = new NativeSite[0];
     /** Calls of the install-time self-check's site, which is no NCCL or CUDA function. */
@@ -34,6 +36,15 @@ public final class NativeBridge implements NativeSink {
 
     String prefix() {
         return prefix;
+    }
+
+    /** What this bridge reaches, in one line (the attach command prints it). */
+    public String coverage() {
+        return coverage;
+    }
+
+    void coverage(String line) {
+        coverage = line;
     }
 
     /** Adds a site and returns its id. */

@@ -98,14 +98,16 @@ final class NativeMethodAccess implements NativeAccess {
             this.site = site;
             this.unavailable = null;
             Class<?> owner = Class.forName(site.owner, false, site.loader());
+            // the renamed native bypasses the wrapper; an unwrapped one is outside the rewritten call sites
+            String name = site.renamed ? prefix + site.method : site.method;
             Method found = null;
             for (Method m : owner.getDeclaredMethods()) {
-                if (m.getName().equals(prefix + site.method) && Type.getMethodDescriptor(m).equals(site.descriptor)) {
+                if (m.getName().equals(name) && Type.getMethodDescriptor(m).equals(site.descriptor)) {
                     found = m;
                 }
             }
             if (found == null) {
-                throw new NoSuchMethodException(site.owner + "." + prefix + site.method + site.descriptor);
+                throw new NoSuchMethodException(site.owner + "." + name + site.descriptor);
             }
             found.setAccessible(true);
             this.method = found;

@@ -23,7 +23,7 @@ final class NativeMethodTransformer implements ClassFileTransformer {
     private final NativeBridge bridge;
     private final Bindings bindings;
     private final String prefix;
-    private final boolean wrapJnaDirect;
+    final boolean wrapJnaDirect;
     private final ClassScan scan;
 
     /** The self-check's JDK method: internal class name, method, descriptor; null when unarmed. */
@@ -99,7 +99,7 @@ final class NativeMethodTransformer implements ClassFileTransformer {
         }
     }
 
-    private int siteFor(ClassLoader loader, String className, String label, int access, String name,
+    int siteFor(ClassLoader loader, String className, String label, int access, String name,
                         String descriptor, String[] p, List<Bindings.Entry> used) {
         if (p != null && p[0].equals(className) && p[1].equals(name) && p[2].equals(descriptor)) {
             return probeSite;

@@ -4,10 +4,6 @@ import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Sets up the native-method bridges (JNA direct mapping, JNI, JavaCPP, bindings file): a native
@@ -70,7 +66,7 @@ public final class NativeMethods {
             return null;
         }
         if (!premain) {
-            warnAboutLoadedClasses(inst);
+            bridge.coverage(LoadedNatives.reach(inst, bridge, transformer));
         }
         return bridge;
     }
@@ -127,33 +123,5 @@ public final class NativeMethods {
             return null;
         }
         return null;
-    }
-
-    /** After an attach: classes loaded before it keep their native methods unwrapped; say which. */
-    private static void warnAboutLoadedClasses(Instrumentation inst) {
-        List<String> missed = new ArrayList<>();
-        for (Class<?> c : inst.getAllLoadedClasses()) {
-            ClassLoader loader = c.getClassLoader();
-            if (loader == null || loader == ClassLoader.getPlatformClassLoader() || c.isArray()) {
-                continue;
-            }
-            try {
-                for (Method m : c.getDeclaredMethods()) {
-                    if (Modifier.isNative(m.getModifiers())
-                            && dev.ncclguard.catalog.Catalog.lookup(m.getName()) != null) {
-                        missed.add(c.getName());
-                        break;
-                    }
-                }
-            } catch (LinkageError | RuntimeException e) {
-                // a class whose methods cannot be listed cannot be one we would have wrapped either
-            }
-        }
-        if (!missed.isEmpty()) {
-            Log.warn("attached after " + missed.size() + " class(es) with NCCL/CUDA native methods were loaded;"
-                    + " their calls are NOT tracked (start with -javaagent to track them): "
-                    + String.join(", ", missed.subList(0, Math.min(3, missed.size())))
-                    + (missed.size() > 3 ? ", ..." : ""));
-        }
     }
 }

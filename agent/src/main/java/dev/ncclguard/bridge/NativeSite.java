@@ -34,6 +34,11 @@ final class NativeSite {
      * application's own references are gone, and a binding object is one small instance per class.
      */
     volatile Object receiver;
+    /**
+     * Whether the native was renamed under the prefix (wrapped at class load); false for one of a
+     * class loaded before an attach, reached through its call sites, which keeps its name.
+     */
+    volatile boolean renamed = true;
 
     NativeSite(int id, NativeFunction fn, String bridge, String owner, ClassLoader loader, String method,
                String descriptor, boolean isStatic, int paramCount, char returnKind, int[] cToJava) {

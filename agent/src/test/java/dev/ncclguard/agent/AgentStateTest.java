@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** A second attach changes options of the running agent. */
 class AgentStateTest {
     private final AgentState state = new AgentState(new Tracker(),
-            Options.parse("report=/tmp/r-%p.json,timeout=2s", Map.of(), Map.of()), null, Map.of());
+            Options.parse("report=/tmp/r-%p.json,timeout=2s", Map.of(), Map.of()), null, Map.of(), java.util.List.of());
 
     @Test
     void keysNotGivenKeepTheirValues() {

@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -136,6 +138,39 @@ class AttachIT {
             assertEquals(2, events.stream().filter(e -> e.getEventType().getName().equals("dev.ncclguard.CleanupAction")
                     && e.getString("outcome").equals("destroyed")).count());
         }
+    }
+
+    /**
+     * JNA direct-mapped and JNI native methods of classes loaded before the attach cannot be
+     * wrapped: their call sites are rewritten, and the leak made after the attach is found with its
+     * bridge, then released through the same native methods at exit.
+     */
+    @ParameterizedTest
+    @CsvSource({"jna-direct, jna-direct, DirectGpu.commInitRank", "jni, jni, JniGpu.commInitRank",
+        "jni-bindings, jni, JniGpu.commInitRank"})
+    void nativeMethodsOfClassesLoadedBeforeTheAttachAreReachedThroughTheirCallSites(String bridge, String label,
+            String commFrame) throws Exception {
+        Path report = dir.resolve("native.json");
+        String bindings = bridge.equals("jni-bindings") ? ",bindings=" + BridgesIT.BINDINGS : "";
+        try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of(), "--bridge", bridge)) {
+            Cli attach = cli(JAVA_17, "attach", Long.toString(app.pid()), "action=cleanup,report=" + report + bindings);
+            assertEquals(0, attach.exitCode(), attach.describe());
+            assertTrue(attach.stdout().matches("(?s).*native methods: \\d+ in \\d+ class(es)? loaded before the attach .*"
+                    + "reached through [1-9]\\d* call sites? rewritten in [1-9]\\d* class.*"), attach.describe());
+            app.send("leak");
+            app.await("serve: leaked");
+            assertEquals(0, app.stop(), app.describe());
+        }
+        JsonNode exit = Reports.read(report);
+        List<JsonNode> comms = comms(exit, "Serve.leakCommunicatorAndEvent");
+        assertEquals(2, comms.size(), exit.toString());
+        for (JsonNode comm : comms) {
+            assertEquals(label, comm.path("bridge").asText(), comm.toString());
+            assertTrue(comm.path("stack").toString().contains(commFrame), comm.toString());
+            assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
+        }
+        assertEquals(2, Reports.leaks(exit, "event").size(), exit.toString());
+        assertEquals(0, Reports.summary(exit, "cleanupFailed"), exit.toString());
     }
 
     @Test

@@ -54,13 +54,15 @@ final class LiveChild implements AutoCloseable {
         reader.start();
     }
 
-    /** The serve scenario on {@code javaHome}'s java, with JVM arguments and environment. */
-    static LiveChild serve(String javaHome, List<String> jvmArgs, Map<String, String> env) throws IOException {
+    /** The serve scenario on {@code javaHome}'s java, with JVM arguments, environment and sample arguments. */
+    static LiveChild serve(String javaHome, List<String> jvmArgs, Map<String, String> env, String... sampleArgs)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(javaHome, "bin", "java").toString());
         cmd.add("-Dncclguard.emu=" + ChildJvm.EMU);
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-jar", ChildJvm.SAMPLES_JAR.toString(), "serve"));
+        cmd.addAll(List.of(sampleArgs));
         LiveChild child = new LiveChild(cmd, env);
         child.await("serve: ready");
         return child;

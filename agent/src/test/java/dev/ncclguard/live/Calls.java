@@ -19,7 +19,7 @@ final class Calls {
 
     /** An agent state over this tracker, as an attach at {@code attachedAt} (null: started with the JVM) makes. */
     AgentState state(String options, Instant attachedAt) {
-        return new AgentState(tracker, Options.parse(options, Map.of(), Map.of()), attachedAt, Map.of());
+        return new AgentState(tracker, Options.parse(options, Map.of(), Map.of()), attachedAt, Map.of(), java.util.List.of());
     }
 
     void initRank(long comm, int nranks, int rank) {

@@ -1,0 +1,186 @@
+package dev.ncclguard.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.NativeSink;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rewrites the callers in {@link Callers} of the methods of {@link Callees} (Java methods here, so
+ * that the rewritten calls can run; the rewriter does not care what the callee is) and runs them
+ * from a fresh class loader: the class verifies, each call goes through the hooks with the
+ * wrapper's arguments array, and results and exceptions are those of the call itself.
+ */
+class CallSiteRewriterTest {
+    private static final String CALLEES = Callees.class.getName().replace('.', '/');
+    private static final Map<String, Integer> SITES = Map.of(
+            CALLEES + ".ncclCommInitRank(I[BI)J", 7,
+            CALLEES + ".cudaEventQuery(J)I", 8,
+            CALLEES + ".cudaEventCreate(J)Ljava/lang/String;", 9);
+
+    private final List<Object[]> entered = new ArrayList<>();
+    private final List<Object[]> exited = new ArrayList<>();
+
+    @AfterEach
+    void unplug() {
+        Hooks.natives = null;
+    }
+
+    /** Stand-ins for native methods of a class loaded before the attach; public, for the callers' other loader. */
+    public static class Callees {
+        public static long ncclCommInitRank(int nranks, byte[] id, int rank) {
+            return 0x1000L + nranks * 10L + rank;
+        }
+
+        public static int cudaEventQuery(long event) {
+            if (event == 0) {
+                throw new IllegalStateException("the call's own failure");
+            }
+            return 600;
+        }
+
+        public String cudaEventCreate(long flags) {
+            return "event-" + flags;
+        }
+    }
+
+    /** The application's code that calls them, with branches and a loop around the calls. */
+    static class Callers {
+        static long join(int nranks, int rank) {
+            byte[] id = new byte[] {1, 2};
+            long comm = 0;
+            for (int i = 0; i < 2; i++) {
+                comm = i == 0 ? Callees.ncclCommInitRank(nranks, id, rank) : comm;
+            }
+            return comm;
+        }
+
+        static int query(long event) {
+            double before = 1.5; // a wide local below the parked arguments
+            int status = Callees.cudaEventQuery(event);
+            return before > 1 ? status : -1;
+        }
+
+        static String create(Callees callees, long flags) {
+            return callees.cudaEventCreate(flags);
+        }
+
+        static int untouched() {
+            return Integer.parseInt("3");
+        }
+    }
+
+    private Class<?> rewritten() throws Exception {
+        int[] count = new int[1];
+        byte[] bytes = CallSiteRewriter.rewrite(NativeFixtures.bytesOf(Callers.class), SITES, n -> count[0] += n);
+        assertNotNull(bytes);
+        assertEquals(3, count[0], "call sites rewritten");
+        Hooks.natives = new NativeSink() {
+            @Override
+            public long enter(int site, Object[] args) {
+                entered.add(new Object[] {site, args.clone()});
+                return 42;
+            }
+
+            @Override
+            public void exit(int site, Object[] args, long result, long token) {
+                exited.add(new Object[] {site, args.clone(), result, token});
+            }
+        };
+        String name = Callers.class.getName();
+        ClassLoader loader = new ClassLoader(getClass().getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException {
+                if (n.equals(name)) {
+                    Class<?> c = findLoadedClass(n);
+                    return c != null ? c : defineClass(n, bytes, 0, bytes.length);
+                }
+                return super.loadClass(n, resolve);
+            }
+        };
+        return Class.forName(name, true, loader);
+    }
+
+    private static Object call(Class<?> c, String method, Object... args) throws Throwable {
+        for (Method m : c.getDeclaredMethods()) {
+            if (m.getName().equals(method)) {
+                m.setAccessible(true);
+                try {
+                    return m.invoke(null, args);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
+            }
+        }
+        throw new AssertionError("no " + method);
+    }
+
+    @Test
+    void staticCallGoesThroughTheHooksWithItsArgumentsAndResult() throws Throwable {
+        Class<?> c = rewritten();
+        assertEquals(0x1000L + 20 + 1, call(c, "join", 2, 1));
+        assertEquals(1, entered.size());
+        assertEquals(7, entered.get(0)[0]);
+        Object[] args = (Object[]) entered.get(0)[1];
+        assertEquals(5, args.length, "arguments, the returned reference, the receiver");
+        assertEquals(2, args[0]);
+        assertArrayEquals(new byte[] {1, 2}, (byte[]) args[1]);
+        assertEquals(1, args[2]);
+        assertEquals(1, exited.size());
+        assertEquals(0x1000L + 21, exited.get(0)[2], "the long result");
+        assertEquals(42L, exited.get(0)[3], "enter's token");
+    }
+
+    @Test
+    void intResultIsHandedToExitAndReturned() throws Throwable {
+        Class<?> c = rewritten();
+        assertEquals(600, call(c, "query", 5L));
+        assertEquals(8, exited.get(0)[0]);
+        assertEquals(600L, exited.get(0)[2]);
+    }
+
+    @Test
+    void instanceCallHandsTheReceiverAndTheReturnedReference() throws Throwable {
+        Class<?> c = rewritten();
+        Callees callees = new Callees();
+        assertEquals("event-3", call(c, "create", callees, 3L));
+        Object[] args = (Object[]) exited.get(0)[1];
+        assertEquals(3L, args[0]);
+        assertEquals("event-3", args[1]);
+        assertSame(callees, args[2]);
+    }
+
+    @Test
+    void whatTheCallThrowsComesOutAsIsWithoutExit() throws Throwable {
+        Class<?> c = rewritten();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> call(c, "query", 0L));
+        assertEquals("the call's own failure", e.getMessage());
+        assertEquals(1, entered.size());
+        assertTrue(exited.isEmpty());
+    }
+
+    @Test
+    void otherCallsAreLeftAlone() throws Throwable {
+        Class<?> c = rewritten();
+        assertEquals(3, call(c, "untouched"));
+        assertTrue(entered.isEmpty());
+    }
+
+    @Test
+    void classWithoutSuchCallsIsNotRewritten() {
+        assertNull(CallSiteRewriter.rewrite(NativeFixtures.bytesOf(Callees.class), SITES, n -> { }));
+    }
+}
