@@ -8,9 +8,9 @@ import dev.ncclguard.bridge.NativeAccess;
  * the call began.
  */
 final class EventRecord extends Tracked {
-    // written under this; lastRecordSeq is also read without the lock by enter
+    // written under this; both are also read without the lock (enter; a completion seen again)
     private volatile long lastRecordSeq;
-    private long completedSeq;
+    private volatile long completedSeq;
     private StreamRecord stream;
     private long opNumber;
 
@@ -34,13 +34,19 @@ final class EventRecord extends Tracked {
      * record. Does nothing if {@code seq} is no longer the last record. Lock order: event, then
      * stream (nothing takes them the other way round).
      */
-    synchronized void completed(long seq) {
-        if (seq == 0 || seq != lastRecordSeq) {
+    void completed(long seq) {
+        // polling queries see the same completion again and again: that changes nothing, so no lock
+        if (seq == 0 || seq != lastRecordSeq || seq == completedSeq) {
             return;
         }
-        completedSeq = seq;
-        if (stream != null) {
-            stream.markDone(opNumber);
+        synchronized (this) {
+            if (seq != lastRecordSeq) {
+                return;
+            }
+            completedSeq = seq;
+            if (stream != null) {
+                stream.markDone(opNumber);
+            }
         }
     }
 

@@ -9,9 +9,9 @@ import dev.ncclguard.bridge.NativeAccess;
  */
 final class StreamRecord extends Tracked {
     private final long base;
-    // guarded by this
-    private long enqueued;
-    private long done;
+    // written under this; enqueued and done are also read without the lock (enter, markDone)
+    private volatile long enqueued;
+    private volatile long done;
     /** The global op sequence number of the last op counted here. */
     private long lastSeq;
 
@@ -23,7 +23,7 @@ final class StreamRecord extends Tracked {
         this.done = base;
     }
 
-    synchronized long enqueued() {
+    long enqueued() {
         return enqueued;
     }
 
@@ -51,9 +51,15 @@ final class StreamRecord extends Tracked {
     }
 
     /** Ops up to number {@code n} are complete. Numbers of another record fall below our base. */
-    synchronized void markDone(long n) {
-        if (n > done && n <= enqueued) {
-            done = n;
+    void markDone(long n) {
+        // done only grows: an op number it already covers changes nothing, so no lock
+        if (n <= done) {
+            return;
+        }
+        synchronized (this) {
+            if (n > done && n <= enqueued) {
+                done = n;
+            }
         }
     }
 
