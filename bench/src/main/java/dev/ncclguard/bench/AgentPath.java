@@ -44,6 +44,14 @@ public class AgentPath {
     private final String queryName = new String("cudaEventQuery");
     private final String allReduceName = new String("ncclAllReduce");
     private final String untrackedName = new String("cudaGetDevice");
+    private final String createEventName = new String("cudaEventCreate");
+    private final String destroyEventName = new String("cudaEventDestroy");
+    private final String initRankName = new String("ncclCommInitRank");
+    private final String destroyCommName = new String("ncclCommDestroy");
+    private Object[] createEventArgs;
+    private Object[] destroyEventArgs;
+    private Object[] initRankArgs;
+    private Object[] destroyCommArgs;
     private Object[] recordArgs;
     private Object[] queryArgs;
     private Object[] allReduceArgs;
@@ -64,6 +72,10 @@ public class AgentPath {
         queryArgs = new Object[] {event};
         allReduceArgs = new Object[] {new Pointer(0x1000), new Pointer(0x2000), 256L, 7, 0, new Pointer(COMM), stream};
         call("cudaEventRecord", recordArgs);
+        createEventArgs = new Object[] {out(EVENT + 0x100)};
+        destroyEventArgs = new Object[] {new Pointer(EVENT + 0x100)};
+        initRankArgs = new Object[] {out(COMM + 0x100), 1, id, 0};
+        destroyCommArgs = new Object[] {new Pointer(COMM + 0x100)};
     }
 
     private static PointerByReference out(long handle) {
@@ -104,6 +116,20 @@ public class AgentPath {
     @Benchmark
     public long ncclAllReduce() {
         return advice(allReduceName, allReduceArgs);
+    }
+
+    /** cudaEventCreate then cudaEventDestroy: a new record (and its stack, stacks=on), then its end. */
+    @Benchmark
+    public long cudaEventCreate() {
+        advice(createEventName, createEventArgs);
+        return advice(destroyEventName, destroyEventArgs);
+    }
+
+    /** ncclCommInitRank (nranks=1) then ncclCommDestroy: the unique id is read and hashed too. */
+    @Benchmark
+    public long ncclCommInitRank() {
+        advice(initRankName, initRankArgs);
+        return advice(destroyCommName, destroyCommArgs);
     }
 
     @Benchmark

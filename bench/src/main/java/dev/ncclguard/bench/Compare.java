@@ -31,7 +31,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * java -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.Compare \
  *     --agent agent/target/ncclguard-agent.jar --emu native-shim/target/emu --out bench/target/results \
- *     [--rounds 3] [--warmup 3] [--iterations 5] [--suite hot|create]...
+ *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|create]...
  * </pre>
  */
 public final class Compare {
@@ -43,8 +43,9 @@ public final class Compare {
     record Suite(String name, Class<?> benchmarks, String unit, List<Variant> variants) {
     }
 
-    /** One fork's result. */
-    record Fork(int round, String suite, String variant, String benchmark, double score, double bytesPerOp) {
+    /** One fork's result: wall time and CPU time of the benchmark thread per call, bytes allocated per call. */
+    record Fork(int round, String suite, String variant, String benchmark, double score, double cpu,
+            double bytesPerOp) {
     }
 
     static final Variant WITHOUT = new Variant("without", null);
@@ -66,7 +67,7 @@ public final class Compare {
         Path emu = Path.of(required(opts, "emu")).toAbsolutePath();
         Path out = Path.of(opts.getOrDefault("out", "bench/target/results")).toAbsolutePath();
         int rounds = Integer.parseInt(opts.getOrDefault("rounds", "3"));
-        int warmup = Integer.parseInt(opts.getOrDefault("warmup", "3"));
+        int warmup = Integer.parseInt(opts.getOrDefault("warmup", "5"));
         int iterations = Integer.parseInt(opts.getOrDefault("iterations", "5"));
         List<String> only = opts.containsKey("suite") ? List.of(opts.get("suite").split(",")) : List.of();
         if (!Files.isRegularFile(agent)) {
@@ -115,6 +116,7 @@ public final class Compare {
                 .measurementTime(TimeValue.seconds(1))
                 .jvmArgs(jvm.toArray(new String[0]))
                 .addProfiler(GCProfiler.class)
+                .addProfiler(CpuTimeProfiler.class)
                 .shouldFailOnError(true)
                 .output(out.resolve("jmh-round" + round + "-" + suite.name() + "-"
                         + variant.name().replace(',', '-').replace('=', '-') + ".log").toString());
@@ -123,16 +125,18 @@ public final class Compare {
         for (RunResult r : results) {
             String method = r.getParams().getBenchmark();
             method = method.substring(method.lastIndexOf('.') + 1);
+            // the profiler counts CPU nanoseconds; the suite's unit may be microseconds
+            double cpu = secondary(r, CpuTimeProfiler.NAME) / (suite.unit().startsWith("us") ? 1000.0 : 1.0);
             forks.add(new Fork(round, suite.name(), variant.name(), method, r.getPrimaryResult().getScore(),
-                    bytesPerOp(r)));
+                    cpu, secondary(r, "gc.alloc.rate.norm")));
         }
         return forks;
     }
 
-    /** gc.alloc.rate.norm; JMH before 1.36 prefixed it with a middle dot. */
-    private static double bytesPerOp(RunResult r) {
+    /** A secondary result by name; JMH before 1.36 prefixed profiler results with a middle dot. */
+    private static double secondary(RunResult r, String name) {
         for (Map.Entry<String, Result> e : r.getSecondaryResults().entrySet()) {
-            if (e.getKey().endsWith("gc.alloc.rate.norm")) {
+            if (e.getKey().endsWith(name)) {
                 return e.getValue().getScore();
             }
         }
@@ -140,53 +144,58 @@ public final class Compare {
     }
 
     private static void writeForks(Path file, List<Fork> forks) throws IOException {
-        StringBuilder csv = new StringBuilder("round,suite,variant,benchmark,score,bytesPerOp\n");
+        StringBuilder csv = new StringBuilder("round,suite,variant,benchmark,wall,cpu,bytesPerOp\n");
         for (Fork f : forks) {
-            csv.append(String.format(Locale.ROOT, "%d,%s,\"%s\",%s,%.4f,%.4f%n", f.round(), f.suite(), f.variant(),
-                    f.benchmark(), f.score(), f.bytesPerOp()));
+            csv.append(String.format(Locale.ROOT, "%d,%s,\"%s\",%s,%.4f,%.4f,%.4f%n", f.round(), f.suite(),
+                    f.variant(), f.benchmark(), f.score(), f.cpu(), f.bytesPerOp()));
         }
         Files.writeString(file, csv, StandardCharsets.UTF_8);
     }
 
-    /** The Markdown table of docs/performance.md. */
+    /** The Markdown tables of docs/performance.md: one row per benchmark and variant. */
     static String summary(List<Fork> forks, int rounds, int warmup, int iterations) {
         StringBuilder md = new StringBuilder();
         md.append(String.format(Locale.ROOT, "JMH: %d round(s) of one fork per benchmark and variant, interleaved;"
-                + " %d x 1 s warmup, %d x 1 s measurement per fork; -prof gc.%n%n", rounds, warmup, iterations));
+                + " %d x 1 s warmup, %d x 1 s measurement per fork; -prof gc and CPU time of the benchmark"
+                + " thread. Each cell: min / median / max over the forks. Ratios and differences: of the"
+                + " medians to the run without the agent; paired: per round.%n%n", rounds, warmup, iterations));
         for (Suite suite : SUITES) {
             List<Fork> ofSuite = forks.stream().filter(f -> f.suite().equals(suite.name())).toList();
             if (ofSuite.isEmpty()) {
                 continue;
             }
-            md.append("| ").append(suite.benchmarks().getSimpleName()).append(" | variant | ")
-                    .append(suite.unit()).append(" min / median / max | ratio of medians | paired ratios min / median / max")
-                    .append(" | added ").append(suite.unit().substring(0, 2)).append(" (medians)")
-                    .append(" | B/op (median) | added B/op (median of paired) |\n");
-            md.append("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+            String u = suite.unit();
+            md.append("| ").append(suite.benchmarks().getSimpleName()).append(" | variant | wall ").append(u)
+                    .append(" | CPU ").append(u).append(" | wall ratio | CPU ratio | CPU ratio, paired")
+                    .append(" | CPU added ").append(u.substring(0, 2)).append(" | B/op | B/op added |\n");
+            md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
             Variant base = suite.variants().get(0);
+            int d = decimals(suite);
             for (String benchmark : ofSuite.stream().map(Fork::benchmark).distinct().sorted().toList()) {
                 Map<Integer, Fork> baseByRound = byRound(ofSuite, base.name(), benchmark);
-                Stats baseScore = Stats.of(baseByRound.values().stream().map(Fork::score).toList());
+                Stats baseWall = Stats.of(baseByRound.values().stream().map(Fork::score).toList());
+                Stats baseCpu = Stats.of(baseByRound.values().stream().map(Fork::cpu).toList());
                 Stats baseBytes = Stats.of(baseByRound.values().stream().map(Fork::bytesPerOp).toList());
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | | | | %.1f | |%n", benchmark, base.name(),
-                        baseScore.format(decimals(suite)), baseBytes.median()));
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | | | | | %.1f | |%n", benchmark,
+                        base.name(), baseWall.format(d), baseCpu.format(d), baseBytes.median()));
                 for (Variant v : suite.variants().subList(1, suite.variants().size())) {
                     Map<Integer, Fork> withByRound = byRound(ofSuite, v.name(), benchmark);
-                    Stats score = Stats.of(withByRound.values().stream().map(Fork::score).toList());
+                    Stats wall = Stats.of(withByRound.values().stream().map(Fork::score).toList());
+                    Stats cpu = Stats.of(withByRound.values().stream().map(Fork::cpu).toList());
                     Stats bytes = Stats.of(withByRound.values().stream().map(Fork::bytesPerOp).toList());
                     List<Double> ratios = new ArrayList<>();
                     List<Double> addedBytes = new ArrayList<>();
                     for (Map.Entry<Integer, Fork> e : withByRound.entrySet()) {
                         Fork b = baseByRound.get(e.getKey());
                         if (b != null) {
-                            ratios.add(e.getValue().score() / b.score());
+                            ratios.add(e.getValue().cpu() / b.cpu());
                             addedBytes.add(e.getValue().bytesPerOp() - b.bytesPerOp());
                         }
                     }
-                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.3f | %s | %+.2f | %.1f | %+.2f |%n",
-                            benchmark, v.name(), score.format(decimals(suite)), score.median() / baseScore.median(),
-                            Stats.of(ratios).format(3), score.median() - baseScore.median(), bytes.median(),
-                            Stats.of(addedBytes).median()));
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %.3f | %.3f | %s | %+.2f | %.1f | %+.2f |%n",
+                            benchmark, v.name(), wall.format(d), cpu.format(d), wall.median() / baseWall.median(),
+                            cpu.median() / baseCpu.median(), Stats.of(ratios).format(3),
+                            cpu.median() - baseCpu.median(), bytes.median(), Stats.of(addedBytes).median()));
                 }
             }
             md.append('\n');
