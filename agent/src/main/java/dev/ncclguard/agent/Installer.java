@@ -1,17 +1,15 @@
 package dev.ncclguard.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArgument;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bridge.Bindings;
+import dev.ncclguard.bridge.FfmHooks;
 import dev.ncclguard.bridge.JnaBridge;
-import dev.ncclguard.bridge.JnaFunctionAdvice;
+import dev.ncclguard.bridge.NativeMethods;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
-import java.util.Map;
-import net.bytebuddy.asm.Advice;
+import java.nio.file.Path;
 
 /**
  * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
@@ -25,8 +23,10 @@ public final class Installer {
 
     public static void install(String args, Instrumentation inst, boolean premain) {
         Options options;
+        Bindings bindings;
         try {
             options = Options.parse(args);
+            bindings = options.bindings() == null ? Bindings.none() : Bindings.load(Path.of(options.bindings()));
         } catch (IllegalArgumentException e) {
             if (premain) {
                 // like a bad -XX flag: one line, and the JVM does not start
@@ -52,22 +52,18 @@ public final class Installer {
             }
             Hooks.jna = new JnaBridge(tracker);
             instrument(inst);
+            NativeMethods.install(inst, tracker, bindings, premain);
+            FfmHooks.install(inst, tracker);
             lifecycle.registerExitHook(inst);
         } catch (Throwable t) {
             Hooks.jna = null;
+            Hooks.natives = null;
+            Hooks.ffm = null;
             Log.error("not installed, the application runs without it", t);
         }
     }
 
     private static void instrument(Instrumentation inst) {
-        new AdviceTransformer(Map.of(
-                "com/sun/jna/Function", Advice.to(JnaFunctionAdvice.class).on(named("invoke")
-                        .and(takesArguments(5))
-                        .and(takesArgument(3, Object[].class))),
-                "java/lang/Shutdown", Advice.to(ExitAdvice.Status.class)
-                        .on(named("exit").and(takesArguments(int.class))),
-                "java/lang/ThreadGroup", Advice.to(ExitAdvice.Uncaught.class)
-                        .on(named("uncaughtException").and(takesArguments(Thread.class, Throwable.class)))))
-                .install(inst);
+        new HookTransformer().install(inst);
     }
 }

@@ -83,6 +83,9 @@ final class Lifecycle {
     }
 
     private void atExit() {
+        if (!tracker.sawAnyCall() && options.report() == null) {
+            return; // never touched NCCL or CUDA, and no JSON report asked for: nothing to say
+        }
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();

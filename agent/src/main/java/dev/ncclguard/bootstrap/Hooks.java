@@ -9,6 +9,12 @@ public final class Hooks {
     /** The JNA bridge; null until the agent is installed, and while it is off. */
     public static volatile JnaSink jna;
 
+    /** The native-method bridge (JNA direct, JNI, JavaCPP, bindings); null until installed. */
+    public static volatile NativeSink natives;
+
+    /** The FFM bridge (java.lang.foreign, JDK 22+); null until installed. */
+    public static volatile FfmSink ffm;
+
     /** The status the JVM was asked to exit with (System.exit, signals); -1 while none. */
     public static volatile int exitStatus = -1;
 
@@ -21,21 +27,98 @@ public final class Hooks {
     private Hooks() {
     }
 
-    /** Called on every JNA call: the catalog entry of a tracked symbol, else null. Allocates nothing. */
+    /*
+     * The JNA entry points below are called from code woven into com.sun.jna.Function.invoke.
+     * They never throw: a failure of the agent must not reach the application's JNA call.
+     */
+
+    /** On entry of every JNA call: the catalog entry of a tracked symbol, else null. Allocates nothing. */
     public static Object jnaLookup(String symbol) {
-        JnaSink sink = jna;
-        return sink == null || symbol == null ? null : sink.lookup(symbol);
+        try {
+            JnaSink sink = jna;
+            return sink == null || symbol == null ? null : sink.lookup(symbol);
+        } catch (Throwable t) {
+            return null;
+        }
     }
 
+    /** After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. */
     public static long jnaEnter(Object fn, Object[] args) {
-        JnaSink sink = jna;
-        return sink == null ? 0L : sink.enter(fn, args);
+        if (fn == null) {
+            return 0L;
+        }
+        try {
+            JnaSink sink = jna;
+            return sink == null ? 0L : sink.enter(fn, args);
+        } catch (Throwable t) {
+            return 0L;
+        }
     }
 
-    public static void jnaExit(Object fn, Object library, Object[] args, Object result, long token) {
-        JnaSink sink = jna;
+    /** Before the call returns {@code result} (not when it throws); returns {@code result} unchanged. */
+    public static Object jnaExit(Object result, Object fn, Object library, Object[] args, long token) {
+        if (fn != null) {
+            try {
+                JnaSink sink = jna;
+                if (sink != null) {
+                    sink.exit(fn, library, args, result, token);
+                }
+            } catch (Throwable t) {
+                // the bridge logs its own failures; nothing may reach the application
+            }
+        }
+        return result;
+    }
+
+    /** Called by a generated native-method wrapper before the renamed native. Never throws. */
+    public static long nativeEnter(int site, Object[] args) {
+        NativeSink sink = natives;
+        if (sink == null) {
+            return 0L;
+        }
+        try {
+            return sink.enter(site, args);
+        } catch (Throwable t) {
+            return 0L;
+        }
+    }
+
+    /** Called by a generated native-method wrapper after the renamed native returned. Never throws. */
+    public static void nativeExit(int site, Object[] args, long result, long token) {
+        NativeSink sink = natives;
         if (sink != null) {
-            sink.exit(fn, library, args, result, token);
+            try {
+                sink.exit(site, args, result, token);
+            } catch (Throwable t) {
+                // the application's call has returned; tracking must never change its outcome
+            }
+        }
+    }
+
+    /** Called by code woven into the JDK's native library lookups (name found at address). Never throws. */
+    public static long ffmSymbol(long address, String name) {
+        FfmSink sink = ffm;
+        if (sink != null && address != 0L) {
+            try {
+                sink.symbol(name, address);
+            } catch (Throwable t) {
+                // a lookup must never fail because of the agent
+            }
+        }
+        return address;
+    }
+
+    /** Called by code woven into Linker.downcallHandle: the handle to give the application. Never throws. */
+    public static Object ffmDowncall(Object handle, Object symbol) {
+        FfmSink sink = ffm;
+        if (sink == null || handle == null) {
+            return handle;
+        }
+        try {
+            Object wrapped = sink.downcall(handle, symbol);
+            return wrapped != null ? wrapped : handle;
+        } catch (Throwable t) {
+            return handle;
         }
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.jna.Native;
+import dev.ncclguard.it.apps.MappedNamesApp;
 import dev.ncclguard.it.apps.NoGpuApp;
 import dev.ncclguard.it.apps.RawFunctionApp;
 import java.io.File;
@@ -72,6 +73,19 @@ class AgentSafetyIT {
         assertTrue(events.get(0).path("stack").path(0).asText().startsWith(RawFunctionApp.class.getName() + ".main"),
                 events.get(0).toString());
         assertEquals(1, Reports.leaks(json, "stream").size(), json.toString());
+    }
+
+    @Test
+    void bindingWithAFunctionMapperIsTrackedByItsCNames() throws Exception {
+        Path report = dir.resolve("mapped.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report)
+                .mainClass(testClasspath(), MappedNamesApp.class.getName()).run();
+        assertEquals(0, r.exitCode(), r.describe());
+        List<JsonNode> events = Reports.leaks(Reports.read(report), "event");
+        assertEquals(1, events.size(), r.describe());
+        assertEquals("cudaEventCreate", events.get(0).path("api").asText());
+        assertTrue(events.get(0).path("stack").path(0).asText().startsWith(MappedNamesApp.class.getName() + ".main"),
+                events.get(0).toString());
     }
 
     @Test

@@ -1,0 +1,311 @@
+/* The C ABI the emulator exports: the types, values and signatures of the CUDA runtime 13.0 and
+ * NCCL 2.28 functions, declared here so that the sources and the C tests are checked against one
+ * declaration. Values are the real ones; a binding written against the real headers must not be
+ * able to tell the difference. */
+#ifndef NCCLEMU_API_H
+#define NCCLEMU_API_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- CUDA runtime */
+
+typedef enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3,
+  cudaErrorInvalidDevicePointer = 17,
+  cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorNoDevice = 100,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorIllegalState = 401,
+  cudaErrorNotReady = 600,
+  cudaErrorNotSupported = 801,
+  cudaErrorUnknown = 999
+} cudaError_t;
+
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4
+};
+
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2
+};
+
+typedef void (*cudaHostFn_t)(void *userData);
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void *userData);
+
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
+#define cudaEventDisableTiming 0x02
+#define cudaEventInterprocess 0x04
+#define cudaEventRecordDefault 0x00
+#define cudaEventRecordExternal 0x01
+#define cudaHostAllocDefault 0x00
+
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorString(cudaError_t error);
+const char *cudaGetErrorName(cudaError_t error);
+cudaError_t cudaDriverGetVersion(int *driverVersion);
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
+
+cudaError_t cudaMalloc(void **devPtr, size_t size);
+cudaError_t cudaFree(void *devPtr);
+cudaError_t cudaMallocHost(void **ptr, size_t size);
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
+cudaError_t cudaFreeHost(void *ptr);
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream);
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream);
+cudaError_t cudaMemset(void *devPtr, int value, size_t count);
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
+
+cudaError_t cudaStreamCreate(cudaStream_t *pStream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority);
+cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags);
+cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority);
+cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device);
+cudaError_t cudaStreamQuery(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
+                                  unsigned int flags);
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+
+cudaError_t cudaEventCreate(cudaEvent_t *event);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+
+/* The per-thread-default-stream entry points (code built with --default-stream per-thread calls
+ * these): stream 0 means cudaStreamPerThread instead of the legacy stream. */
+cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
+cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count);
+cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                                 cudaStream_t stream);
+cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream);
+cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);
+cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority);
+cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *device);
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream);
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+                                       enum cudaStreamCaptureStatus *pCaptureStatus);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,
+                                       void *userData, unsigned int flags);
+cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData);
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+                                          unsigned int flags);
+
+/* ---------------------------------------------------------------- NCCL 2.28 */
+
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 28
+#define NCCL_PATCH 3
+#define NCCL_VERSION_CODE 22803
+
+typedef struct ncclComm *ncclComm_t;
+typedef struct ncclWindow_vidmem *ncclWindow_t;
+#define NCCL_COMM_NULL NULL
+
+#define NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+
+typedef enum {
+  ncclSuccess = 0,
+  ncclUnhandledCudaError = 1,
+  ncclSystemError = 2,
+  ncclInternalError = 3,
+  ncclInvalidArgument = 4,
+  ncclInvalidUsage = 5,
+  ncclRemoteError = 6,
+  ncclInProgress = 7,
+  ncclNumResults = 8
+} ncclResult_t;
+
+#define NCCL_CONFIG_UNDEF_INT INT_MIN
+#define NCCL_CONFIG_UNDEF_PTR NULL
+#define NCCL_SPLIT_NOCOLOR -1
+#define NCCL_UNDEF_FLOAT -1.0f
+#define NCCL_API_MAGIC 0xcafebeef
+#define NCCL_SHRINK_DEFAULT 0x00
+#define NCCL_SHRINK_ABORT 0x01
+
+typedef struct ncclConfig_v22800 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;
+  int cgaClusterSize;
+  int minCTAs;
+  int maxCTAs;
+  const char *netName;
+  int splitShare;
+  int trafficClass;
+  const char *commName;
+  int collnetEnable;
+  int CTAPolicy;
+  int shrinkShare;
+  int nvlsCTAs;
+  int nChannelsPerNetPeer;
+  int nvlinkCentricSched;
+} ncclConfig_t;
+
+#define NCCL_CONFIG_INITIALIZER                                                                   \
+  {                                                                                               \
+    sizeof(ncclConfig_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, NCCL_CONFIG_UNDEF_INT,              \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                      \
+        NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                      \
+        NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                      \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                      \
+        NCCL_CONFIG_UNDEF_INT                                                                     \
+  }
+
+typedef struct ncclSimInfo_v22200 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  float estimatedTime;
+} ncclSimInfo_t;
+
+typedef enum {
+  ncclSum = 0,
+  ncclProd = 1,
+  ncclMax = 2,
+  ncclMin = 3,
+  ncclAvg = 4,
+  ncclNumOps = 5,
+  ncclMaxRedOp = 0x7fffffff
+} ncclRedOp_t;
+
+typedef enum {
+  ncclInt8 = 0,
+  ncclChar = 0,
+  ncclUint8 = 1,
+  ncclInt32 = 2,
+  ncclInt = 2,
+  ncclUint32 = 3,
+  ncclInt64 = 4,
+  ncclUint64 = 5,
+  ncclFloat16 = 6,
+  ncclHalf = 6,
+  ncclFloat32 = 7,
+  ncclFloat = 7,
+  ncclFloat64 = 8,
+  ncclDouble = 8,
+  ncclBfloat16 = 9,
+  ncclFloat8e4m3 = 10,
+  ncclFloat8e5m2 = 11,
+  ncclNumTypes = 12
+} ncclDataType_t;
+
+typedef enum { ncclScalarDevice = 0, ncclScalarHostImmediate = 1 } ncclScalarResidence_t;
+
+/* Every function below also exists with a 'p' prefix (pncclAllReduce ...): the profiling alias. */
+ncclResult_t ncclMemAlloc(void **ptr, size_t size);
+ncclResult_t ncclMemFree(void *ptr);
+ncclResult_t ncclGetVersion(int *version);
+ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t *config);
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank);
+ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
+ncclResult_t ncclCommFinalize(ncclComm_t comm);
+ncclResult_t ncclCommDestroy(ncclComm_t comm);
+ncclResult_t ncclCommAbort(ncclComm_t comm);
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                           ncclConfig_t *config);
+ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+                            ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags);
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+                                      ncclUniqueId *commIds, ncclConfig_t *config);
+const char *ncclGetErrorString(ncclResult_t result);
+const char *ncclGetLastError(ncclComm_t comm);
+void ncclResetDebugInit(void);
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError);
+ncclResult_t ncclCommCount(const ncclComm_t comm, int *count);
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device);
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
+ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle);
+ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle);
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
+                                    int winFlags);
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
+                                      ncclScalarResidence_t residence, ncclComm_t comm);
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm);
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream);
+ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+                           ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                           cudaStream_t stream);
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t stream);
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+                          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                        int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
+                         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                      ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                      ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,470 @@
+/* Communicator management: init (ranks on threads meet through the unique id), split, shrink,
+ * finalize, destroy, abort and the queries. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+
+/* The blocking mode a config asks for; inherit when it does not say. */
+static ncclResult_t config_blocking(const char *api, const ncclConfig_t *config, int inherit,
+                                    int *blocking) {
+  *blocking = inherit;
+  if (!config)
+    return ncclSuccess;
+  if (config->magic != NCCL_API_MAGIC ||
+      config->size < offsetof(ncclConfig_t, blocking) + sizeof(int)) {
+    emu_warn("%s: config is not initialized: use NCCL_CONFIG_INITIALIZER", api);
+    return ncclInvalidArgument;
+  }
+  if (config->blocking != NCCL_CONFIG_UNDEF_INT)
+    *blocking = config->blocking != 0;
+  return ncclSuccess;
+}
+
+static ncclResult_t current_device(const char *api, int *device) {
+  if (emu_rt_device_count() == 0) {
+    emu_warn("%s: Cuda failure 'no CUDA-capable device is detected'", api);
+    return ncclUnhandledCudaError;
+  }
+  *device = emu_rt_current_device();
+  return ncclSuccess;
+}
+
+/* Waits until every rank joined, or the comm is aborted. */
+static ncclResult_t await_init(struct ncclComm *comm) {
+  struct emu_clique *c = comm->clique;
+  pthread_mutex_lock(&c->mu);
+  while (!c->complete && comm->state == COMM_LIVE)
+    pthread_cond_wait(&c->cv, &c->mu);
+  ncclResult_t r = c->complete ? ncclSuccess : ncclRemoteError;
+  pthread_mutex_unlock(&c->mu);
+  return r;
+}
+
+static ncclResult_t init_rank(const char *api, enum emu_knob knob, ncclComm_t *newcomm,
+                              int nranks, const ncclUniqueId *id, int rank,
+                              ncclConfig_t *config) {
+  if (!newcomm) {
+    emu_warn("%s : newcomm argument is NULL", api);
+    return ncclInvalidArgument;
+  }
+  if (nranks < 1 || rank < 0 || rank >= nranks) {
+    emu_warn("%s: invalid rank %d for nranks %d", api, rank, nranks);
+    return ncclInvalidArgument;
+  }
+  if (!emu_unique_id_valid(id)) {
+    emu_warn("%s: the unique id was not made by ncclGetUniqueId", api);
+    return ncclInvalidArgument;
+  }
+  int blocking, device;
+  ncclResult_t r = config_blocking(api, config, 1, &blocking);
+  if (r == ncclSuccess)
+    r = current_device(api, &device);
+  struct ncclComm *comm = NULL;
+  if (r == ncclSuccess)
+    r = emu_comm_join(api, id, nranks, rank, device, blocking, &comm);
+  if (r != ncclSuccess)
+    return r;
+  /* published before the wait, as NCCL does, so another thread can abort a stuck init */
+  *newcomm = comm;
+  if (knob == EMU_KNOB_HANG) {
+    emu_obj_ref(&comm->obj);
+    return emu_hang(comm, api);
+  }
+  if (emu_group_active()) {
+    struct emu_part *p = calloc(1, sizeof(*p));
+    if (!p)
+      return await_init(comm);
+    p->func = F_INIT;
+    p->api = api;
+    p->comm = comm;
+    p->blocking = blocking;
+    emu_obj_ref(&comm->obj);
+    emu_group_add(p);
+    return ncclSuccess;
+  }
+  if (!blocking)
+    return ncclInProgress;
+  return await_init(comm);
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t *config) {
+  NCCL_KNOB("ncclCommInitRankConfig");
+  return init_rank("ncclCommInitRankConfig", knob_, comm, nranks, &commId, rank, config);
+}
+NCCL_ALIAS(ncclCommInitRankConfig);
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
+  NCCL_KNOB("ncclCommInitRank");
+  return init_rank("ncclCommInitRank", knob_, comm, nranks, &commId, rank, NULL);
+}
+NCCL_ALIAS(ncclCommInitRank);
+
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+                                      ncclUniqueId *commIds, ncclConfig_t *config) {
+  NCCL_KNOB("ncclCommInitRankScalable");
+  if (nId < 1 || !commIds) {
+    emu_warn("ncclCommInitRankScalable: invalid unique id list (nId %d)", nId);
+    return ncclInvalidArgument;
+  }
+  /* every rank passes the same ids in the same order: the first one names the clique */
+  return init_rank("ncclCommInitRankScalable", knob_, newcomm, nranks, &commIds[0], myrank,
+                   config);
+}
+NCCL_ALIAS(ncclCommInitRankScalable);
+
+ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
+  NCCL_KNOB("ncclCommInitAll");
+  if (!comms) {
+    emu_warn("ncclCommInitAll : comms argument is NULL");
+    return ncclInvalidArgument;
+  }
+  if (ndev < 1) {
+    emu_warn("ncclCommInitAll: invalid ndev %d", ndev);
+    return ncclInvalidArgument;
+  }
+  int count = emu_rt_device_count();
+  for (int i = 0; i < ndev; i++) {
+    int d = devlist ? devlist[i] : i;
+    if (d < 0 || d >= count) {
+      emu_warn("ncclCommInitAll: Cuda failure 'invalid device ordinal' (device %d)", d);
+      return ncclUnhandledCudaError;
+    }
+    for (int j = 0; j < i; j++)
+      if (devlist && devlist[j] == d) {
+        emu_warn("ncclCommInitAll: duplicate GPU detected: device %d appears twice", d);
+        return ncclInvalidUsage;
+      }
+  }
+  struct emu_clique *c = emu_clique_new(ndev);
+  if (!c) {
+    emu_warn("ncclCommInitAll: out of memory");
+    return ncclSystemError;
+  }
+  for (int i = 0; i < ndev; i++) {
+    comms[i] = emu_comm_new(c, i, devlist ? devlist[i] : i, 1);
+    if (!comms[i]) {
+      emu_warn("ncclCommInitAll: out of memory");
+      for (int j = 0; j < i; j++)
+        if (emu_rt_live_remove(comms[j], EMU_COMM, NULL))
+          emu_comm_release(comms[j]);
+      return ncclSystemError;
+    }
+  }
+  return ncclSuccess;
+}
+NCCL_ALIAS(ncclCommInitAll);
+
+/* ---------------------------------------------------------------- split and shrink */
+
+/* Arrives now; outside a group also waits for the peers and hands out the new comm. Inside a
+ * group the arrival and the wait happen at ncclGroupEnd, so one thread can split every rank. */
+static ncclResult_t run_host_part(struct emu_part *p) {
+  if (emu_group_active()) {
+    *p->newcomm = NULL;
+    emu_group_add(p);
+    return ncclSuccess;
+  }
+  emu_part_arrive(p);
+  emu_part_await(p);
+  emu_part_complete(p);
+  emu_part_finish(p);
+  ncclResult_t r = p->result;
+  emu_part_free(p);
+  return r;
+}
+
+/* Checks the parent, and numbers the host-side operation in the parent's order. */
+static ncclResult_t host_part(const char *api, struct ncclComm *comm, struct emu_part **out) {
+  struct emu_clique *c = comm->clique;
+  pthread_mutex_lock(&c->mu);
+  enum emu_comm_state state = comm->state;
+  uint64_t seq = comm->host_seq++;
+  pthread_mutex_unlock(&c->mu);
+  if (state != COMM_LIVE) {
+    emu_warn("%s: comm %p has been finalized or is being destroyed", api, (void *)comm);
+    return ncclInvalidUsage;
+  }
+  struct emu_part *p = calloc(1, sizeof(*p));
+  if (!p) {
+    emu_warn("%s: out of memory", api);
+    return ncclSystemError;
+  }
+  p->api = api;
+  p->comm = comm;
+  p->seq = seq;
+  *out = p;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                           ncclConfig_t *config) {
+  NCCL_KNOB("ncclCommSplit");
+  const char *api = "ncclCommSplit";
+  ncclResult_t r = emu_comm_acquire(comm, api);
+  if (r != ncclSuccess)
+    return r;
+  NCCL_HANG(comm);
+  int blocking = 1;
+  if (!newcomm) {
+    emu_warn("%s : newcomm argument is NULL", api);
+    r = ncclInvalidArgument;
+  } else if (color < 0 && color != NCCL_SPLIT_NOCOLOR) {
+    emu_warn("%s: invalid color %d", api, color);
+    r = ncclInvalidArgument;
+  } else {
+    r = config_blocking(api, config, comm->blocking, &blocking);
+  }
+  struct emu_part *p = NULL;
+  if (r == ncclSuccess)
+    r = host_part(api, comm, &p);
+  if (r != ncclSuccess) {
+    emu_comm_release(comm);
+    return r;
+  }
+  p->func = F_SPLIT;
+  p->color = color;
+  p->key = key;
+  p->blocking = blocking;
+  p->newcomm = newcomm;
+  return run_host_part(p);
+}
+NCCL_ALIAS(ncclCommSplit);
+
+ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+                            ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
+  NCCL_KNOB("ncclCommShrink");
+  const char *api = "ncclCommShrink";
+  ncclResult_t r = emu_comm_acquire(comm, api);
+  if (r != ncclSuccess)
+    return r;
+  NCCL_HANG(comm);
+  int blocking = 1;
+  if (!newcomm) {
+    emu_warn("%s : newcomm argument is NULL", api);
+    r = ncclInvalidArgument;
+  } else if (excludeRanksCount < 0 || excludeRanksCount >= comm->nranks ||
+             (excludeRanksCount > 0 && !excludeRanksList) ||
+             (shrinkFlags & ~NCCL_SHRINK_ABORT)) {
+    emu_warn("%s: invalid exclude list or flags (count %d, flags %d)", api, excludeRanksCount,
+             shrinkFlags);
+    r = ncclInvalidArgument;
+  } else {
+    for (int i = 0; i < excludeRanksCount && r == ncclSuccess; i++) {
+      int x = excludeRanksList[i];
+      bool dup = false;
+      for (int j = 0; j < i; j++)
+        dup |= excludeRanksList[j] == x;
+      if (x < 0 || x >= comm->nranks || x == comm->rank || dup) {
+        emu_warn("%s: invalid excluded rank %d (own rank %d, nranks %d)", api, x, comm->rank,
+                 comm->nranks);
+        r = ncclInvalidArgument;
+      }
+    }
+    if (r == ncclSuccess)
+      r = config_blocking(api, config, comm->blocking, &blocking);
+  }
+  struct emu_part *p = NULL;
+  if (r == ncclSuccess)
+    r = host_part(api, comm, &p);
+  if (r == ncclSuccess && excludeRanksCount > 0) {
+    p->exclude = malloc((size_t)excludeRanksCount * sizeof(int));
+    if (p->exclude) {
+      memcpy(p->exclude, excludeRanksList, (size_t)excludeRanksCount * sizeof(int));
+    } else {
+      emu_part_free(p);
+      r = ncclSystemError;
+    }
+  }
+  if (r != ncclSuccess) {
+    emu_comm_release(comm);
+    return r;
+  }
+  if (shrinkFlags & NCCL_SHRINK_ABORT) {
+    /* the excluded ranks are dead to the parent: work waiting for them fails now */
+    struct emu_clique *c = comm->clique;
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < excludeRanksCount; i++) {
+      c->gone[excludeRanksList[i]] = 1;
+      emu_fail_slots_locked(c, excludeRanksList[i]);
+    }
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+  }
+  p->func = F_SHRINK;
+  p->nexclude = excludeRanksCount;
+  p->blocking = blocking;
+  p->newcomm = newcomm;
+  return run_host_part(p);
+}
+NCCL_ALIAS(ncclCommShrink);
+
+/* ---------------------------------------------------------------- the end of a communicator */
+
+/* The rank leaves its clique: work of its peers that needs it fails instead of waiting. */
+static void leave_locked(struct ncclComm *comm, enum emu_comm_state state) {
+  struct emu_clique *c = comm->clique;
+  comm->state = state;
+  c->gone[comm->rank] = 1;
+  emu_fail_slots_locked(c, comm->rank);
+  pthread_cond_broadcast(&c->cv);
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  NCCL_KNOB("ncclCommFinalize");
+  ncclResult_t r = emu_comm_acquire(comm, "ncclCommFinalize");
+  if (r != ncclSuccess)
+    return r;
+  NCCL_HANG(comm);
+  struct emu_clique *c = comm->clique;
+  pthread_mutex_lock(&c->mu);
+  if (comm->state != COMM_LIVE) {
+    pthread_mutex_unlock(&c->mu);
+    emu_warn("ncclCommFinalize: comm %p has already been finalized", (void *)comm);
+    emu_comm_release(comm);
+    return ncclInvalidUsage;
+  }
+  comm->state = COMM_FINALIZING;
+  if (comm->blocking) {
+    /* flushes: every op enqueued on this comm has run */
+    while (comm->pending > 0 && comm->state == COMM_FINALIZING)
+      pthread_cond_wait(&c->cv, &c->mu);
+    if (comm->state == COMM_FINALIZING)
+      comm->state = COMM_FINALIZED;
+    else
+      r = ncclRemoteError;
+  } else {
+    r = ncclInProgress;
+  }
+  pthread_mutex_unlock(&c->mu);
+  emu_comm_release(comm);
+  return r;
+}
+NCCL_ALIAS(ncclCommFinalize);
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  NCCL_KNOB("ncclCommDestroy");
+  if (!comm)
+    return ncclSuccess; /* as NCCL: destroying NULL is a no-op */
+  ncclResult_t r = emu_comm_acquire(comm, "ncclCommDestroy");
+  if (r != ncclSuccess)
+    return r;
+  NCCL_HANG(comm);
+  struct emu_clique *c = comm->clique;
+  pthread_mutex_lock(&c->mu);
+  if (comm->state >= COMM_DESTROYING) {
+    pthread_mutex_unlock(&c->mu);
+    emu_warn("ncclCommDestroy: comm %p is not a live communicator", (void *)comm);
+    emu_comm_release(comm);
+    return ncclInvalidArgument;
+  }
+  /* Destroy finalizes first: it waits for the comm's enqueued work, which may wait for peers.
+   * The comm stays registered meanwhile, so another thread can still abort it. */
+  comm->state = COMM_DESTROYING;
+  while (comm->pending > 0 && comm->state == COMM_DESTROYING)
+    pthread_cond_wait(&c->cv, &c->mu);
+  bool aborted = comm->state == COMM_ABORTED;
+  if (!aborted)
+    leave_locked(comm, COMM_RELEASED);
+  pthread_mutex_unlock(&c->mu);
+  /* when an abort came meanwhile, it ended the handle */
+  if (!aborted && emu_rt_live_remove(comm, EMU_COMM, NULL))
+    emu_comm_release(comm);
+  emu_comm_release(comm);
+  return ncclSuccess;
+}
+NCCL_ALIAS(ncclCommDestroy);
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  NCCL_KNOB("ncclCommAbort");
+  if (!comm)
+    return ncclSuccess; /* as NCCL: aborting NULL is a no-op */
+  ncclResult_t r = emu_comm_acquire(comm, "ncclCommAbort");
+  if (r != ncclSuccess)
+    return r;
+  NCCL_HANG(comm);
+  struct emu_clique *c = comm->clique;
+  pthread_mutex_lock(&c->mu);
+  if (comm->state == COMM_ABORTED || comm->state == COMM_RELEASED) {
+    pthread_mutex_unlock(&c->mu);
+    emu_warn("ncclCommAbort: comm %p is not a live communicator", (void *)comm);
+    emu_comm_release(comm);
+    return ncclInvalidArgument;
+  }
+  /* never waits: work of this comm still queued on streams fails when it runs */
+  leave_locked(comm, COMM_ABORTED);
+  pthread_mutex_unlock(&c->mu);
+  if (emu_rt_live_remove(comm, EMU_COMM, NULL))
+    emu_comm_release(comm);
+  emu_comm_release(comm);
+  return ncclSuccess;
+}
+NCCL_ALIAS(ncclCommAbort);
+
+/* ---------------------------------------------------------------- queries */
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
+  NCCL_KNOB("ncclCommGetAsyncError");
+  if (!asyncError) {
+    emu_warn("ncclCommGetAsyncError : asyncError argument is NULL");
+    return ncclInvalidArgument;
+  }
+  ncclResult_t r = emu_comm_acquire(comm, "ncclCommGetAsyncError");
+  if (r != ncclSuccess)
+    return r;
+  NCCL_HANG(comm);
+  struct emu_clique *c = comm->clique;
+  pthread_mutex_lock(&c->mu);
+  if (!c->complete) {
+    *asyncError = ncclInProgress;
+  } else if (comm->state == COMM_FINALIZING) {
+    if (comm->pending == 0)
+      comm->state = COMM_FINALIZED;
+    *asyncError = comm->pending == 0 ? comm->async_error : ncclInProgress;
+  } else {
+    *asyncError = comm->async_error;
+  }
+  pthread_mutex_unlock(&c->mu);
+  emu_comm_release(comm);
+  return ncclSuccess;
+}
+NCCL_ALIAS(ncclCommGetAsyncError);
+
+enum comm_field { FIELD_COUNT, FIELD_DEVICE, FIELD_RANK };
+
+static ncclResult_t comm_query(const char *api, enum emu_knob knob, ncclComm_t comm, int *out,
+                               const char *outname, enum comm_field field) {
+  ncclResult_t r = emu_comm_acquire(comm, api);
+  if (r != ncclSuccess)
+    return r;
+  if (knob == EMU_KNOB_HANG)
+    return emu_hang(comm, api);
+  if (!out) {
+    emu_warn("%s : %s argument is NULL", api, outname);
+    emu_comm_release(comm);
+    return ncclInvalidArgument;
+  }
+  *out = field == FIELD_COUNT ? comm->nranks : field == FIELD_DEVICE ? comm->device : comm->rank;
+  emu_comm_release(comm);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
+  NCCL_KNOB("ncclCommCount");
+  return comm_query("ncclCommCount", knob_, comm, count, "count", FIELD_COUNT);
+}
+NCCL_ALIAS(ncclCommCount);
+
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
+  NCCL_KNOB("ncclCommCuDevice");
+  return comm_query("ncclCommCuDevice", knob_, comm, device, "device", FIELD_DEVICE);
+}
+NCCL_ALIAS(ncclCommCuDevice);
+
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
+  NCCL_KNOB("ncclCommUserRank");
+  return comm_query("ncclCommUserRank", knob_, comm, rank, "rank", FIELD_RANK);
+}
+NCCL_ALIAS(ncclCommUserRank);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The emulator's libraries look like the real ones to the loader: sonames, symlinks, the symbol
+# version node of the real libcudart, the full NCCL 2.28 API with its p-aliases and nothing else,
+# and an RPATH that makes libnccl load the emulated libcudart even where a real one is installed.
+set -euo pipefail
+dir=$1
+fail=0
+die() { echo "check_elf: $*" >&2; fail=1; }
+
+[ "$(readlink "$dir/libnccl.so")" = libnccl.so.2 ] || die "libnccl.so is not a link to libnccl.so.2"
+[ "$(readlink "$dir/libcudart.so")" = libcudart.so.13 ] || die "libcudart.so is not a link to libcudart.so.13"
+readelf -d "$dir/libnccl.so.2" | grep -q 'SONAME.*\[libnccl.so.2\]' || die "libnccl.so.2: wrong SONAME"
+[ "$(readlink "$dir/libcuda.so")" = libcuda.so.1 ] || die "libcuda.so is not a link to libcuda.so.1"
+readelf -d "$dir/libcuda.so.1" | grep -q 'SONAME.*\[libcuda.so.1\]' || die "libcuda.so.1: wrong SONAME"
+readelf -d "$dir/libcudart.so.13" | grep -q 'SONAME.*\[libcudart.so.13\]' || die "libcudart.so.13: wrong SONAME"
+readelf -d "$dir/libnccl.so.2" | grep -q 'NEEDED.*\[libcudart.so.13\]' || die "libnccl.so.2 does not need libcudart.so.13"
+readelf -d "$dir/libnccl.so.2" | grep -q '(RPATH).*\[\$ORIGIN\]' || die "libnccl.so.2: no DT_RPATH \$ORIGIN"
+readelf -V "$dir/libcudart.so.13" | grep -q 'Name: libcudart.so.13' || die "libcudart.so.13: no version node libcudart.so.13"
+
+# every function of the NCCL 2.28 header, and its profiling alias
+api="ncclMemAlloc ncclMemFree ncclGetVersion ncclGetUniqueId ncclCommInitRankConfig
+ncclCommInitRank ncclCommInitAll ncclCommFinalize ncclCommDestroy ncclCommAbort ncclCommSplit
+ncclCommShrink ncclCommInitRankScalable ncclGetErrorString ncclGetLastError ncclResetDebugInit
+ncclCommGetAsyncError ncclCommCount ncclCommCuDevice ncclCommUserRank ncclCommRegister
+ncclCommDeregister ncclCommWindowRegister ncclCommWindowDeregister ncclRedOpCreatePreMulSum
+ncclRedOpDestroy ncclReduce ncclBcast ncclBroadcast ncclAllReduce ncclReduceScatter ncclAllGather
+ncclAlltoAll ncclGather ncclScatter ncclSend ncclRecv ncclGroupStart ncclGroupEnd
+ncclGroupSimulateEnd"
+exported=$(nm -D --defined-only "$dir/libnccl.so.2" | awk '{print $3}' | sort)
+expected=$(for f in $api; do echo "$f"; echo "p$f"; done | sort)
+if [ "$exported" != "$expected" ]; then
+  die "libnccl.so.2 exports differ from the NCCL 2.28 API:"
+  diff <(echo "$expected") <(echo "$exported") >&2 || true
+fi
+others=$(nm -D --defined-only "$dir/libcudart.so.13" | awk 'NF == 3 && $2 != "A" {print $3}' | grep -v -E '^(cuda|emu_rt_)' || true)
+[ -z "$others" ] || die "libcudart.so.13 exports unexpected symbols: $others"
+nm -D --defined-only "$dir/libcudart.so.13" | grep -q ' cudaStreamCreate@@libcudart.so.13$' \
+  || die "libcudart.so.13: cudaStreamCreate is not versioned libcudart.so.13"
+
+# a real libcudart on the library path must not win over the emulator's
+real=/usr/local/cuda-13.0/lib
+resolved=$(LD_LIBRARY_PATH=$real ldd "$dir/libnccl.so.2" | awk '/libcudart.so.13/ {print $3}')
+[ "$resolved" = "$(cd "$dir" && pwd)/libcudart.so.13" ] || die "libnccl.so.2 loads $resolved, not the emulated libcudart"
+
+[ $fail = 0 ] && echo "check_elf: ok ($dir)"
+exit $fail
