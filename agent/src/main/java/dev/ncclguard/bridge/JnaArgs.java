@@ -22,6 +22,11 @@ final class JnaArgs implements CallArgs {
         return PER_THREAD.get();
     }
 
+    /** This thread's instance over {@code args}. */
+    static JnaArgs of(Object[] args) {
+        return current().with(args);
+    }
+
     JnaArgs with(Object[] args) {
         this.args = args;
         return this;

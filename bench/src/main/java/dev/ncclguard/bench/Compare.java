@@ -31,7 +31,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * java -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.Compare \
  *     --agent agent/target/ncclguard-agent.jar --emu native-shim/target/emu --out bench/target/results \
- *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|create]...
+ *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|native|create]...
  * </pre>
  */
 public final class Compare {
@@ -56,6 +56,7 @@ public final class Compare {
 
     static final List<Suite> SUITES = List.of(
             new Suite("hot", JnaInterfaceCalls.class, "ns/op", List.of(WITHOUT, WITH, WITH_STACKS_OFF)),
+            new Suite("native", NativeMethodCalls.class, "ns/op", List.of(WITHOUT, WITH)),
             new Suite("create", Creations.class, "us/op", List.of(WITHOUT, WITH_STACKS_ON)));
 
     private Compare() {

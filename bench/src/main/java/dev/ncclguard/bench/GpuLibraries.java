@@ -17,12 +17,17 @@ public final class GpuLibraries {
     public final Cudart cudart;
     public final Libc libc;
     public final String origin;
+    /** What JNA loaded them by: a path (emulator) or a soname. */
+    public final String ncclName;
+    public final String cudartName;
 
-    private GpuLibraries(Nccl nccl, Cudart cudart, Libc libc, String origin) {
+    private GpuLibraries(Nccl nccl, Cudart cudart, Libc libc, String origin, String ncclName, String cudartName) {
         this.nccl = nccl;
         this.cudart = cudart;
         this.libc = libc;
         this.origin = origin;
+        this.ncclName = ncclName;
+        this.cudartName = cudartName;
     }
 
     public static GpuLibraries load() {
@@ -34,7 +39,7 @@ public final class GpuLibraries {
             cudart = Path.of(emu, cudart).toAbsolutePath().toString();
         }
         return new GpuLibraries(Native.load(nccl, Nccl.class), Native.load(cudart, Cudart.class),
-                Native.load("c", Libc.class), emu == null ? "system" : "emulator " + emu);
+                Native.load("c", Libc.class), emu == null ? "system" : "emulator " + emu, nccl, cudart);
     }
 
     /** Throws unless a CUDA call returned cudaSuccess. */
