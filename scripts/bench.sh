@@ -8,7 +8,7 @@
 #   exit        exit with 100,000 leaked events: until the reports are written
 #   memory      heap per live handle, stacks=off
 # Usage: scripts/bench.sh [--quick] [PART...]   (--quick: 1 round, shorter runs, a smoke test;
-# BENCH_ROUNDS=N: JMH rounds, default 3)
+# BENCH_ROUNDS, BENCH_WARMUP, BENCH_ITERATIONS: JMH rounds and 1 s iterations per fork, default 3, 5, 5)
 # Results: bench/target/results/*.md (and the raw JMH logs and CSV beside them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +43,7 @@ cat "$out/machine.txt"
 if [ $quick = 1 ]; then
   rounds=1 warmup=2 iterations=2 runs=3 handles=20000 procruns=1
 else
-  rounds=${BENCH_ROUNDS:-3} warmup=5 iterations=5 runs=15 handles=100000 procruns=3
+  rounds=${BENCH_ROUNDS:-3} warmup=${BENCH_WARMUP:-5} iterations=${BENCH_ITERATIONS:-5} runs=15 handles=100000 procruns=3
 fi
 run_java() { java -cp "$benchjar" "$@"; }
 
