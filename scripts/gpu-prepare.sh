@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares .gpu/ (ignored by git) for a run on a GPU machine, which has no Java and no Maven:
-# a jlink'd Java runtime, the agent jar and the samples jar. Then, with the device tool:
+# a jlink'd Java runtime, the agent jar, the samples jar and the bench jar (its GPU loop). Then, with the device tool:
 #   run(command="scripts/gpu-check.sh $OUT", carry=[".gpu"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ if [ ! -x .gpu/jre/bin/java ] || ! .gpu/jre/bin/java --list-modules | grep -q '^
   jlink --add-modules "$modules" \
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
 fi
-cp agent/target/ncclguard-agent.jar samples/target/ncclguard-samples.jar .gpu/
+cp agent/target/ncclguard-agent.jar samples/target/ncclguard-samples.jar bench/target/ncclguard-bench.jar .gpu/
 cp samples/bindings/jni.txt .gpu/bindings-jni.txt
 # JavaCPP's CUDA presets for the javacpp bridge (about 6.5 MB: the linux-x86_64 JNI libraries only)
 mkdir -p .gpu/javacpp

@@ -1,18 +1,35 @@
 package dev.ncclguard.bridge;
 
 /**
- * {@link CallArgs} over the argument array of a JNA call. One instance per thread is reused, so
- * decoding a tracked call allocates nothing.
+ * {@link CallArgs} over the argument array of a JNA call, and what else the bridge keeps per
+ * thread. One instance per thread is reused, so decoding a tracked call allocates nothing, and a
+ * call costs one thread-local lookup.
  */
 final class JnaArgs implements CallArgs {
     private static final ThreadLocal<JnaArgs> PER_THREAD = ThreadLocal.withInitial(JnaArgs::new);
 
+    /** Set while the agent itself calls into the library on this thread: the tracker ignores those calls. */
+    boolean agentCall;
     private Object[] args;
+    // The reader of the last argument class seen on this thread: the handles of a call, and of the
+    // next ones, are nearly always of one class (Pointer), and a ClassValue lookup costs more than
+    // the rest of decoding. Kept between calls, so it holds that one JNA class's loader alive as long
+    // as the thread lives, like the records of live handles hold their library's.
+    private Class<?> lastType;
+    private JnaValues.Reader lastReader;
 
+    static JnaArgs current() {
+        return PER_THREAD.get();
+    }
+
+    /** This thread's instance over {@code args}. */
     static JnaArgs of(Object[] args) {
-        JnaArgs a = PER_THREAD.get();
-        a.args = args;
-        return a;
+        return current().with(args);
+    }
+
+    JnaArgs with(Object[] args) {
+        this.args = args;
+        return this;
     }
 
     void clear() {
@@ -24,33 +41,46 @@ final class JnaArgs implements CallArgs {
         return a == null || index < 0 || index >= a.length ? null : a[index];
     }
 
+    private JnaValues.Reader reader(Object arg) {
+        Class<?> type = arg.getClass();
+        if (type != lastType) {
+            lastReader = JnaValues.readerOf(type);
+            lastType = type;
+        }
+        return lastReader;
+    }
+
     @Override
     public long handle(int index) {
-        return JnaValues.handle(at(index));
+        Object arg = at(index);
+        return arg == null ? 0L : JnaValues.handle(reader(arg), arg);
     }
 
     @Override
     public long handleOut(int index) {
-        return JnaValues.handleOut(at(index), 0);
+        return handleOut(index, 0);
     }
 
     @Override
     public long handleOut(int index, int i) {
-        return JnaValues.handleOut(at(index), i);
+        Object arg = at(index);
+        return arg == null ? 0L : JnaValues.handleOut(reader(arg), arg, i);
     }
 
     @Override
     public int intArg(int index) {
-        return JnaValues.intAt(at(index), 0, 0);
+        return intArray(index, 0, 0);
     }
 
     @Override
     public int intArray(int index, int i, int fallback) {
-        return JnaValues.intAt(at(index), i, fallback);
+        Object arg = at(index);
+        return arg == null ? fallback : JnaValues.intAt(reader(arg), arg, i, fallback);
     }
 
     @Override
     public byte[] bytes(int index, int length) {
-        return JnaValues.bytes(at(index), length);
+        Object arg = at(index);
+        return arg == null ? null : JnaValues.bytes(reader(arg), arg, length);
     }
 }

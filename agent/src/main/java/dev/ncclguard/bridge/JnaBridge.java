@@ -28,10 +28,11 @@ public final class JnaBridge implements JnaSink {
 
     @Override
     public long enter(Object fn, Object[] args) {
-        if (JnaNativeAccess.agentCall()) {
+        JnaArgs a = JnaArgs.current();
+        if (a.agentCall) {
             return 0L;
         }
-        JnaArgs a = JnaArgs.of(args);
+        a.with(args);
         try {
             return tracker.enter((NativeFunction) fn, a);
         } catch (Throwable t) {
@@ -44,10 +45,11 @@ public final class JnaBridge implements JnaSink {
 
     @Override
     public void exit(Object fn, Object library, Object[] args, Object result, long token) {
-        if (JnaNativeAccess.agentCall()) {
+        JnaArgs a = JnaArgs.current();
+        if (a.agentCall) {
             return;
         }
-        JnaArgs a = JnaArgs.of(args);
+        a.with(args);
         try {
             tracker.exit((NativeFunction) fn, a, JnaValues.status(result), token, NAME, access(library));
         } catch (Throwable t) {

@@ -9,8 +9,6 @@ import java.lang.invoke.MethodType;
  * the application's JNA, so queries and cleanup reach the very library the application loaded.
  */
 final class JnaNativeAccess implements NativeAccess {
-    private static final ThreadLocal<Boolean> AGENT_CALL = new ThreadLocal<>();
-
     private final Object library;
     private final MethodHandle getFunction;
     private final MethodHandle invokeInt;
@@ -40,11 +38,6 @@ final class JnaNativeAccess implements NativeAccess {
         this.name = file;
     }
 
-    /** Whether the current thread is inside one of the agent's own calls (the tracker ignores those). */
-    static boolean agentCall() {
-        return AGENT_CALL.get() != null;
-    }
-
     @Override
     public String library() {
         return name;
@@ -59,11 +52,15 @@ final class JnaNativeAccess implements NativeAccess {
                 jnaArgs[i] = a instanceof Long ? newPointer.invoke((long) (Long) a) : a;
             }
             Object fn = getFunction.invoke(library, symbol);
-            AGENT_CALL.set(Boolean.TRUE);
+            JnaArgs thread = JnaArgs.current();
+            boolean outer = !thread.agentCall;
+            thread.agentCall = true;
             try {
                 return (int) invokeInt.invoke(fn, jnaArgs);
             } finally {
-                AGENT_CALL.remove();
+                if (outer) {
+                    thread.agentCall = false;
+                }
             }
         } catch (RuntimeException | Error e) {
             throw e;

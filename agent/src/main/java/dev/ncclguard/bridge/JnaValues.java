@@ -25,13 +25,23 @@ final class JnaValues {
     private JnaValues() {
     }
 
+    /** How to read arguments of this class; callers on the hot path keep it (see JnaArgs). */
+    static Reader readerOf(Class<?> type) {
+        return READERS.get(type);
+    }
+
     /** A handle passed by value: Pointer, PointerType, Number. */
     static long handle(Object arg) {
+        return arg == null ? 0L : handle(READERS.get(arg.getClass()), arg);
+    }
+
+    /** {@link #handle(Object)} with the reader of {@code arg}'s class. */
+    static long handle(Reader reader, Object arg) {
         if (arg == null) {
             return 0L;
         }
         try {
-            return READERS.get(arg.getClass()).handle(arg);
+            return reader.handle(arg);
         } catch (Throwable t) {
             return 0L;
         }
@@ -39,33 +49,45 @@ final class JnaValues {
 
     /** Element {@code i} of the handles an out-parameter holds once the call returned. */
     static long handleOut(Object arg, int i) {
+        return arg == null ? 0L : handleOut(READERS.get(arg.getClass()), arg, i);
+    }
+
+    static long handleOut(Reader reader, Object arg, int i) {
         if (arg == null || i < 0) {
             return 0L;
         }
         try {
-            return READERS.get(arg.getClass()).longAt(arg, i);
+            return reader.longAt(arg, i);
         } catch (Throwable t) {
             return 0L;
         }
     }
 
     static int intAt(Object arg, int i, int fallback) {
+        return arg == null ? fallback : intAt(READERS.get(arg.getClass()), arg, i, fallback);
+    }
+
+    static int intAt(Reader reader, Object arg, int i, int fallback) {
         if (arg == null || i < 0) {
             return fallback;
         }
         try {
-            return READERS.get(arg.getClass()).intAt(arg, i, fallback);
+            return reader.intAt(arg, i, fallback);
         } catch (Throwable t) {
             return fallback;
         }
     }
 
     static byte[] bytes(Object arg, int length) {
+        return arg == null ? null : bytes(READERS.get(arg.getClass()), arg, length);
+    }
+
+    static byte[] bytes(Reader reader, Object arg, int length) {
         if (arg == null || length <= 0) {
             return null;
         }
         try {
-            return READERS.get(arg.getClass()).bytes(arg, length);
+            return reader.bytes(arg, length);
         } catch (Throwable t) {
             return null;
         }
@@ -84,7 +106,7 @@ final class JnaValues {
     }
 
     /** How to read one argument class. */
-    private abstract static class Reader {
+    abstract static class Reader {
         long handle(Object arg) throws Throwable {
             return 0L;
         }
@@ -249,14 +271,17 @@ final class JnaValues {
      * {@code holder} names the holding class, null when the argument is the Pointer itself.
      */
     private static final class PointerReader extends Reader {
+        /** The argument is the Pointer itself: no getPointer() to call first. */
+        private final boolean direct;
         private final MethodHandle unwrap;
         private final MethodHandle nativeValue;
         private final MethodHandle getLong;
         private final MethodHandle getInt;
         private final MethodHandle getByteArray;
 
-        private PointerReader(MethodHandle unwrap, MethodHandle nativeValue, MethodHandle getLong,
+        private PointerReader(boolean direct, MethodHandle unwrap, MethodHandle nativeValue, MethodHandle getLong,
                               MethodHandle getInt, MethodHandle getByteArray) {
+            this.direct = direct;
             this.unwrap = unwrap;
             this.nativeValue = nativeValue;
             this.getLong = getLong;
@@ -283,7 +308,7 @@ final class JnaValues {
                 MethodHandle getByteArray = lookup.findVirtual(pointer, "getByteArray",
                         MethodType.methodType(byte[].class, long.class, int.class))
                         .asType(MethodType.methodType(byte[].class, Object.class, long.class, int.class));
-                return new PointerReader(unwrap, nativeValue, getLong, getInt, getByteArray);
+                return new PointerReader(holder == null, unwrap, nativeValue, getLong, getInt, getByteArray);
             } catch (ReflectiveOperationException | RuntimeException e) {
                 return new Reader() {
                 };
@@ -291,7 +316,7 @@ final class JnaValues {
         }
 
         private Object pointer(Object arg) throws Throwable {
-            return (Object) unwrap.invokeExact(arg);
+            return direct ? arg : (Object) unwrap.invokeExact(arg);
         }
 
         @Override

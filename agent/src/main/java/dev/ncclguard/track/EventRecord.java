@@ -1,6 +1,8 @@
 package dev.ncclguard.track;
 
 import dev.ncclguard.bridge.NativeAccess;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * An event and its last record. Each record gets a unique number (its global op sequence number),
@@ -8,9 +10,23 @@ import dev.ncclguard.bridge.NativeAccess;
  * the call began.
  */
 final class EventRecord extends Tracked {
-    // written under this; lastRecordSeq is also read without the lock by enter
+    // Written under this with release stores (the lock orders the writers), and read without the
+    // lock too: by enter, and when a completion is seen again.
+    private static final VarHandle LAST_RECORD_SEQ;
+    private static final VarHandle COMPLETED_SEQ;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            LAST_RECORD_SEQ = lookup.findVarHandle(EventRecord.class, "lastRecordSeq", long.class);
+            COMPLETED_SEQ = lookup.findVarHandle(EventRecord.class, "completedSeq", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private volatile long lastRecordSeq;
-    private long completedSeq;
+    private volatile long completedSeq;
     private StreamRecord stream;
     private long opNumber;
 
@@ -26,7 +42,7 @@ final class EventRecord extends Tracked {
     synchronized void recorded(StreamRecord on, long op, long seq) {
         stream = on;
         opNumber = op;
-        lastRecordSeq = seq;
+        LAST_RECORD_SEQ.setRelease(this, seq);
     }
 
     /**
@@ -34,13 +50,19 @@ final class EventRecord extends Tracked {
      * record. Does nothing if {@code seq} is no longer the last record. Lock order: event, then
      * stream (nothing takes them the other way round).
      */
-    synchronized void completed(long seq) {
-        if (seq == 0 || seq != lastRecordSeq) {
+    void completed(long seq) {
+        // polling queries see the same completion again and again: that changes nothing, so no lock
+        if (seq == 0 || seq != lastRecordSeq || seq == completedSeq) {
             return;
         }
-        completedSeq = seq;
-        if (stream != null) {
-            stream.markDone(opNumber);
+        synchronized (this) {
+            if (seq != lastRecordSeq) {
+                return;
+            }
+            COMPLETED_SEQ.setRelease(this, seq);
+            if (stream != null) {
+                stream.markDone(opNumber);
+            }
         }
     }
 

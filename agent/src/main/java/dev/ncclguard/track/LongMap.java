@@ -1,13 +1,16 @@
 package dev.ncclguard.track;
 
 import java.util.List;
+import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 
 /**
  * Native address to record, without boxing: lookups on the hot path (every event record, every
  * collective) allocate nothing, and an entry costs a long and a reference instead of a
- * ConcurrentHashMap node and a Long. Striped: each stripe is an open-addressing table guarded by
- * its own monitor, held only for the few instructions of one operation.
+ * ConcurrentHashMap node and a Long. Striped: each stripe is an open-addressing table whose
+ * writes hold its lock for the few instructions of one operation. Lookups take no lock: they read
+ * optimistically and are validated by the stripe's stamp (an uncontended lock still costs two
+ * atomic instructions, more than the whole lookup; benchmark AgentPath).
  */
 final class LongMap<V extends Tracked> {
     private static final int STRIPE_BITS = 6;
@@ -39,9 +42,19 @@ final class LongMap<V extends Tracked> {
     V get(long key) {
         long h = mix(key);
         Stripe s = stripe(h);
-        synchronized (s) {
+        long stamp = s.lock.tryOptimisticRead();
+        if (stamp != 0) {
+            Object found = s.findRacy(key, h);
+            if (s.lock.validate(stamp)) {
+                return (V) found;
+            }
+        }
+        stamp = s.lock.readLock();
+        try {
             int i = s.find(key, h);
             return i >= 0 ? (V) s.vals[i] : null;
+        } finally {
+            s.lock.unlockRead(stamp);
         }
     }
 
@@ -50,7 +63,8 @@ final class LongMap<V extends Tracked> {
     V put(long key, V value) {
         long h = mix(key);
         Stripe s = stripe(h);
-        synchronized (s) {
+        long stamp = s.lock.writeLock();
+        try {
             int i = s.find(key, h);
             if (i >= 0) {
                 V old = (V) s.vals[i];
@@ -59,6 +73,8 @@ final class LongMap<V extends Tracked> {
             }
             s.insertAt(-1 - i, key, value);
             return null;
+        } finally {
+            s.lock.unlockWrite(stamp);
         }
     }
 
@@ -67,13 +83,16 @@ final class LongMap<V extends Tracked> {
     V putIfAbsent(long key, V value) {
         long h = mix(key);
         Stripe s = stripe(h);
-        synchronized (s) {
+        long stamp = s.lock.writeLock();
+        try {
             int i = s.find(key, h);
             if (i >= 0) {
                 return (V) s.vals[i];
             }
             s.insertAt(-1 - i, key, value);
             return null;
+        } finally {
+            s.lock.unlockWrite(stamp);
         }
     }
 
@@ -82,7 +101,8 @@ final class LongMap<V extends Tracked> {
     V removeIfSerial(long key, long serial) {
         long h = mix(key);
         Stripe s = stripe(h);
-        synchronized (s) {
+        long stamp = s.lock.writeLock();
+        try {
             int i = s.find(key, h);
             if (i < 0 || ((Tracked) s.vals[i]).serial != serial) {
                 return null;
@@ -90,53 +110,89 @@ final class LongMap<V extends Tracked> {
             V old = (V) s.vals[i];
             s.deleteAt(i);
             return old;
+        } finally {
+            s.lock.unlockWrite(stamp);
         }
     }
 
     int size() {
         int n = 0;
         for (Stripe s : stripes) {
-            synchronized (s) {
+            long stamp = s.lock.readLock();
+            try {
                 n += s.size;
+            } finally {
+                s.lock.unlockRead(stamp);
             }
         }
         return n;
     }
 
-    /** Adds every record to {@code out}; each stripe is copied under its monitor. */
+    /** Adds every record to {@code out}; each stripe is copied under its lock. */
     @SuppressWarnings("unchecked")
     void valuesTo(List<V> out) {
         for (Stripe s : stripes) {
-            synchronized (s) {
-                Object[] vals = s.vals;
-                for (Object v : vals) {
+            long stamp = s.lock.readLock();
+            try {
+                for (Object v : s.vals) {
                     if (v != null) {
                         out.add((V) v);
                     }
                 }
+            } finally {
+                s.lock.unlockRead(stamp);
             }
         }
     }
 
-    /** Runs {@code action} on every record while its stripe's monitor is held: keep it short. */
+    /** Runs {@code action} on every record while its stripe's lock is held: keep it short. */
     @SuppressWarnings("unchecked")
     void forEach(Consumer<V> action) {
         for (Stripe s : stripes) {
-            synchronized (s) {
+            long stamp = s.lock.readLock();
+            try {
                 for (Object v : s.vals) {
                     if (v != null) {
                         action.accept((V) v);
                     }
                 }
+            } finally {
+                s.lock.unlockRead(stamp);
             }
         }
     }
 
     /** Linear probing; a null value marks a free slot, so every long (0 included) is a valid key. */
     private static final class Stripe {
+        /** Writes hold it; reads validate against it. Not reentrant: no callback runs under a write. */
+        final StampedLock lock = new StampedLock();
         long[] keys = new long[MIN_CAPACITY];
         Object[] vals = new Object[MIN_CAPACITY];
         int size;
+
+        /**
+         * {@link #find} without the lock, while a writer may be changing the table: the result is
+         * used only if the stamp validates afterwards. The arrays are read once, since a resize
+         * replaces them, and the probe stops after one lap even if the table it sees is full.
+         */
+        Object findRacy(long key, long h) {
+            long[] ks = keys;
+            Object[] vs = vals;
+            int n = Math.min(ks.length, vs.length);
+            int mask = n - 1;
+            int i = (int) h & mask;
+            for (int probes = 0; probes < n; probes++) {
+                Object v = vs[i];
+                if (v == null) {
+                    return null;
+                }
+                if (ks[i] == key) {
+                    return v;
+                }
+                i = (i + 1) & mask;
+            }
+            return null;
+        }
 
         /** The slot of {@code key}, or -1 - (the free slot where it would go). */
         int find(long key, long h) {

@@ -1,6 +1,8 @@
 package dev.ncclguard.track;
 
 import dev.ncclguard.bridge.NativeAccess;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A stream and how much of the work enqueued on it is known complete. Op numbers start at a
@@ -8,10 +10,24 @@ import dev.ncclguard.bridge.NativeAccess;
  * reaches into the range of a later record at the same address.
  */
 final class StreamRecord extends Tracked {
+    // Written under this with release stores, read without the lock too (enter, markDone). The
+    // lock orders the writers; a volatile store's fence on top would cost more than the lock.
+    private static final VarHandle ENQUEUED;
+    private static final VarHandle DONE;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            ENQUEUED = lookup.findVarHandle(StreamRecord.class, "enqueued", long.class);
+            DONE = lookup.findVarHandle(StreamRecord.class, "done", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final long base;
-    // guarded by this
-    private long enqueued;
-    private long done;
+    private volatile long enqueued;
+    private volatile long done;
     /** The global op sequence number of the last op counted here. */
     private long lastSeq;
 
@@ -23,13 +39,13 @@ final class StreamRecord extends Tracked {
         this.done = base;
     }
 
-    synchronized long enqueued() {
+    long enqueued() {
         return enqueued;
     }
 
     /** Counts one op with global sequence number {@code seq}. */
     synchronized void enqueue(long seq) {
-        enqueued++;
+        ENQUEUED.setRelease(this, enqueued + 1);
         lastSeq = seq;
     }
 
@@ -42,25 +58,31 @@ final class StreamRecord extends Tracked {
     synchronized long enqueueRecord(long seq, long countAtEnter) {
         long atEnter = Math.max(countAtEnter, base);
         long before = enqueued;
-        enqueued++;
+        ENQUEUED.setRelease(this, before + 1);
         lastSeq = seq;
         if (atEnter == before) {
-            return enqueued;
+            return before + 1;
         }
         return Math.min(before, atEnter);
     }
 
     /** Ops up to number {@code n} are complete. Numbers of another record fall below our base. */
-    synchronized void markDone(long n) {
-        if (n > done && n <= enqueued) {
-            done = n;
+    void markDone(long n) {
+        // done only grows: an op number it already covers changes nothing, so no lock
+        if (n <= done) {
+            return;
+        }
+        synchronized (this) {
+            if (n > done && n <= enqueued) {
+                DONE.setRelease(this, n);
+            }
         }
     }
 
     /** A device synchronize that began at global sequence {@code seq} covers every op before it. */
     synchronized void deviceSynchronized(long seq) {
         if (lastSeq <= seq) {
-            done = enqueued;
+            DONE.setRelease(this, enqueued);
         }
     }
 

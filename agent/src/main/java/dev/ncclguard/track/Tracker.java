@@ -131,7 +131,7 @@ public final class Tracker {
                 case EVENT_DESTROY:
                     return serialOf(events.get(args.handle(fn.handle())));
                 case STREAM_DESTROY:
-                    return serialOf(streams.get(streamKey(args.handle(fn.stream()), currentDevice())));
+                    return serialOf(streams.get(streamKey(args.handle(fn.stream()))));
                 case EVENT_QUERY:
                 case EVENT_SYNC: {
                     EventRecord e = events.get(args.handle(fn.handle()));
@@ -140,7 +140,7 @@ public final class Tracker {
                 case EVENT_RECORD:
                 case STREAM_SYNC:
                 case STREAM_QUERY: {
-                    StreamRecord s = streams.get(streamKey(args.handle(fn.stream()), currentDevice()));
+                    StreamRecord s = streams.get(streamKey(args.handle(fn.stream())));
                     return s == null ? NO_TOKEN : s.enqueued();
                 }
                 case DEVICE_SYNC:
@@ -263,7 +263,7 @@ public final class Tracker {
                 }
                 case STREAM_SYNC, STREAM_QUERY -> {
                     if (status == 0) {
-                        StreamRecord s = streams.get(streamKey(args.handle(fn.stream()), currentDevice()));
+                        StreamRecord s = streams.get(streamKey(args.handle(fn.stream())));
                         if (s != null) {
                             s.markDone(token);
                         }
@@ -271,7 +271,7 @@ public final class Tracker {
                 }
                 case STREAM_DESTROY -> {
                     long h = args.handle(fn.stream());
-                    if (status == 0 && streams.removeIfSerial(streamKey(h, currentDevice()), token) != null) {
+                    if (status == 0 && streams.removeIfSerial(streamKey(h), token) != null) {
                         listener.streamDestroyed(h);
                     }
                 }
@@ -567,8 +567,9 @@ public final class Tracker {
         return currentDevice();
     }
 
-    private long streamKey(long handle, int device) {
-        return isSpecialStream(handle) ? specialStreamKey(handle, device) : handle;
+    /** The thread's current device is looked up only for the special streams, which need it. */
+    private long streamKey(long handle) {
+        return isSpecialStream(handle) ? specialStreamKey(handle, currentDevice()) : handle;
     }
 
     private static boolean isSpecialStream(long handle) {
