@@ -1,26 +1,32 @@
 package dev.ncclguard.track;
 
-import java.nio.ByteBuffer;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Communicator identities that every rank and process of one communicator computes alike, so
- * reports of several ranks can be joined: 64 bits, the first 16 hex digits of a SHA-256.
+ * reports of several ranks can be joined: a 64-bit hash, written as 16 hex digits. Not a
+ * cryptographic hash on purpose: MessageDigest's first use initializes the JDK's security
+ * providers, some 40 ms of the application's start-up, and a job has few communicators to tell apart.
  */
 final class CommIds {
-    private static final byte[] SPLIT = {'s', 'p', 'l', 'i', 't'};
-    private static final byte[] SHRINK = {'s', 'h', 'r', 'i', 'n', 'k'};
+    /** Domain tags, so a split and a shrink of one parent never share an id. */
+    private static final long SPLIT = 0x73706c6974L;
+    private static final long SHRINK = 0x736872696e6bL;
 
     private CommIds() {
     }
 
     /** Of the 128 bytes of the ncclUniqueId that every rank passed to its init call. */
     static long ofUniqueId(byte[] uniqueId) {
-        MessageDigest sha = sha256();
-        sha.update(uniqueId);
-        return first64(sha.digest());
+        long h = SEED;
+        int i = 0;
+        for (; i + 8 <= uniqueId.length; i += 8) {
+            h = mix(h, littleEndianLong(uniqueId, i));
+        }
+        for (; i < uniqueId.length; i++) {
+            h = mix(h, uniqueId[i] & 0xffL);
+        }
+        return finish(h, uniqueId.length);
     }
 
     /**
@@ -30,18 +36,14 @@ final class CommIds {
      * would name one communicator differently.
      */
     static long ofSplit(long parentCommId, int color, int nthSplit) {
-        MessageDigest sha = sha256();
-        sha.update(SPLIT);
-        sha.update(ByteBuffer.allocate(16).putLong(parentCommId).putInt(color).putInt(nthSplit).array());
-        return first64(sha.digest());
+        long h = mix(mix(SEED, SPLIT), parentCommId);
+        return finish(mix(h, ((long) color << 32) | (nthSplit & 0xffffffffL)), 3);
     }
 
     /** Of the n-th shrink of a parent; every surviving rank shrinks the parent in the same order. */
     static long ofShrink(long parentCommId, int nthShrink) {
-        MessageDigest sha = sha256();
-        sha.update(SHRINK);
-        sha.update(ByteBuffer.allocate(12).putLong(parentCommId).putInt(nthShrink).array());
-        return first64(sha.digest());
+        long h = mix(mix(SEED, SHRINK), parentCommId);
+        return finish(mix(h, nthShrink & 0xffffffffL), 3);
     }
 
     /** For ncclCommInitAll, whose clique lives in one process and has no unique id to hash. */
@@ -54,16 +56,33 @@ final class CommIds {
         return "0".repeat(16 - digits.length()) + digits;
     }
 
-    private static long first64(byte[] digest) {
-        return ByteBuffer.wrap(digest).getLong();
+    private static final long SEED = 0x6e63636c67756172L; // "ncclguar"
+    private static final long GOLDEN = 0x9E3779B97F4A7C15L;
+
+    /** One word into the running hash: order-dependent, every input bit reaches every output bit. */
+    private static long mix(long h, long word) {
+        return Long.rotateLeft(h ^ fmix64(word + GOLDEN), 29) * GOLDEN;
     }
 
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            // every Java platform must provide SHA-256 (MessageDigest's javadoc)
-            throw new IllegalStateException(e);
+    private static long finish(long h, int length) {
+        return fmix64(h ^ length);
+    }
+
+    /** MurmurHash3's 64-bit finalizer. */
+    private static long fmix64(long k) {
+        k ^= k >>> 33;
+        k *= 0xff51afd7ed558ccdL;
+        k ^= k >>> 33;
+        k *= 0xc4ceb9fe1a85ec53L;
+        k ^= k >>> 33;
+        return k;
+    }
+
+    private static long littleEndianLong(byte[] b, int at) {
+        long v = 0;
+        for (int i = 7; i >= 0; i--) {
+            v = (v << 8) | (b[at + i] & 0xffL);
         }
+        return v;
     }
 }

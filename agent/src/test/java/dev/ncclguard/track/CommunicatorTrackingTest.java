@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -104,11 +102,18 @@ class CommunicatorTrackingTest {
     }
 
     @Test
-    void commIdIsTheFirst16HexDigitsOfTheSha256OfTheUniqueId() throws Exception {
+    void commIdIs16HexDigitsThatEveryBitOfTheUniqueIdChanges() {
         byte[] id = uniqueId(7);
         d.initRank(0xA000, 2, 0, id);
-        String expected = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(id)).substring(0, 16);
-        assertEquals(expected, commId(onlyComm()));
+        String base = commId(onlyComm());
+        assertTrue(base.matches("[0-9a-f]{16}"), base);
+        java.util.Set<Long> seen = new java.util.HashSet<>();
+        seen.add(CommIds.ofUniqueId(id));
+        for (int bit = 0; bit < id.length * 8; bit++) {
+            byte[] flipped = id.clone();
+            flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertTrue(seen.add(CommIds.ofUniqueId(flipped)), "bit " + bit + " collides");
+        }
     }
 
     @Test
