@@ -12,11 +12,20 @@ import java.util.concurrent.atomic.AtomicLong;
  * MBean is registered lazily, never in premain (creating the platform MBean server there starts
  * JMX and java.util.logging before the application has set them up, which breaks some
  * application servers): at an attach at once, since the application already runs; under
- * -javaagent at the first tracked NCCL or CUDA call. Either way on a thread of its own.
+ * -javaagent after the first tracked NCCL or CUDA call (see REGISTER_ANYWAY_MILLIS). Either way on a thread of its own.
  */
 public final class LiveMonitor implements TrackerListener {
     /** Whether JFR is in this runtime at all; a jlinked one may lack it. */
     private static final boolean JFR = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
+
+    /**
+     * Under -javaagent the MBean waits for a platform MBean server that someone else made (the
+     * application, a JMX agent, `dump` starting the local management agent) or for the JVM to have
+     * run {@link #REGISTER_ANYWAY_MILLIS}: creating that server initializes every platform MXBean
+     * and JFR's, some 300 ms of CPU that a short job or test would pay for nothing.
+     */
+    private static final long REGISTER_ANYWAY_MILLIS = 30_000;
+    private static final long SERVER_POLL_MILLIS = 250;
 
     private final Tracker tracker;
     // AtomicLong rather than LongAdder or AtomicBoolean: those pull some 30 VarHandle classes into premain
@@ -25,6 +34,7 @@ public final class LiveMonitor implements TrackerListener {
     private final AtomicLong streamsCreated = new AtomicLong();
     private final AtomicLong streamsDestroyed = new AtomicLong();
     private boolean registering;
+    private volatile boolean waitForServer;
     private volatile AgentState state;
 
     private LiveMonitor(Tracker tracker) {
@@ -40,6 +50,7 @@ public final class LiveMonitor implements TrackerListener {
 
     /** The agent is installed: the MBean may be registered now (attach) or at the first call (premain). */
     public void started(AgentState installed, boolean premain) {
+        this.waitForServer = premain;
         this.state = installed;
         installed.onExitReport(this::exitReport);
         if (!premain || tracker.sawAnyCall()) {
@@ -54,6 +65,15 @@ public final class LiveMonitor implements TrackerListener {
         }
     }
 
+
+    private void awaitServer() throws InterruptedException {
+        long deadline = System.currentTimeMillis() + REGISTER_ANYWAY_MILLIS;
+        while (waitForServer && System.currentTimeMillis() < deadline
+                && javax.management.MBeanServerFactory.findMBeanServer(null).isEmpty()) {
+            Thread.sleep(SERVER_POLL_MILLIS);
+        }
+    }
+
     private void registerSoon() {
         synchronized (this) {
             if (registering) {
@@ -64,6 +84,7 @@ public final class LiveMonitor implements TrackerListener {
         AgentState installed = state;
         Thread t = new Thread(() -> {
             try {
+                awaitServer();
                 TrackerBean.register(installed, this);
             } catch (Throwable e) {
                 // a runtime without java.management, or a security manager: the agent works without JMX
@@ -77,14 +98,14 @@ public final class LiveMonitor implements TrackerListener {
     @Override
     public void communicatorCreated(long handle, String api, String bridge, int rank, int nranks, int device,
             String commId) {
-        if (JFR) {
+        if (JFR && JfrGate.started()) {
             JfrEvents.communicatorCreated(handle, api, bridge, rank, nranks, device, commId);
         }
     }
 
     @Override
     public void communicatorReleased(long handle, String api, String bridge) {
-        if (JFR) {
+        if (JFR && JfrGate.started()) {
             JfrEvents.communicatorReleased(handle, api, bridge);
         }
     }
@@ -110,7 +131,7 @@ public final class LiveMonitor implements TrackerListener {
     }
 
     private void exitReport(Report report) {
-        if (JFR) {
+        if (JFR && JfrGate.started()) {
             JfrEvents.exitReport(report);
         }
     }
