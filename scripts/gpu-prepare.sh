@@ -8,9 +8,13 @@ mvn -B -q install -DskipTests
 mkdir -p .gpu
 # jdk.management.agent and java.management.rmi: the dump command's local JMX connector
 modules=java.base,java.instrument,java.management,jdk.attach,java.logging,jdk.unsupported,jdk.jfr,jdk.management.agent,java.management.rmi
-if [ ! -x .gpu/jre/bin/java ] || ! .gpu/jre/bin/java --list-modules | grep -q '^jdk.management.agent@'; then
+# GPU_JDK picks the JDK whose runtime travels (default: the one on PATH); JDK 22+ also shows FFM
+jdk=${GPU_JDK:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
+want=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.runtime.version = //p')
+have=$(.gpu/jre/bin/java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.runtime.version = //p' || true)
+if [ "$want" != "$have" ] || ! .gpu/jre/bin/java --list-modules | grep -q '^jdk.management.agent@'; then
   rm -rf .gpu/jre
-  jlink --add-modules "$modules" \
+  "$jdk/bin/jlink" --add-modules "$modules" \
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
 fi
 cp agent/target/ncclguard-agent.jar samples/target/ncclguard-samples.jar bench/target/ncclguard-bench.jar .gpu/

@@ -32,3 +32,10 @@ if ls .gpu/javacpp/*.jar >/dev/null 2>&1; then
 else
   say "no .gpu/javacpp: JavaCPP scenarios not run (scripts/gpu-prepare.sh copies its jars)"
 fi
+
+# FFM (java.lang.foreign) needs JDK 22+: only when the runtime that travelled is one
+if [ "$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')" -ge 22 ] 2>/dev/null; then
+  run ffm-leaky "report=$r/ffm-leaky.json" NCCL_DEBUG=WARN -- leaky --bridge ffm
+  run ffm-release "action=cleanup,report=$r/ffm-release.json" NCCL_DEBUG=WARN -- leaky --bridge ffm
+  run ffm-clean "report=$r/ffm-clean.json" NCCL_DEBUG=WARN -- clean --bridge ffm
+fi
