@@ -50,7 +50,9 @@ struct stray {
 };
 
 struct emu_net {
-  pthread_mutex_t mu; /* guards the fields up to the comment below */
+  struct emu_net *next_served; /* in the list of served nets, under served_mu */
+  atomic_int open_ins;         /* connections from peers not yet closed */
+  pthread_mutex_t mu;          /* guards the fields up to the comment below */
   bool started;
   int reg_fd;         /* foreign clique: the connection to the root (writes under mu) */
   int listen_fd;
@@ -69,10 +71,15 @@ struct emu_net {
   int nstrays;
 };
 
+/* Every net whose service thread runs, for the goodbye-less close at process exit. */
+static pthread_mutex_t served_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_net *served; /* guarded by served_mu */
+
 struct emu_net *emu_net_new(void) {
   struct emu_net *net = calloc(1, sizeof(*net));
   if (!net)
     return NULL;
+  atomic_init(&net->open_ins, 0);
   pthread_mutex_init(&net->mu, NULL);
   net->reg_fd = net->listen_fd = net->wake[0] = net->wake[1] = -1;
   atomic_init(&net->stopping, false);
@@ -82,6 +89,13 @@ struct emu_net *emu_net_new(void) {
 void emu_net_free(struct emu_net *net) {
   if (!net)
     return;
+  pthread_mutex_lock(&served_mu);
+  for (struct emu_net **pp = &served; *pp; pp = &(*pp)->next_served)
+    if (*pp == net) {
+      *pp = net->next_served;
+      break;
+    }
+  pthread_mutex_unlock(&served_mu);
   emu_net_close(&net->reg_fd);
   emu_net_close(&net->listen_fd);
   emu_net_close(&net->wake[0]);
@@ -321,6 +335,7 @@ static void attach_in(struct emu_net *net, int fd, int32_t pid) {
   if (peer && !peer->in_seen) {
     peer->in_fd = fd;
     peer->in_seen = true;
+    atomic_fetch_add(&net->open_ins, 1);
     return;
   }
   if (peer) {
@@ -583,6 +598,7 @@ static void on_left(struct emu_clique *c, struct emu_net *net, struct peer *peer
  * its communicator alive, and its ranks are gone for the work that needs them. */
 static void on_closed(struct emu_clique *c, struct emu_net *net, struct peer *peer) {
   emu_net_close(&peer->in_fd);
+  atomic_fetch_sub(&net->open_ins, 1);
   if (peer->bye || atomic_load(&net->stopping))
     return;
   for (int r = 0; r < c->nranks; r++) {
@@ -642,6 +658,11 @@ static int device_of_first_rank(struct emu_clique *c) {
 static void *service_main(void *arg) {
   struct emu_clique *c = arg;
   struct emu_net *net = net_of(c);
+  /* here, not where the thread starts: lock order served_mu, then a net's mu */
+  pthread_mutex_lock(&served_mu);
+  net->next_served = served;
+  served = net;
+  pthread_mutex_unlock(&served_mu);
   net->device = device_of_first_rank(c);
   pthread_mutex_lock(&c->mu);
   bool tabled = c->tabled;
@@ -684,4 +705,36 @@ static void *service_main(void *arg) {
   free(fds);
   emu_clique_unref(c);
   return NULL;
+}
+
+/* A process that exits with communicators alive: its connections close without a goodbye, as when
+ * a real process exits, and the exit waits (1 s at most) until the peers' connections have closed
+ * as well, so that every process's service thread sees the others go and says so, however close
+ * together the processes exit. A process that released its communicators has nothing here. */
+__attribute__((destructor)) static void close_without_goodbye_at_exit(void) {
+  pthread_mutex_lock(&served_mu);
+  bool any = false;
+  for (struct emu_net *net = served; net; net = net->next_served) {
+    if (atomic_load(&net->stopping))
+      continue;
+    pthread_mutex_lock(&net->mu);
+    for (int i = 0; i < net->npeers; i++) {
+      pthread_mutex_lock(&net->peers[i].send_mu);
+      if (net->peers[i].out_fd >= 0) {
+        shutdown(net->peers[i].out_fd, SHUT_WR);
+        any = true;
+      }
+      pthread_mutex_unlock(&net->peers[i].send_mu);
+    }
+    pthread_mutex_unlock(&net->mu);
+  }
+  for (int waited_ms = 0; any && waited_ms < 1000; waited_ms += 5) {
+    bool open = false;
+    for (struct emu_net *net = served; net; net = net->next_served)
+      open |= !atomic_load(&net->stopping) && atomic_load(&net->open_ins) > 0;
+    if (!open)
+      break;
+    usleep(5000);
+  }
+  pthread_mutex_unlock(&served_mu);
 }
