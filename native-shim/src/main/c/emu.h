@@ -49,6 +49,8 @@ unsigned emu_rt_op_delay_us(void);
 int emu_rt_device_count(void);
 /* NCCLEMU_DESTROY_TIMEOUT_MS: how long a destroy waits for ranks of other processes; 0: forever */
 unsigned emu_rt_destroy_timeout_ms(void);
+/* NCCLEMU_EXIT_WAITS=1: process exit waits for calls stuck in NCCLEMU_HANG */
+bool emu_rt_exit_waits(void);
 int emu_rt_current_device(void);
 
 /* ---------------------------------------------------------------- streams (libcudart) */

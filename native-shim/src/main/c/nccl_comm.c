@@ -403,7 +403,6 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   ncclResult_t r = emu_comm_acquire(comm, "ncclCommDestroy");
   if (r != ncclSuccess)
     return r;
-  NCCL_HANG(comm);
   struct emu_clique *c = comm->clique;
   pthread_mutex_lock(&c->mu);
   if (comm->state >= COMM_DESTROYING) {
@@ -413,8 +412,12 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     return ncclInvalidArgument;
   }
   /* Destroy finalizes first: it waits for the comm's enqueued work, which may wait for peers.
-   * The comm stays registered meanwhile, so another thread can still abort it. */
+   * The comm stays registered meanwhile, so another thread can still abort it; a second destroy
+   * of it is misuse, hung (NCCLEMU_HANG) or not. */
   comm->state = COMM_DESTROYING;
+  pthread_mutex_unlock(&c->mu);
+  NCCL_HANG(comm);
+  pthread_mutex_lock(&c->mu);
   while (comm->pending > 0 && comm->state == COMM_DESTROYING)
     pthread_cond_wait(&c->cv, &c->mu);
   if (comm->state == COMM_DESTROYING)

@@ -411,15 +411,30 @@ ncclResult_t emu_comm_acquire(ncclComm_t comm, const char *api) {
   return ncclSuccess;
 }
 
+static atomic_int hung_calls; /* calls inside emu_hang now */
+
 /* NCCLEMU_HANG: block like a call stuck on a peer until the comm is aborted (or released). Says so
  * first, so that a stuck program explains itself. Takes over the caller's reference. */
 ncclResult_t emu_hang(struct ncclComm *comm, const char *api) {
   emu_warn("NCCLEMU: %s hangs until comm %p is aborted (NCCLEMU_HANG)", api, (void *)comm);
+  atomic_fetch_add(&hung_calls, 1);
   struct emu_clique *c = comm->clique;
   pthread_mutex_lock(&c->mu);
   while (comm->state != COMM_ABORTED && comm->state != COMM_RELEASED)
     pthread_cond_wait(&c->cv, &c->mu);
   pthread_mutex_unlock(&c->mu);
+  atomic_fetch_sub(&hung_calls, 1);
   emu_comm_release(comm);
   return ncclRemoteError;
+}
+
+/* NCCLEMU_EXIT_WAITS=1: the library's teardown at process exit waits for the calls stuck inside
+ * it, as a real library's teardown can (CUDA's, on work a stuck thread holds): such a process
+ * never finishes exit(3). Only _exit(2) ends it. */
+__attribute__((destructor)) static void exit_waits_for_hung_calls(void) {
+  if (!emu_rt_exit_waits() || atomic_load(&hung_calls) == 0)
+    return;
+  emu_warn("NCCLEMU: exit waits for %d hung call(s) (NCCLEMU_EXIT_WAITS)", atomic_load(&hung_calls));
+  while (atomic_load(&hung_calls) > 0)
+    usleep(10000);
 }
