@@ -1,5 +1,7 @@
 package dev.ncclguard.bootstrap;
 
+import java.util.concurrent.locks.LockSupport;
+
 /**
  * The entry points that advice inlined into other classes calls. This class (and {@link JnaSink})
  * sits on the bootstrap class path so that it is visible from JNA in any class loader and from
@@ -36,16 +38,35 @@ public final class Hooks {
         }
     }
 
-    /** After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. */
+    /**
+     * After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. Does not
+     * return when the call would release a handle the agent's exit-time cleanup has claimed.
+     */
     public static long jnaEnter(Object fn, Object[] args) {
         if (fn == null) {
             return 0L;
         }
+        long token;
         try {
             JnaSink sink = jna;
-            return sink == null ? 0L : sink.enter(fn, args);
+            token = sink == null ? 0L : sink.enter(fn, args);
         } catch (Throwable t) {
             return 0L;
+        }
+        if (token == JnaSink.PARK) {
+            parkUntilHalt();
+        }
+        return token;
+    }
+
+    /**
+     * Parks the calling thread for good. Used only for an application release that meets the
+     * agent's cleanup of the same handle, which runs after every application shutdown hook: the
+     * JVM is halting, so the thread is never missed, and the handle is released exactly once.
+     */
+    public static void parkUntilHalt() {
+        while (true) {
+            LockSupport.park(Hooks.class); // wakeups and interrupts change nothing
         }
     }
 
