@@ -220,7 +220,13 @@ final class MultiRank {
     private static List<String> command(Args a, int rank, Path idFile) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        List<String> options = ManagementFactory.getRuntimeMXBean().getInputArguments();
+        cmd.addAll(options);
+        // the samples jar's manifest says so for the launcher; a rank started with -cp needs it
+        // said on its command line (Java 22+ warns at JNA's first native call otherwise)
+        if (Runtime.version().feature() >= 22 && options.stream().noneMatch(o -> o.startsWith("--enable-native-access"))) {
+            cmd.add("--enable-native-access=ALL-UNNAMED");
+        }
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Samples.class.getName(), NAME,
                 "--rank", Integer.toString(rank), "--ranks", Integer.toString(a.ranks()),
                 "--id-file", idFile.toString(), "--then", a.then(),
