@@ -11,4 +11,9 @@ if [ ! -x .gpu/jre/bin/java ]; then
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
 fi
 cp agent/target/ncclguard-agent.jar samples/target/ncclguard-samples.jar .gpu/
+cp samples/bindings/jni.txt .gpu/bindings-jni.txt
+# JavaCPP's CUDA presets for the javacpp bridge (about 6.5 MB: the linux-x86_64 JNI libraries only)
+mkdir -p .gpu/javacpp
+ls agent/target/javacpp/*.jar >/dev/null 2>&1 || mvn -B -q -pl agent dependency:copy@javacpp -DskipTests=false
+cp agent/target/javacpp/*.jar .gpu/javacpp/
 du -sh .gpu

@@ -10,6 +10,8 @@ die() { echo "check_elf: $*" >&2; fail=1; }
 [ "$(readlink "$dir/libnccl.so")" = libnccl.so.2 ] || die "libnccl.so is not a link to libnccl.so.2"
 [ "$(readlink "$dir/libcudart.so")" = libcudart.so.13 ] || die "libcudart.so is not a link to libcudart.so.13"
 readelf -d "$dir/libnccl.so.2" | grep -q 'SONAME.*\[libnccl.so.2\]' || die "libnccl.so.2: wrong SONAME"
+[ "$(readlink "$dir/libcuda.so")" = libcuda.so.1 ] || die "libcuda.so is not a link to libcuda.so.1"
+readelf -d "$dir/libcuda.so.1" | grep -q 'SONAME.*\[libcuda.so.1\]' || die "libcuda.so.1: wrong SONAME"
 readelf -d "$dir/libcudart.so.13" | grep -q 'SONAME.*\[libcudart.so.13\]' || die "libcudart.so.13: wrong SONAME"
 readelf -d "$dir/libnccl.so.2" | grep -q 'NEEDED.*\[libcudart.so.13\]' || die "libnccl.so.2 does not need libcudart.so.13"
 readelf -d "$dir/libnccl.so.2" | grep -q '(RPATH).*\[\$ORIGIN\]' || die "libnccl.so.2: no DT_RPATH \$ORIGIN"

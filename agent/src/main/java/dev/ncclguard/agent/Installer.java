@@ -2,10 +2,16 @@ package dev.ncclguard.agent;
 
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.Live;
+import dev.ncclguard.bridge.Bindings;
+import dev.ncclguard.bridge.FfmHooks;
 import dev.ncclguard.bridge.JnaBridge;
+import dev.ncclguard.bridge.NativeMethods;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.report.LiveReport;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
+import java.nio.file.Path;
 
 /**
  * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
@@ -19,8 +25,10 @@ public final class Installer {
 
     public static void install(String args, Instrumentation inst, boolean premain) {
         Options options;
+        Bindings bindings;
         try {
             options = Options.parse(args);
+            bindings = options.bindings() == null ? Bindings.none() : Bindings.load(Path.of(options.bindings()));
         } catch (IllegalArgumentException e) {
             if (premain) {
                 // like a bad -XX flag: one line, and the JVM does not start
@@ -45,10 +53,15 @@ public final class Installer {
                 Hooks.mainThread = Thread.currentThread();
             }
             Hooks.jna = new JnaBridge(tracker);
+            Live.view = new LiveReport(tracker, options.suppressions());
             instrument(inst);
+            NativeMethods.install(inst, tracker, bindings, premain);
+            FfmHooks.install(inst, tracker);
             lifecycle.registerExitHook(inst);
         } catch (Throwable t) {
             Hooks.jna = null;
+            Hooks.natives = null;
+            Hooks.ffm = null;
             Log.error("not installed, the application runs without it", t);
         }
     }

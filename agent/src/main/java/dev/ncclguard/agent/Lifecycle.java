@@ -13,6 +13,7 @@ import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.report.ReportFiles;
 import dev.ncclguard.report.TextReportWriter;
+import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
 import dev.ncclguard.track.Tracker;
@@ -92,6 +93,7 @@ final class Lifecycle {
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();
+        List<CommLife> communicators = tracker.communicators();
         if (snapshot.internalErrors() > 0) {
             Log.error(snapshot.internalErrors() + " internal tracking error(s); the first", snapshot.firstInternalError());
         }
@@ -116,6 +118,8 @@ final class Lifecycle {
                 .cleanup(outcomes)
                 .pid(pid)
                 .host(host)
+                .suppressions(options.suppressions())
+                .communicators(communicators, tracker.communicatorsOmitted())
                 .build();
         writeReports(report, pid, host, tracker.sawAnyCall());
         exitWithCodeIfAsked(report, probe.leftHanging() || run.leftHanging(), leaks);

@@ -1,5 +1,6 @@
 package dev.ncclguard.agent;
 
+import dev.ncclguard.report.Suppressions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -45,7 +46,9 @@ public final class Options {
             new Key("exit-code", "0", "an integer from 0 to 255", Options::exitCode),
             new Key("stacks", "on", "on or off", Options::onOff),
             new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m", Options::duration),
-            new Key("logging", "stderr", "stderr or application", v -> word(v, Logging.class)));
+            new Key("logging", "stderr", "stderr or application", v -> word(v, Logging.class)),
+            new Key("bindings", "none", "none or the path of a bindings file", Options::pathOrNone),
+            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines", Suppressions::option));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -170,6 +173,17 @@ public final class Options {
 
     public Logging logging() {
         return (Logging) values.get("logging");
+    }
+
+    /** The bindings file mapping the application's own native methods to NCCL/CUDA functions; null for none. */
+    public String bindings() {
+        Object v = values.get("bindings");
+        return v == NONE ? null : (String) v;
+    }
+
+    /** Known leaks to list as suppressed and not count; {@link Suppressions#NONE} by default. */
+    public Suppressions suppressions() {
+        return (Suppressions) values.get("suppress");
     }
 
     /** Where {@code key}'s value came from: "argument", "system property …", "environment variable …", "default". */

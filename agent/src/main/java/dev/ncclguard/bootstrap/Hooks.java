@@ -11,6 +11,12 @@ public final class Hooks {
     /** The JNA bridge; null until the agent is installed, and while it is off. */
     public static volatile JnaSink jna;
 
+    /** The native-method bridge (JNA direct, JNI, JavaCPP, bindings); null until installed. */
+    public static volatile NativeSink natives;
+
+    /** The FFM bridge (java.lang.foreign, JDK 22+); null until installed. */
+    public static volatile FfmSink ffm;
+
     /** The status the JVM was asked to exit with (System.exit, signals); -1 while none. */
     public static volatile int exitStatus = -1;
 
@@ -83,6 +89,66 @@ public final class Hooks {
             }
         }
         return result;
+    }
+
+    /**
+     * Called by a generated native-method wrapper before the renamed native. Never throws; does not
+     * return when the call would release a handle the agent's exit-time cleanup has claimed.
+     */
+    public static long nativeEnter(int site, Object[] args) {
+        NativeSink sink = natives;
+        if (sink == null) {
+            return 0L;
+        }
+        long token;
+        try {
+            token = sink.enter(site, args);
+        } catch (Throwable t) {
+            return 0L;
+        }
+        if (token == NativeSink.PARK) {
+            parkUntilHalt();
+        }
+        return token;
+    }
+
+    /** Called by a generated native-method wrapper after the renamed native returned. Never throws. */
+    public static void nativeExit(int site, Object[] args, long result, long token) {
+        NativeSink sink = natives;
+        if (sink != null) {
+            try {
+                sink.exit(site, args, result, token);
+            } catch (Throwable t) {
+                // the application's call has returned; tracking must never change its outcome
+            }
+        }
+    }
+
+    /** Called by code woven into the JDK's native library lookups (name found at address). Never throws. */
+    public static long ffmSymbol(long address, String name) {
+        FfmSink sink = ffm;
+        if (sink != null && address != 0L) {
+            try {
+                sink.symbol(name, address);
+            } catch (Throwable t) {
+                // a lookup must never fail because of the agent
+            }
+        }
+        return address;
+    }
+
+    /** Called by code woven into Linker.downcallHandle: the handle to give the application. Never throws. */
+    public static Object ffmDowncall(Object handle, Object symbol) {
+        FfmSink sink = ffm;
+        if (sink == null || handle == null) {
+            return handle;
+        }
+        try {
+            Object wrapped = sink.downcall(handle, symbol);
+            return wrapped != null ? wrapped : handle;
+        } catch (Throwable t) {
+            return handle;
+        }
     }
 
     public static void exiting(int status) {

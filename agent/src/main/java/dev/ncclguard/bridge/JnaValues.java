@@ -9,9 +9,9 @@ import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 
 /**
- * Reads handles, ints and bytes out of JNA argument objects without linking JNA: the application's
- * JNA may be any 5.x in any class loader, so each argument class gets a reader built from method
- * handles of its own JNA classes, cached per class. Every method answers 0/null on anything it
+ * Reads handles, ints and bytes out of JNA argument objects (and JavaCPP's Pointer objects)
+ * without linking JNA or JavaCPP: the application's JNA may be any 5.x in any class loader, so
+ * each argument class gets a reader built from method handles of its own classes, cached per class. Every method answers 0/null on anything it
  * cannot read and never throws.
  */
 final class JnaValues {
@@ -120,6 +120,14 @@ final class JnaValues {
             if (ByteBuffer.class.isAssignableFrom(type) || LongBuffer.class.isAssignableFrom(type)
                     || IntBuffer.class.isAssignableFrom(type)) {
                 return new BufferReader();
+            }
+            Class<?> segment = SegmentReader.SEGMENT;
+            if (segment != null && segment.isAssignableFrom(type)) {
+                return SegmentReader.of(segment);
+            }
+            Class<?> javacpp = ancestor(type, "org.bytedeco.javacpp.Pointer");
+            if (javacpp != null) {
+                return JavaCppReader.of(type, javacpp);
             }
             Class<?> pointer = ancestor(type, "com.sun.jna.Pointer");
             if (pointer != null) {
@@ -311,6 +319,185 @@ final class JnaValues {
             Object p = pointer(arg);
             return p == null || (long) nativeValue.invokeExact(p) == 0L
                     ? null : (byte[]) getByteArray.invokeExact(p, 0L, length);
+        }
+    }
+
+    /**
+     * A JavaCPP {@code org.bytedeco.javacpp.Pointer}: its {@code address()} is the handle passed
+     * by value, and also what JavaCPP writes back into an out-parameter passed as such an object
+     * (@ByPtrPtr). PointerPointer, LongPointer and IntPointer are read element by element;
+     * bytes (a struct by value such as ncclUniqueId) through a BytePointer over the same memory.
+     */
+    private static final class JavaCppReader extends Reader {
+        private final MethodHandle address;
+        private final MethodHandle element;
+        private final MethodHandle intElement;
+        private final MethodHandle bytePointer;
+        private final MethodHandle getBytes;
+
+        private JavaCppReader(MethodHandle address, MethodHandle element, MethodHandle intElement,
+                              MethodHandle bytePointer, MethodHandle getBytes) {
+            this.address = address;
+            this.element = element;
+            this.intElement = intElement;
+            this.bytePointer = bytePointer;
+            this.getBytes = getBytes;
+        }
+
+        static Reader of(Class<?> type, Class<?> pointer) {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                ClassLoader loader = pointer.getClassLoader();
+                MethodHandle address = lookup.findVirtual(pointer, "address", MethodType.methodType(long.class))
+                        .asType(MethodType.methodType(long.class, Object.class));
+                MethodHandle element = null;
+                MethodHandle intElement = null;
+                Class<?> pointerPointer = Reader.ancestor(type, "org.bytedeco.javacpp.PointerPointer");
+                Class<?> longPointer = Reader.ancestor(type, "org.bytedeco.javacpp.LongPointer");
+                Class<?> intPointer = Reader.ancestor(type, "org.bytedeco.javacpp.IntPointer");
+                if (pointerPointer != null) {
+                    element = MethodHandles.filterReturnValue(
+                            lookup.findVirtual(pointerPointer, "get", MethodType.methodType(pointer, long.class)),
+                            address.asType(MethodType.methodType(long.class, pointer)))
+                            .asType(MethodType.methodType(long.class, Object.class, long.class));
+                } else if (longPointer != null) {
+                    element = lookup.findVirtual(longPointer, "get", MethodType.methodType(long.class, long.class))
+                            .asType(MethodType.methodType(long.class, Object.class, long.class));
+                } else if (intPointer != null) {
+                    intElement = lookup.findVirtual(intPointer, "get", MethodType.methodType(int.class, long.class))
+                            .asType(MethodType.methodType(int.class, Object.class, long.class));
+                }
+                Class<?> bytes = Class.forName("org.bytedeco.javacpp.BytePointer", false, loader);
+                MethodHandle bytePointer = lookup.findConstructor(bytes, MethodType.methodType(void.class, pointer))
+                        .asType(MethodType.methodType(Object.class, Object.class));
+                MethodHandle getBytes = lookup.findVirtual(bytes, "get",
+                        MethodType.methodType(bytes, byte[].class, int.class, int.class))
+                        .asType(MethodType.methodType(void.class, Object.class, byte[].class, int.class, int.class));
+                return new JavaCppReader(address, element, intElement, bytePointer, getBytes);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return new Reader() {
+                };
+            }
+        }
+
+        @Override
+        long handle(Object arg) throws Throwable {
+            return (long) address.invokeExact(arg);
+        }
+
+        @Override
+        long longAt(Object arg, int i) throws Throwable {
+            if ((long) address.invokeExact(arg) == 0L) {
+                return 0L;
+            }
+            if (element != null) {
+                return (long) element.invokeExact(arg, (long) i);
+            }
+            // an object JavaCPP filled in place: its own address is the one handle written
+            return i == 0 ? (long) address.invokeExact(arg) : 0L;
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) throws Throwable {
+            if (intElement == null || (long) address.invokeExact(arg) == 0L) {
+                return fallback;
+            }
+            return (int) intElement.invokeExact(arg, (long) i);
+        }
+
+        @Override
+        byte[] bytes(Object arg, int length) throws Throwable {
+            if ((long) address.invokeExact(arg) == 0L) {
+                return null;
+            }
+            byte[] out = new byte[length];
+            getBytes.invokeExact((Object) bytePointer.invokeExact(arg), out, 0, length);
+            return out;
+        }
+    }
+
+    /**
+     * A {@code java.lang.foreign.MemorySegment} (JDK 22+): its address is the handle passed by
+     * value; an out-parameter or a struct by value is read from the segment's own bytes, within
+     * its size (a zero-length segment reads as nothing).
+     */
+    private static final class SegmentReader extends Reader {
+        static final Class<?> SEGMENT = load("java.lang.foreign.MemorySegment");
+
+        private final MethodHandle address;
+        private final MethodHandle size;
+        private final MethodHandle getLong;
+        private final MethodHandle getInt;
+        private final MethodHandle toBytes;
+
+        private SegmentReader(MethodHandle address, MethodHandle size, MethodHandle getLong, MethodHandle getInt,
+                              MethodHandle toBytes) {
+            this.address = address;
+            this.size = size;
+            this.getLong = getLong;
+            this.getInt = getInt;
+            this.toBytes = toBytes;
+        }
+
+        private static Class<?> load(String name) {
+            try {
+                return Class.forName(name, false, null);
+            } catch (ClassNotFoundException | LinkageError e) {
+                return null;
+            }
+        }
+
+        static Reader of(Class<?> segment) {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                Class<?> layouts = Class.forName("java.lang.foreign.ValueLayout", false, null);
+                Class<?> ofLong = Class.forName("java.lang.foreign.ValueLayout$OfLong", false, null);
+                Class<?> ofInt = Class.forName("java.lang.foreign.ValueLayout$OfInt", false, null);
+                Class<?> ofByte = Class.forName("java.lang.foreign.ValueLayout$OfByte", false, null);
+                MethodType toObject = MethodType.methodType(long.class, Object.class);
+                MethodHandle address = lookup.findVirtual(segment, "address", MethodType.methodType(long.class))
+                        .asType(toObject);
+                MethodHandle size = lookup.findVirtual(segment, "byteSize", MethodType.methodType(long.class))
+                        .asType(toObject);
+                MethodHandle getLong = MethodHandles.insertArguments(lookup.findVirtual(segment, "get",
+                        MethodType.methodType(long.class, ofLong, long.class)), 1, layouts.getField("JAVA_LONG").get(null))
+                        .asType(MethodType.methodType(long.class, Object.class, long.class));
+                MethodHandle getInt = MethodHandles.insertArguments(lookup.findVirtual(segment, "get",
+                        MethodType.methodType(int.class, ofInt, long.class)), 1, layouts.getField("JAVA_INT").get(null))
+                        .asType(MethodType.methodType(int.class, Object.class, long.class));
+                MethodHandle slice = lookup.findVirtual(segment, "asSlice",
+                        MethodType.methodType(segment, long.class, long.class));
+                MethodHandle toArray = MethodHandles.insertArguments(lookup.findVirtual(segment, "toArray",
+                        MethodType.methodType(byte[].class, ofByte)), 1, layouts.getField("JAVA_BYTE").get(null));
+                MethodHandle toBytes = MethodHandles.filterReturnValue(slice, toArray)
+                        .asType(MethodType.methodType(byte[].class, Object.class, long.class, long.class));
+                return new SegmentReader(address, size, getLong, getInt, toBytes);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return new Reader() {
+                };
+            }
+        }
+
+        @Override
+        long handle(Object arg) throws Throwable {
+            return (long) address.invokeExact(arg);
+        }
+
+        @Override
+        long longAt(Object arg, int i) throws Throwable {
+            long offset = (long) i * 8;
+            return offset + 8 <= (long) size.invokeExact(arg) ? (long) getLong.invokeExact(arg, offset) : 0L;
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) throws Throwable {
+            long offset = (long) i * 4;
+            return offset + 4 <= (long) size.invokeExact(arg) ? (int) getInt.invokeExact(arg, offset) : fallback;
+        }
+
+        @Override
+        byte[] bytes(Object arg, int length) throws Throwable {
+            return length <= (long) size.invokeExact(arg) ? (byte[]) toBytes.invokeExact(arg, 0L, (long) length) : null;
         }
     }
 }

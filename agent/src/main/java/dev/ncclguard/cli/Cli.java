@@ -26,6 +26,9 @@ public final class Cli {
                     out.println("ncclguard " + dev.ncclguard.report.Report.Version.AGENT);
                     return 0;
                 }));
+        COMMANDS.put("check", new Entry(CheckCommand.USAGE, CheckCommand::run));
+        COMMANDS.put("merge", new Entry(MergeCommand.USAGE, MergeCommand::run));
+        COMMANDS.put("explain", new Entry(ExplainCommand.USAGE, ExplainCommand::run));
     }
 
     private Cli() {

@@ -53,26 +53,67 @@ public final class JsonReportWriter {
         summary.put("unsyncedStreams", s.unsyncedStreams());
         summary.put("cleaned", s.cleaned());
         summary.put("cleanupFailed", s.cleanupFailed());
+        summary.put("suppressed", s.suppressed());
         root.put("summary", summary);
         List<Object> leaks = new ArrayList<>(report.leaks().size());
         for (Leak leak : report.leaks()) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("kind", leak.kind().word());
-            entry.put("handle", leak.handle());
-            entry.put("api", leak.api());
-            entry.put("bridge", leak.bridge());
-            entry.put("thread", leak.thread());
-            entry.put("createdAt", iso(leak.createdAt()));
-            entry.put("stack", leak.stack());
-            entry.put("details", leak.details());
-            entry.put("cleanup", leak.cleanup().word());
-            if (leak.cleanupNote() != null) {
-                entry.put("cleanupNote", leak.cleanupNote());
-            }
-            leaks.add(entry);
+            leaks.add(leak(leak));
         }
         root.put("leaks", leaks);
+        // Additions to schema ncclguard-report/1 (docs/spec.md): after every field of the SPEC.
+        List<Object> suppressed = new ArrayList<>(report.suppressed().size());
+        for (Report.Suppressed entry : report.suppressed()) {
+            Map<String, Object> fields = leak(entry.leak());
+            fields.put("suppression", entry.rule());
+            suppressed.add(fields);
+        }
+        root.put("suppressed", suppressed);
+        List<Object> communicators = new ArrayList<>(report.communicators().size());
+        for (Report.Communicator c : report.communicators()) {
+            communicators.add(communicator(c));
+        }
+        root.put("communicators", communicators);
+        root.put("communicatorsOmitted", report.communicatorsOmitted());
         return root;
+    }
+
+    private static Map<String, Object> leak(Leak leak) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("kind", leak.kind().word());
+        entry.put("handle", leak.handle());
+        entry.put("api", leak.api());
+        entry.put("bridge", leak.bridge());
+        entry.put("thread", leak.thread());
+        entry.put("createdAt", iso(leak.createdAt()));
+        entry.put("stack", leak.stack());
+        entry.put("details", leak.details());
+        entry.put("cleanup", leak.cleanup().word());
+        if (leak.cleanupNote() != null) {
+            entry.put("cleanupNote", leak.cleanupNote());
+        }
+        return entry;
+    }
+
+    private static Map<String, Object> communicator(Report.Communicator c) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("commId", c.commId());
+        entry.put("rank", c.rank());
+        entry.put("nranks", c.nranks());
+        entry.put("device", c.device());
+        entry.put("handle", c.handle());
+        entry.put("api", c.api());
+        entry.put("thread", c.thread());
+        entry.put("createdAt", iso(c.createdAt()));
+        entry.put("releasedAt", c.releasedAt() == null ? null : iso(c.releasedAt()));
+        entry.put("releasedBy", c.releasedBy());
+        entry.put("leaked", c.leaked());
+        if (c.suppressed()) {
+            entry.put("suppressed", true);
+        }
+        if (c.cleanup() != null) {
+            entry.put("cleanup", c.cleanup().word());
+        }
+        return entry;
     }
 
     /** ISO-8601 in UTC, to the millisecond like the creation times the tracker records. */

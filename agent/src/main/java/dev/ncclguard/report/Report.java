@@ -1,6 +1,8 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.cleanup.CleanupOutcome;
 import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Kind;
 import java.io.IOException;
@@ -21,7 +23,14 @@ import java.util.jar.Attributes;
 import java.util.jar.JarFile;
 import java.util.jar.Manifest;
 
-/** The exit report, schema ncclguard-report/1: what the JSON and text writers print. */
+/**
+ * The exit report, schema ncclguard-report/1: what the JSON and text writers print.
+ *
+ * @param suppressed           leaks matched by a suppression (option suppress), not counted
+ * @param communicators        every communicator seen, released or not, oldest first
+ * @param communicatorsOmitted released communicators left out of {@code communicators} to bound
+ *                             the agent's memory
+ */
 public record Report(
         String schema,
         String agentVersion,
@@ -31,7 +40,10 @@ public record Report(
         Instant startedAt,
         Instant writtenAt,
         Summary summary,
-        List<Leak> leaks) {
+        List<Leak> leaks,
+        List<Suppressed> suppressed,
+        List<Communicator> communicators,
+        long communicatorsOmitted) {
 
     public static final String SCHEMA = "ncclguard-report/1";
     public static final String ACTION_REPORT = "report";
@@ -45,7 +57,41 @@ public record Report(
             int pendingEvents,
             int unsyncedStreams,
             int cleaned,
-            int cleanupFailed) {
+            int cleanupFailed,
+            int suppressed) {
+    }
+
+    /** A leak that a suppression rule accepted: listed, not counted. */
+    public record Suppressed(Leak leak, String rule) {
+    }
+
+    /**
+     * One entry of the report's {@code communicators}: every communicator the agent saw, so that
+     * the reports of a job's ranks show which rank released it and which did not.
+     *
+     * @param rank       null when unknown (split children)
+     * @param nranks     null when unknown
+     * @param commId     null when unknown
+     * @param releasedAt null while the application never released it
+     * @param releasedBy ncclCommDestroy or ncclCommAbort; null while the application never released it
+     * @param leaked     alive when the report was made
+     * @param suppressed leaked, and accepted by a suppression
+     * @param cleanup    for a leaked one, what cleanup did
+     */
+    public record Communicator(
+            String commId,
+            Integer rank,
+            Integer nranks,
+            int device,
+            String handle,
+            String api,
+            String thread,
+            Instant createdAt,
+            Instant releasedAt,
+            String releasedBy,
+            boolean leaked,
+            boolean suppressed,
+            CleanupOutcome cleanup) {
     }
 
     public boolean hasLeaks() {
@@ -69,6 +115,9 @@ public record Report(
         private Long pid;
         private String host;
         private String agentVersion;
+        private Suppressions suppressions = Suppressions.NONE;
+        private List<CommLife> communicators = List.of();
+        private long communicatorsOmitted;
 
         private Builder() {
         }
@@ -132,12 +181,28 @@ public record Report(
             return this;
         }
 
+        /** Leaks these rules match are listed as suppressed and not counted. */
+        public Builder suppressions(Suppressions suppressions) {
+            this.suppressions = Objects.requireNonNull(suppressions);
+            return this;
+        }
+
+        /** Every communicator seen (Tracker.communicators()), and how many were left out. */
+        public Builder communicators(List<CommLife> communicators, long omitted) {
+            this.communicators = List.copyOf(communicators);
+            this.communicatorsOmitted = omitted;
+            return this;
+        }
+
         /** Formats the creating stacks now: the only place they are ever formatted. */
         public Report build() {
             List<HandleView> ordered = new ArrayList<>(leaks);
             // Communicators first, then events, then streams, oldest first: stable across runs.
             ordered.sort(Comparator.comparing(HandleView::kind).thenComparingLong(HandleView::createdAtMillis));
             List<Leak> entries = new ArrayList<>(ordered.size());
+            List<Suppressed> suppressedEntries = new ArrayList<>();
+            Map<String, Suppressed> suppressedComms = new LinkedHashMap<>();
+            Map<String, Leak> leakedComms = new LinkedHashMap<>();
             int comms = 0;
             int events = 0;
             int streams = 0;
@@ -148,7 +213,20 @@ public record Report(
                 if (result == null) {
                     result = CleanupResult.NONE;
                 }
-                entries.add(leak(view, result));
+                Leak leak = leak(view, result);
+                Suppressions.Rule rule = suppressions.match(leak.kind(), leak.stack());
+                if (view.kind() == Kind.COMM) {
+                    leakedComms.put(identity(view.hexHandle(), view.createdAtMillis()), leak);
+                }
+                if (rule != null) {
+                    Suppressed s = new Suppressed(leak, rule.text());
+                    suppressedEntries.add(s);
+                    if (view.kind() == Kind.COMM) {
+                        suppressedComms.put(identity(view.hexHandle(), view.createdAtMillis()), s);
+                    }
+                    continue;
+                }
+                entries.add(leak);
                 switch (view.kind()) {
                     case COMM -> comms++;
                     case EVENT -> events++;
@@ -168,8 +246,32 @@ public record Report(
                     action,
                     startedAt != null ? startedAt : written,
                     written,
-                    new Summary(commsCreated, commsReleased, comms, events, streams, cleaned, failed),
-                    Collections.unmodifiableList(entries));
+                    new Summary(commsCreated, commsReleased, comms, events, streams, cleaned, failed,
+                            suppressedEntries.size()),
+                    Collections.unmodifiableList(entries),
+                    Collections.unmodifiableList(suppressedEntries),
+                    communicatorEntries(leakedComms, suppressedComms),
+                    communicatorsOmitted);
+        }
+
+        private List<Communicator> communicatorEntries(Map<String, Leak> leaked, Map<String, Suppressed> suppressed) {
+            List<Communicator> out = new ArrayList<>(communicators.size());
+            for (CommLife c : communicators) {
+                String id = identity(c.hexHandle(), c.createdAtMillis());
+                Leak leak = c.released() ? null : leaked.get(id);
+                out.add(new Communicator(c.commId(), c.rank() >= 0 ? c.rank() : null,
+                        c.nranks() >= 0 ? c.nranks() : null, c.device(), c.hexHandle(), c.api(), c.thread(),
+                        Instant.ofEpochMilli(c.createdAtMillis()),
+                        c.released() ? Instant.ofEpochMilli(c.releasedAtMillis()) : null, c.releasedBy(),
+                        !c.released(), !c.released() && suppressed.containsKey(id),
+                        c.released() ? null : leak != null ? leak.cleanup() : CleanupOutcome.NONE));
+            }
+            return Collections.unmodifiableList(out);
+        }
+
+        /** A handle at one creation time: an address the library handed out again is another one. */
+        private static String identity(String handle, long createdAtMillis) {
+            return handle + "@" + createdAtMillis;
         }
 
         private Leak leak(HandleView view, CleanupResult result) {

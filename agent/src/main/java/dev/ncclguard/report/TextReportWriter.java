@@ -35,7 +35,35 @@ public final class TextReportWriter {
                 out.append('\n');
             }
         }
+        if (!report.suppressed().isEmpty()) {
+            out.append("Suppressed (listed, not counted):\n");
+            for (Report.Suppressed s : report.suppressed()) {
+                Leak leak = s.leak();
+                String details = details(leak);
+                out.append("  ").append(title(leak.kind())).append(' ').append(leak.handle());
+                if (!details.isEmpty()) {
+                    out.append(" (").append(details).append(')');
+                }
+                if (!leak.stack().isEmpty()) {
+                    out.append(" at ").append(printable(leak.stack().get(0)));
+                }
+                out.append(": suppressed by '").append(printable(s.rule())).append("'\n");
+            }
+            out.append('\n');
+        }
         return out.append(summary(report)).append('\n').toString();
+    }
+
+    /** Each leak as the exit report prints it (what, where created, what to do), without header or summary. */
+    public static String leakBlocks(List<Leak> leaks) {
+        StringBuilder out = new StringBuilder();
+        for (Leak leak : leaks) {
+            if (out.length() > 0) {
+                out.append('\n');
+            }
+            leak(out, leak, false);
+        }
+        return out.toString();
     }
 
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {
@@ -146,9 +174,10 @@ public final class TextReportWriter {
 
     static String summary(Report report) {
         Report.Summary s = report.summary();
+        String suppressed = s.suppressed() > 0 ? s.suppressed() + " suppressed" : null;
         if (!report.hasLeaks()) {
             return SUMMARY_PREFIX + "no leaks (" + count(s.commsCreated(), "communicator", "communicators")
-                    + " created, " + s.commsReleased() + " released)";
+                    + " created, " + s.commsReleased() + " released" + (suppressed != null ? "; " + suppressed : "") + ")";
         }
         List<String> parts = new ArrayList<>();
         if (s.leakedComms() > 0) {
@@ -163,6 +192,9 @@ public final class TextReportWriter {
         String line = SUMMARY_PREFIX + String.join(", ", parts);
         if (Report.ACTION_CLEANUP.equals(report.action())) {
             line += " (cleaned " + s.cleaned() + ", failed " + s.cleanupFailed() + ")";
+        }
+        if (suppressed != null) {
+            line += " (" + suppressed + ")";
         }
         return line;
     }

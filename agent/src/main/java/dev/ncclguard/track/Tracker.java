@@ -45,6 +45,8 @@ public final class Tracker {
     /** Bounds that keep a garbage argument from turning into a long loop. */
     private static final int MAX_INIT_ALL_DEVICES = 1 << 12;
     private static final int MAX_EXCLUDED_RANKS = 1 << 20;
+    /** Released communicators kept for the report's communicators list (the newest). */
+    static final int RELEASED_COMMS_KEPT = 10_000;
     /** The token of a stream call whose stream was not known at enter: it covers no work. */
     private static final long NO_TOKEN = -1;
     /**
@@ -81,6 +83,7 @@ public final class Tracker {
     private final AtomicLong commsCreated = new AtomicLong();
     private final AtomicLong commsReleased = new AtomicLong();
     private final AtomicLong internalErrors = new AtomicLong();
+    private final ReleasedComms released = new ReleasedComms(RELEASED_COMMS_KEPT);
     private volatile Throwable firstInternalError;
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
     private volatile boolean sawAnyCall;
@@ -188,8 +191,10 @@ public final class Tracker {
                     }
                 }
                 case COMM_DESTROY, COMM_ABORT -> {
-                    if (status == NCCL_SUCCESS && comms.removeIfSerial(args.handle(fn.handle()), token) != null) {
+                    CommRecord c = status == NCCL_SUCCESS ? comms.removeIfSerial(args.handle(fn.handle()), token) : null;
+                    if (c != null) {
                         commsReleased.incrementAndGet();
+                        released.add(CommLife.of(c, clock.getAsLong(), fn.symbol()));
                     }
                 }
                 case COMM_ENQUEUE -> {
@@ -323,6 +328,26 @@ public final class Tracker {
         }
         return new Snapshot(commLeaks, eventLeaks, streamLeaks, commsCreated.get(), commsReleased.get(),
                 cs.size(), es.size(), ss.size(), internalErrors.get(), firstInternalError);
+    }
+
+    /**
+     * Every communicator seen, released ones (the newest {@value #RELEASED_COMMS_KEPT}) and live
+     * ones, in the order of their creation.
+     */
+    public List<CommLife> communicators() {
+        List<CommRecord> live = new ArrayList<>();
+        comms.valuesTo(live);
+        List<CommLife> all = released.list();
+        for (CommRecord c : live) {
+            all.add(CommLife.of(c, 0, null));
+        }
+        all.sort(Comparator.comparingLong(CommLife::createdAtMillis));
+        return all;
+    }
+
+    /** Released communicators left out of {@link #communicators()} to bound memory. */
+    public long communicatorsOmitted() {
+        return released.dropped();
     }
 
     // --- communicators ---

@@ -51,7 +51,7 @@ class OptionsTest {
     @Test
     void everyKeyIsReadFromTheArgumentString() {
         Options o = parse("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
-                + "logging=application");
+                + "logging=application,bindings=/tmp/b.txt");
         assertEquals(Options.Action.CLEANUP, o.action());
         assertEquals("/tmp/r-%p.json", o.report());
         assertEquals("none", o.text());
@@ -61,8 +61,9 @@ class OptionsTest {
         assertFalse(o.stacks());
         assertEquals(Duration.ofMillis(500), o.timeout());
         assertEquals(Options.Logging.APPLICATION, o.logging());
+        assertEquals("/tmp/b.txt", o.bindings());
         assertEquals("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
-                + "logging=application", o.toString());
+                + "logging=application,bindings=/tmp/b.txt,suppress=none", o.toString());
     }
 
     @Test
@@ -111,7 +112,7 @@ class OptionsTest {
     @Test
     void unknownKeyListsTheValidOnes() {
         assertEquals("ncclguard: unknown option 'stack' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging)", error("stack=on"));
+                + "logging, bindings, suppress)", error("stack=on"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -131,8 +132,8 @@ class OptionsTest {
         "timeout=99999999999999s | ncclguard: invalid value '99999999999999s' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
         "logging=slf4j       | ncclguard: invalid value 'slf4j' for option logging: expected stderr or application",
         "stacks              | ncclguard: missing value for option stacks: expected on or off",
-        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging)",
-        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging)",
+        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress)",
+        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress)",
     })
     void everyBadInputFailsWithItsOneLine(String args, String message) {
         assertEquals(message, error(args));
@@ -163,7 +164,7 @@ class OptionsTest {
     @Test
     void valuesCannotHoldACommaSinceItSeparatesArguments() {
         assertEquals("ncclguard: unknown option 'b.json' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging)", error("report=/tmp/a,b.json"));
+                + "logging, bindings, suppress)", error("report=/tmp/a,b.json"));
     }
 
     @Test
@@ -202,7 +203,8 @@ class OptionsTest {
 
     @Test
     void keysAreListedInDocumentationOrder() {
-        assertEquals(List.of("action", "report", "text", "exit-code", "stacks", "timeout", "logging"), Options.keys());
+        assertEquals(List.of("action", "report", "text", "exit-code", "stacks", "timeout", "logging", "bindings",
+                "suppress"), Options.keys());
     }
 
     @Test

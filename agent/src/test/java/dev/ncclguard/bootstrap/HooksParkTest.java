@@ -32,13 +32,16 @@ class HooksParkTest {
     @AfterEach
     void uninstall() {
         Hooks.jna = null;
+        Hooks.natives = null;
     }
 
-    @Test
-    void aReleaseOfAClaimedHandleParksTheCallingThreadForGood() throws Exception {
-        Hooks.jna = sinkAnswering(JnaSink.PARK);
+    /** Runs the call on a daemon thread and checks that it parks there for good. */
+    private static void assertParks(Runnable call) throws Exception {
         AtomicLong returned = new AtomicLong(-1);
-        Thread app = new Thread(() -> returned.set(Hooks.jnaEnter("ncclCommDestroy", new Object[0])), "app-release");
+        Thread app = new Thread(() -> {
+            call.run();
+            returned.set(1);
+        }, "app-release");
         app.setDaemon(true); // parked for good: the test JVM must not wait for it
         app.start();
         long until = System.nanoTime() + 10_000_000_000L;
@@ -50,6 +53,27 @@ class HooksParkTest {
         app.join(300);
         assertTrue(app.isAlive());
         assertEquals(-1, returned.get(), "the call went on to the library");
+    }
+
+    @Test
+    void aReleaseOfAClaimedHandleParksTheCallingThreadForGood() throws Exception {
+        Hooks.jna = sinkAnswering(JnaSink.PARK);
+        assertParks(() -> Hooks.jnaEnter("ncclCommDestroy", new Object[0]));
+    }
+
+    @Test
+    void aWrappedNativeReleaseOfAClaimedHandleParksToo() throws Exception {
+        Hooks.natives = new NativeSink() {
+            @Override
+            public long enter(int site, Object[] args) {
+                return NativeSink.PARK;
+            }
+
+            @Override
+            public void exit(int site, Object[] args, long result, long token) {
+            }
+        };
+        assertParks(() -> Hooks.nativeEnter(7, new Object[0]));
     }
 
     @Test

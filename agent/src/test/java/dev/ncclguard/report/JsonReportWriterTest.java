@@ -65,8 +65,9 @@ class JsonReportWriterTest {
     void reportHasTheSchemasFieldsInItsOrder() throws IOException {
         JsonNode root = parse(sample());
 
+        // the SPEC's fields in its order, then the additions of docs/spec.md
         assertEquals(List.of("schema", "agentVersion", "pid", "host", "action", "startedAt", "writtenAt", "summary",
-                "leaks"), fieldNames(root));
+                "leaks", "suppressed", "communicators", "communicatorsOmitted"), fieldNames(root));
         assertEquals("ncclguard-report/1", root.get("schema").asText());
         assertEquals("0.1.0", root.get("agentVersion").asText());
         assertEquals(4242, root.get("pid").asLong());
@@ -76,7 +77,7 @@ class JsonReportWriterTest {
         assertEquals("2025-06-01T10:05:00.123Z", root.get("writtenAt").asText());
         JsonNode summary = root.get("summary");
         assertEquals(List.of("commsCreated", "commsReleased", "leakedComms", "pendingEvents", "unsyncedStreams",
-                "cleaned", "cleanupFailed"), fieldNames(summary));
+                "cleaned", "cleanupFailed", "suppressed"), fieldNames(summary));
         assertEquals(List.of(2, 0, 1, 1, 1, 2, 1), List.of(summary.get("commsCreated").asInt(),
                 summary.get("commsReleased").asInt(), summary.get("leakedComms").asInt(),
                 summary.get("pendingEvents").asInt(), summary.get("unsyncedStreams").asInt(),

@@ -38,7 +38,7 @@ class ReportTest {
                         stream, new CleanupResult(CleanupOutcome.FAILED, "cudaStreamQuery returned 700")))
                 .build();
 
-        assertEquals(new Report.Summary(5, 3, 2, 1, 1, 2, 2), report.summary());
+        assertEquals(new Report.Summary(5, 3, 2, 1, 1, 2, 2, 0), report.summary());
     }
 
     @Test

@@ -21,6 +21,7 @@ import java.util.Optional;
 final class GpuLibraries {
     static final String NCCL = "libnccl.so.2";
     static final String CUDART = "libcudart.so.13";
+    static final String DRIVER = "libcuda.so.1";
     static final String EMU_PROPERTY = "ncclguard.emu";
     static final String EMU_ENV = "NCCLGUARD_EMU";
     private static final Path EMU_IN_BUILD = Path.of("native-shim", "target", "emu");
@@ -28,6 +29,8 @@ final class GpuLibraries {
     final Nccl nccl;
     final Cudart cudart;
     final String origin;
+    /** The emulator's libcuda.so.1, when the emulator is used. */
+    private static NativeLibrary emulatedDriver;
 
     private GpuLibraries(Nccl nccl, Cudart cudart, String origin) {
         this.nccl = nccl;
@@ -51,6 +54,13 @@ final class GpuLibraries {
             throw new SampleFailure("no real NCCL on this system, and no emulator in " + dir
                     + " (build native-shim, or point -D" + EMU_PROPERTY + " or " + EMU_ENV
                     + " at a folder holding " + NCCL + " and " + CUDART + ")");
+        }
+        // The driver's soname, for JNI libraries that link it (JavaCPP's cudart): loaded under that
+        // soname now, the loader binds them to the emulator's rather than looking for a real one.
+        Path driver = dir.resolve(DRIVER);
+        if (Files.isRegularFile(driver)) {
+            // held for good: JNA closes a library whose NativeLibrary is collected
+            emulatedDriver = NativeLibrary.getInstance(driver.toString());
         }
         return open(nccl, cudart, "emulator");
     }
@@ -113,6 +123,14 @@ final class GpuLibraries {
     static Path fileOf(Library binding) {
         NativeLibrary library = ((Library.Handler) Proxy.getInvocationHandler(binding)).getNativeLibrary();
         return library.getFile().toPath();
+    }
+
+    Path ncclFile() {
+        return fileOf(nccl);
+    }
+
+    Path cudartFile() {
+        return fileOf(cudart);
     }
 
     String describe() {

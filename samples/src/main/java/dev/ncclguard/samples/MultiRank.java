@@ -1,7 +1,5 @@
 package dev.ncclguard.samples;
 
-import com.sun.jna.Pointer;
-import dev.ncclguard.samples.jna.NcclUniqueId;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 final class MultiRank {
     static final String NAME = "multi-rank";
     static final String USAGE = "usage: java -jar ncclguard-samples.jar multi-rank [--ranks N] [--then clean|leaky]"
-            + " [--kill R] [--iters N] [--count N] [--wait S]";
+            + " [--kill R] [--iters N] [--count N] [--wait S] [--bridge B]";
     /** What a rank prints once its results are checked; the launcher waits for every rank's. */
     static final String READY = "multi-rank: ready";
     /** What the launcher writes to each rank's stdin when it may go on to exit. */
@@ -40,7 +38,7 @@ final class MultiRank {
     private static final long KILL_GRACE_MILLIS = 200;
 
     record Args(int ranks, String then, int kill, int iterations, int count, int waitSeconds,
-                int rank, Path idFile) {
+                String bridge, int rank, Path idFile) {
         boolean launcher() {
             return rank < 0;
         }
@@ -82,6 +80,7 @@ final class MultiRank {
         int iterations = Options.DEFAULT_ITERATIONS;
         int count = Options.DEFAULT_COUNT;
         int wait = 120;
+        String bridge = Options.DEFAULT_BRIDGE;
         int rank = -1;
         Path idFile = null;
         for (int i = 1; i < args.length; i++) {
@@ -98,6 +97,13 @@ final class MultiRank {
                 case "--iters" -> iterations = positive(arg, value(args, ++i, arg));
                 case "--count" -> count = positive(arg, value(args, ++i, arg));
                 case "--wait" -> wait = positive(arg, value(args, ++i, arg));
+                case "--bridge" -> {
+                    bridge = value(args, ++i, arg);
+                    if (!Bridges.NAMES.contains(bridge)) {
+                        throw new IllegalArgumentException("--bridge " + bridge + ": expected one of "
+                                + String.join(", ", Bridges.NAMES));
+                    }
+                }
                 // set by the launcher for the JVMs it starts
                 case "--rank" -> rank = Integer.parseInt(value(args, ++i, arg));
                 case "--id-file" -> idFile = Path.of(value(args, ++i, arg));
@@ -113,7 +119,7 @@ final class MultiRank {
         if (rank >= ranks || (rank >= 0 && idFile == null)) {
             throw new IllegalArgumentException("--rank " + rank + ": expected a rank below " + ranks + " and --id-file");
         }
-        return new Args(ranks, then, kill, iterations, count, wait, rank, idFile);
+        return new Args(ranks, then, kill, iterations, count, wait, bridge, rank, idFile);
     }
 
     // ---- the launcher ----
@@ -230,7 +236,8 @@ final class MultiRank {
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Samples.class.getName(), NAME,
                 "--rank", Integer.toString(rank), "--ranks", Integer.toString(a.ranks()),
                 "--id-file", idFile.toString(), "--then", a.then(),
-                "--iters", Integer.toString(a.iterations()), "--count", Integer.toString(a.count())));
+                "--iters", Integer.toString(a.iterations()), "--count", Integer.toString(a.count()),
+                "--bridge", a.bridge()));
         return cmd;
     }
 
@@ -311,10 +318,11 @@ final class MultiRank {
     private static void runRank(Args a) {
         GpuLibraries libraries = GpuLibraries.load();
         System.out.println("samples: " + libraries.describe());
-        Rank rank = new Rank(libraries, a.rank(), a.ranks(), a.count());
+        Gpu gpu = Bridges.open(a.bridge(), libraries);
+        Rank rank = new Rank(gpu, a.rank(), a.ranks(), a.count());
         rank.useDevice();
         rank.allocate();
-        rank.joinWith(uniqueId(libraries, a));
+        rank.joinWith(uniqueId(gpu, a));
         rank.initCommunicator();
         for (int i = 0; i < a.iterations(); i++) {
             rank.allReduce();
@@ -332,21 +340,20 @@ final class MultiRank {
         } else {
             // as Scenarios.leaky: one more step nobody waits for, then straight to exit
             rank.allReduce();
-            Pointer lastStep = rank.createEvent();
+            long lastStep = rank.createEvent();
             rank.recordEvent(lastStep);
             System.out.println("rank " + a.rank() + ": exiting with its communicator, an event and an allreduce left");
         }
     }
 
     /** Rank 0 makes the id and publishes it atomically; the others wait for the file. */
-    private static NcclUniqueId uniqueId(GpuLibraries libraries, Args a) {
-        NcclUniqueId id = new NcclUniqueId();
+    private static byte[] uniqueId(Gpu gpu, Args a) {
         Path file = a.idFile();
         try {
             if (a.rank() == 0) {
-                Rank.checkNccl(libraries.nccl, libraries.nccl.ncclGetUniqueId(id), "ncclGetUniqueId");
+                byte[] id = gpu.uniqueId();
                 Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-                Files.writeString(tmp, HexFormat.of().formatHex(id.internal));
+                Files.writeString(tmp, HexFormat.of().formatHex(id));
                 Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
                 return id;
             }
@@ -357,8 +364,7 @@ final class MultiRank {
                 }
                 Thread.sleep(10);
             }
-            id.internal = HexFormat.of().parseHex(Files.readString(file).strip());
-            return id;
+            return HexFormat.of().parseHex(Files.readString(file).strip());
         } catch (IOException e) {
             throw new SampleFailure("cannot exchange the unique id through " + file + ": " + e.getMessage());
         } catch (InterruptedException e) {

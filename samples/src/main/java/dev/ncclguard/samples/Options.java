@@ -1,10 +1,16 @@
 package dev.ncclguard.samples;
 
 /** The command line: a scenario and its knobs. */
-record Options(String scenario, int ranks, int iterations, int count, boolean initAll, boolean help) {
+record Options(String scenario, int ranks, int iterations, int count, boolean initAll, boolean help, String bridge) {
     static final int DEFAULT_RANKS = 2;
     static final int DEFAULT_ITERATIONS = 5;
     static final int DEFAULT_COUNT = 1024;
+    static final String DEFAULT_BRIDGE = "jna";
+
+    /** The scenario and knobs with the default bridge, JNA interface mapping. */
+    Options(String scenario, int ranks, int iterations, int count, boolean initAll, boolean help) {
+        this(scenario, ranks, iterations, count, initAll, help, DEFAULT_BRIDGE);
+    }
 
     /** Throws IllegalArgumentException with a one-line reason for a bad command line. */
     static Options parse(String[] args) {
@@ -13,6 +19,7 @@ record Options(String scenario, int ranks, int iterations, int count, boolean in
         int iterations = DEFAULT_ITERATIONS;
         int count = DEFAULT_COUNT;
         boolean initAll = false;
+        String bridge = DEFAULT_BRIDGE;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
@@ -22,6 +29,13 @@ record Options(String scenario, int ranks, int iterations, int count, boolean in
                 case "--ranks" -> ranks = positive(arg, value(args, ++i, arg));
                 case "--iters" -> iterations = positive(arg, value(args, ++i, arg));
                 case "--count" -> count = positive(arg, value(args, ++i, arg));
+                case "--bridge" -> {
+                    bridge = value(args, ++i, arg);
+                    if (!Bridges.NAMES.contains(bridge)) {
+                        throw new IllegalArgumentException("--bridge " + bridge + ": expected one of "
+                                + String.join(", ", Bridges.NAMES));
+                    }
+                }
                 case "--init" -> {
                     String how = value(args, ++i, arg);
                     if (!how.equals("rank") && !how.equals("all")) {
@@ -43,7 +57,7 @@ record Options(String scenario, int ranks, int iterations, int count, boolean in
         if (scenario == null) {
             throw new IllegalArgumentException("no scenario given");
         }
-        return new Options(scenario, ranks, iterations, count, initAll, false);
+        return new Options(scenario, ranks, iterations, count, initAll, false, bridge);
     }
 
     private static String value(String[] args, int i, String option) {

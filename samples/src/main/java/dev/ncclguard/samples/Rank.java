@@ -1,16 +1,11 @@
 package dev.ncclguard.samples;
 
-import com.sun.jna.Memory;
-import com.sun.jna.Pointer;
-import com.sun.jna.ptr.PointerByReference;
-import dev.ncclguard.samples.jna.Cudart;
-import dev.ncclguard.samples.jna.Nccl;
-import dev.ncclguard.samples.jna.NcclUniqueId;
 import java.util.List;
 
 /**
  * One rank of the job: its GPU, its CUDA stream, its send and receive buffers and its NCCL
- * communicator. Each step is one method, so a stack trace names the step that made a handle.
+ * communicator, reached through one bridge ({@link Gpu}). Each step is one method, so a stack
+ * trace names the step that made a handle.
  */
 final class Rank {
     private static final long FLOAT_BYTES = Float.BYTES;
@@ -21,18 +16,16 @@ final class Rank {
     final int nranks;
     final int device;
     final int count;
-    private final Nccl nccl;
-    private final Cudart cuda;
-    private NcclUniqueId.ByValue uniqueId;
-    private Pointer comm;
-    private Pointer stream;
-    private Pointer sendBuffer;
-    private Pointer recvBuffer;
+    private final Gpu gpu;
+    private byte[] uniqueId;
+    private long comm;
+    private long stream;
+    private long sendBuffer;
+    private long recvBuffer;
     private int allReduces;
 
-    Rank(GpuLibraries libraries, int rank, int nranks, int count) {
-        this.nccl = libraries.nccl;
-        this.cuda = libraries.cudart;
+    Rank(Gpu gpu, int rank, int nranks, int count) {
+        this.gpu = gpu;
         this.rank = rank;
         this.nranks = nranks;
         this.device = rank;
@@ -40,15 +33,13 @@ final class Rank {
     }
 
     /** The id from ncclGetUniqueId that this rank joins with. */
-    void joinWith(NcclUniqueId id) {
-        uniqueId = id.copyByValue();
+    void joinWith(byte[] id) {
+        uniqueId = id.clone();
     }
 
     /** Creates every rank's communicator at once, from one thread, with ncclCommInitAll. */
-    static void initAllCommunicators(Nccl nccl, List<Rank> ranks) {
-        Pointer[] comms = new Pointer[ranks.size()];
-        int[] devices = ranks.stream().mapToInt(r -> r.device).toArray();
-        checkNccl(nccl, nccl.ncclCommInitAll(comms, comms.length, devices), "ncclCommInitAll");
+    static void initAllCommunicators(Gpu gpu, List<Rank> ranks) {
+        long[] comms = gpu.commInitAll(ranks.stream().mapToInt(r -> r.device).toArray());
         for (Rank r : ranks) {
             r.comm = comms[r.rank];
         }
@@ -56,90 +47,73 @@ final class Rank {
 
     /** Makes this rank's GPU current on the calling thread; CUDA's current device is per thread. */
     void useDevice() {
-        cuda(cuda.cudaSetDevice(device), "cudaSetDevice");
+        gpu.setDevice(device);
     }
 
     /** A stream for this rank's work and its two buffers, the send buffer filled with this rank's input. */
     void allocate() {
-        PointerByReference ref = new PointerByReference();
-        cuda(cuda.cudaStreamCreate(ref), "cudaStreamCreate");
-        stream = ref.getValue();
+        stream = gpu.streamCreate();
         long bytes = count * FLOAT_BYTES;
-        cuda(cuda.cudaMalloc(ref, bytes), "cudaMalloc");
-        sendBuffer = ref.getValue();
-        cuda(cuda.cudaMalloc(ref, bytes), "cudaMalloc");
-        recvBuffer = ref.getValue();
+        sendBuffer = gpu.malloc(bytes);
+        recvBuffer = gpu.malloc(bytes);
         copyInputToDevice();
     }
 
     private void copyInputToDevice() {
         float[] chunk = new float[Math.min(count, STAGING_FLOATS)];
-        Memory staging = new Memory(chunk.length * FLOAT_BYTES);
         for (int start = 0; start < count; start += chunk.length) {
             int n = Math.min(chunk.length, count - start);
             for (int i = 0; i < n; i++) {
                 chunk[i] = input(rank, start + i);
             }
-            staging.write(0, chunk, 0, n);
-            cuda(cuda.cudaMemcpy(sendBuffer.share(start * FLOAT_BYTES), staging, n * FLOAT_BYTES,
-                    Cudart.cudaMemcpyHostToDevice), "cudaMemcpy");
+            gpu.copyToDevice(sendBuffer + start * FLOAT_BYTES, chunk, n);
         }
     }
 
     /** Joins the communicator with ncclCommInitRank; blocks until every rank has joined. */
     void initCommunicator() {
-        if (comm != null) {
+        if (comm != 0) {
             return; // made by ncclCommInitAll
         }
-        PointerByReference ref = new PointerByReference();
-        nccl(nccl.ncclCommInitRank(ref, nranks, uniqueId, rank), "ncclCommInitRank");
-        comm = ref.getValue();
+        comm = gpu.commInitRank(nranks, uniqueId, rank);
     }
 
     /** Enqueues a sum allreduce of the send buffer into the receive buffer on this rank's stream. */
     void allReduce() {
-        nccl(nccl.ncclAllReduce(sendBuffer, recvBuffer, count, Nccl.ncclFloat32, Nccl.ncclSum, comm, stream),
-                "ncclAllReduce");
+        gpu.allReduce(sendBuffer, recvBuffer, count, comm, stream);
         allReduces++;
     }
 
-    Pointer createEvent() {
-        PointerByReference ref = new PointerByReference();
-        cuda(cuda.cudaEventCreate(ref), "cudaEventCreate");
-        return ref.getValue();
+    long createEvent() {
+        return gpu.eventCreate();
     }
 
     /** Marks the point in this rank's stream after the work enqueued so far. */
-    void recordEvent(Pointer event) {
-        cuda(cuda.cudaEventRecord(event, stream), "cudaEventRecord");
+    void recordEvent(long event) {
+        gpu.eventRecord(event, stream);
     }
 
-    void synchronizeEvent(Pointer event) {
-        cuda(cuda.cudaEventSynchronize(event), "cudaEventSynchronize");
+    void synchronizeEvent(long event) {
+        gpu.eventSynchronize(event);
     }
 
     /** Waits for the event by polling, the way an application overlaps host work with the GPU's. */
-    void pollEvent(Pointer event) {
-        int status;
-        while ((status = cuda.cudaEventQuery(event)) == Cudart.cudaErrorNotReady) {
+    void pollEvent(long event) {
+        while (!gpu.eventQuery(event)) {
             Thread.onSpinWait();
         }
-        cuda(status, "cudaEventQuery");
     }
 
     void synchronizeStream() {
-        cuda(cuda.cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        gpu.streamSynchronize(stream);
     }
 
     /** Copies the receive buffer back and compares it with the sum of every rank's input. */
     void checkResult() {
         float[] chunk = new float[Math.min(count, STAGING_FLOATS)];
-        Memory staging = new Memory(chunk.length * FLOAT_BYTES);
         for (int start = 0; start < count; start += chunk.length) {
             int n = Math.min(chunk.length, count - start);
-            cuda(cuda.cudaMemcpy(staging, recvBuffer.share(start * FLOAT_BYTES), n * FLOAT_BYTES,
-                    Cudart.cudaMemcpyDeviceToHost), "cudaMemcpy");
-            staging.read(0, chunk, 0, n);
+            gpu.copyToHost(chunk, recvBuffer + start * FLOAT_BYTES, n);
             String mismatch = firstMismatch(chunk, n, start, nranks);
             if (mismatch != null) {
                 throw new SampleFailure("wrong allreduce result: " + mismatch);
@@ -149,29 +123,29 @@ final class Rank {
                 + count + " floats, results correct");
     }
 
-    void destroyEvent(Pointer event) {
-        cuda(cuda.cudaEventDestroy(event), "cudaEventDestroy");
+    void destroyEvent(long event) {
+        gpu.eventDestroy(event);
     }
 
     void destroyCommunicator() {
-        nccl(nccl.ncclCommDestroy(comm), "ncclCommDestroy");
-        comm = null;
+        gpu.commDestroy(comm);
+        comm = 0;
     }
 
     /** The error path NCCL asks for: abort, rather than destroy, a communicator that may be mid-operation. */
     void abortCommunicator() {
-        if (comm != null) {
-            nccl(nccl.ncclCommAbort(comm), "ncclCommAbort");
-            comm = null;
+        if (comm != 0) {
+            gpu.commAbort(comm);
+            comm = 0;
         }
     }
 
     /** Releases the stream and the buffers. */
     void free() {
-        cuda(cuda.cudaStreamDestroy(stream), "cudaStreamDestroy");
-        cuda(cuda.cudaFree(sendBuffer), "cudaFree");
-        cuda(cuda.cudaFree(recvBuffer), "cudaFree");
-        stream = sendBuffer = recvBuffer = null;
+        gpu.streamDestroy(stream);
+        gpu.free(sendBuffer);
+        gpu.free(recvBuffer);
+        stream = sendBuffer = recvBuffer = 0;
     }
 
     /** Rank r's input at element i: small whole numbers, so float sums are exact. */
@@ -192,25 +166,5 @@ final class Rank {
             }
         }
         return null;
-    }
-
-    private void nccl(int status, String call) {
-        checkNccl(nccl, status, call);
-    }
-
-    private void cuda(int status, String call) {
-        checkCuda(cuda, status, call);
-    }
-
-    static void checkNccl(Nccl nccl, int status, String call) {
-        if (status != Nccl.ncclSuccess) {
-            throw new SampleFailure(call + " failed: " + nccl.ncclGetErrorString(status) + " (" + status + ")");
-        }
-    }
-
-    static void checkCuda(Cudart cuda, int status, String call) {
-        if (status != Cudart.cudaSuccess) {
-            throw new SampleFailure(call + " failed: " + cuda.cudaGetErrorString(status) + " (" + status + ")");
-        }
     }
 }

@@ -1,9 +1,5 @@
 package dev.ncclguard.samples;
 
-import com.sun.jna.ptr.IntByReference;
-import dev.ncclguard.samples.jna.Cudart;
-import dev.ncclguard.samples.jna.Nccl;
-import dev.ncclguard.samples.jna.NcclUniqueId;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,12 +9,13 @@ import java.util.concurrent.LinkedBlockingQueue;
 
 /**
  * Runs one sample scenario over N ranks in this process, one thread and one GPU per rank:
- * {@code java -jar ncclguard-samples.jar <scenario> [--ranks N] [--iters N] [--count N] [--init rank|all]}.
+ * {@code java -jar ncclguard-samples.jar <scenario> [--ranks N] [--iters N] [--count N] [--init rank|all]
+ * [--bridge jna|jna-direct|jni|jni-bindings|javacpp|ffm]}.
  * Exit status: 0 done, 1 a failed call or a wrong result, 2 a bad command line.
  */
 public final class Samples {
     static final String USAGE = "usage: java -jar ncclguard-samples.jar <" + String.join("|", Scenarios.ALL.keySet())
-            + "> [--ranks N] [--iters N] [--count N] [--init rank|all]";
+            + "> [--ranks N] [--iters N] [--count N] [--init rank|all] [--bridge " + String.join("|", Bridges.NAMES) + "]";
 
     private Samples() {
     }
@@ -56,22 +53,25 @@ public final class Samples {
         Scenarios.Scenario scenario = Scenarios.ALL.get(options.scenario());
         GpuLibraries libraries = GpuLibraries.load();
         System.out.println("samples: " + libraries.describe());
-        int devices = deviceCount(libraries.cudart);
+        Gpu gpu = Bridges.open(options.bridge(), libraries);
+        int devices = gpu.deviceCount();
+        if (devices < 1) {
+            throw new SampleFailure("no CUDA device");
+        }
         int nranks = Math.min(options.ranks(), devices);
-        System.out.println("samples: NCCL " + ncclVersion(libraries.nccl) + ", " + devices + " CUDA devices; "
+        System.out.println("samples: NCCL " + ncclVersion(gpu.ncclVersionCode()) + ", " + devices + " CUDA devices; "
                 + scenario.name() + " on " + nranks + (nranks == 1 ? " rank, " : " ranks, ") + options.iterations() + " allreduces of "
                 + options.count() + " floats, communicators by "
-                + (options.initAll() ? "ncclCommInitAll" : "ncclCommInitRank"));
+                + (options.initAll() ? "ncclCommInitAll" : "ncclCommInitRank") + ", through " + gpu.bridge());
 
         List<Rank> ranks = new ArrayList<>();
         for (int r = 0; r < nranks; r++) {
-            ranks.add(new Rank(libraries, r, nranks, options.count()));
+            ranks.add(new Rank(gpu, r, nranks, options.count()));
         }
         if (options.initAll()) {
-            Rank.initAllCommunicators(libraries.nccl, ranks);
+            Rank.initAllCommunicators(gpu, ranks);
         } else {
-            NcclUniqueId id = new NcclUniqueId();
-            Rank.checkNccl(libraries.nccl, libraries.nccl.ncclGetUniqueId(id), "ncclGetUniqueId");
+            byte[] id = gpu.uniqueId();
             ranks.forEach(rank -> rank.joinWith(id));
         }
         runRanks(ranks, scenario, options.iterations());
@@ -119,20 +119,8 @@ public final class Samples {
         }
     }
 
-    private static int deviceCount(Cudart cudart) {
-        IntByReference count = new IntByReference();
-        Rank.checkCuda(cudart, cudart.cudaGetDeviceCount(count), "cudaGetDeviceCount");
-        if (count.getValue() < 1) {
-            throw new SampleFailure("no CUDA device");
-        }
-        return count.getValue();
-    }
-
     /** NCCL's version code is major*10000 + minor*100 + patch since 2.9 (major*1000 + ... before). */
-    static String ncclVersion(Nccl nccl) {
-        IntByReference code = new IntByReference();
-        Rank.checkNccl(nccl, nccl.ncclGetVersion(code), "ncclGetVersion");
-        int v = code.getValue();
+    static String ncclVersion(int v) {
         return v >= 10000
                 ? v / 10000 + "." + v / 100 % 100 + "." + v % 100
                 : v / 1000 + "." + v / 100 % 10 + "." + v % 100;
@@ -149,6 +137,7 @@ public final class Samples {
         out.println("  --count N        floats per allreduce; default " + Options.DEFAULT_COUNT);
         out.println("  --init rank|all  communicators by ncclCommInitRank on each rank's thread (default),"
                 + " or all at once by ncclCommInitAll");
+        out.println("  --bridge B       how the calls reach NCCL and CUDA: " + Bridges.HELP);
         out.println("  " + MultiRank.USAGE.substring("usage: java -jar ncclguard-samples.jar ".length())
                 + ": one JVM per rank (rank 0 makes the unique id); see samples/README.md");
         out.println("Libraries: the system's libnccl.so.2 and libcudart.so.13 when libnccl.so.2 loads,"

@@ -1,6 +1,5 @@
 package dev.ncclguard.samples;
 
-import com.sun.jna.Pointer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -41,7 +40,7 @@ final class Scenarios {
         rank.useDevice();
         rank.allocate();
         rank.initCommunicator();
-        Pointer done = rank.createEvent();
+        long done = rank.createEvent();
         for (int i = 0; i < iterations; i++) {
             rank.allReduce();
         }
@@ -66,7 +65,7 @@ final class Scenarios {
         // One more step whose completion nobody waits for, then straight to exit: the
         // communicator, the event and the stream's last allreduce are left to process teardown.
         rank.allReduce();
-        Pointer lastStep = rank.createEvent();
+        long lastStep = rank.createEvent();
         rank.recordEvent(lastStep);
     }
 
@@ -74,7 +73,7 @@ final class Scenarios {
         rank.useDevice();
         rank.allocate();
         rank.initCommunicator();
-        Pointer done = rank.createEvent();
+        long done = rank.createEvent();
         for (int i = 0; i < iterations; i++) {
             rank.allReduce();
         }
@@ -108,7 +107,7 @@ final class Scenarios {
         for (int i = 0; i < iterations; i++) {
             rank.allReduce();
         }
-        Pointer lastStep = rank.createEvent();
+        long lastStep = rank.createEvent();
         rank.recordEvent(lastStep);
         System.out.println("rank " + rank.rank + ": " + iterations + " allreduces of " + rank.count
                 + " floats and an event enqueued; not waiting");

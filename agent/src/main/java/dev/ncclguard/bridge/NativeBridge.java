@@ -1,0 +1,148 @@
+package dev.ncclguard.bridge;
+
+import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.log.Log;
+import dev.ncclguard.track.Tracker;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The native-method bridges: JNA direct mapping, JavaCPP, hand-written JNI named as the C
+ * functions, and methods a bindings file maps. Their wrappers (see {@link NativeWrapper}) call in
+ * here with a site number; this tells the tracker, labelled with the site's bridge.
+ */
+public final class NativeBridge implements NativeSink {
+    public static final String JNA_DIRECT = "jna-direct";
+    public static final String JAVACPP = "javacpp";
+    public static final String JNI = "jni";
+
+    private final Tracker tracker;
+    private final String prefix;
+    /** Sites by id; copied on write (sites are added when classes load, read on every call). */
+    private volatile NativeSite[] sites = new NativeSite[0];
+    /** Calls of the install-time self-check's site, which is no NCCL or CUDA function. */
+    private final AtomicLong probeCalls = new AtomicLong();
+    private volatile int probeSite = -1;
+
+    /** @param prefix the native method prefix the renamed natives carry */
+    public NativeBridge(Tracker tracker, String prefix) {
+        this.tracker = tracker;
+        this.prefix = prefix;
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    /** Adds a site and returns its id. */
+    synchronized int add(SiteFactory factory) {
+        NativeSite[] known = sites;
+        NativeSite site = factory.make(known.length);
+        NativeSite[] grown = Arrays.copyOf(known, known.length + 1);
+        grown[known.length] = site;
+        sites = grown;
+        return site.id;
+    }
+
+    /** Reserves the self-check's site: its calls are counted, not tracked. */
+    synchronized int addProbe() {
+        NativeSite[] grown = Arrays.copyOf(sites, sites.length + 1);
+        probeSite = sites.length;
+        sites = grown;
+        return probeSite;
+    }
+
+    long probeCalls() {
+        return probeCalls.get();
+    }
+
+    /** Builds a site once its id is known. */
+    @FunctionalInterface
+    interface SiteFactory {
+        NativeSite make(int id);
+    }
+
+    NativeSite site(int id) {
+        NativeSite[] known = sites;
+        return id >= 0 && id < known.length ? known[id] : null;
+    }
+
+    /** The sites of classes defined by {@code loader}, for exit-time calls. */
+    List<NativeSite> sitesOf(ClassLoader loader) {
+        List<NativeSite> found = new ArrayList<>();
+        for (NativeSite s : sites) {
+            if (s != null && s.definedBy(loader)) {
+                found.add(s);
+            }
+        }
+        return found;
+    }
+
+    @Override
+    public long enter(int id, Object[] args) {
+        NativeSite site = site(id);
+        if (site == null) {
+            if (id == probeSite) {
+                probeCalls.incrementAndGet();
+            }
+            return 0L;
+        }
+        NativeArgs a = NativeArgs.of(site, args, 0L);
+        try {
+            long token = tracker.enter(site.fn, a);
+            return token == Tracker.CLAIMED_BY_CLEANUP ? NativeSink.PARK : token;
+        } catch (Throwable t) {
+            Log.once("native-enter", "tracking failed in " + site + ", tracking goes on: " + t);
+            return 0L;
+        } finally {
+            a.clear();
+        }
+    }
+
+    @Override
+    public void exit(int id, Object[] args, long result, long token) {
+        NativeSite site = site(id);
+        if (site == null) {
+            return;
+        }
+        if (!site.isStatic && args != null && args.length > site.paramCount + 1) {
+            rememberReceiver(site, args[site.paramCount + 1]);
+        }
+        NativeArgs a = NativeArgs.of(site, args, result);
+        try {
+            tracker.exit(site.fn, a, site.status(result), token, site.bridge, access(site));
+        } catch (Throwable t) {
+            Log.once("native-exit", "tracking failed in " + site + ", tracking goes on: " + t);
+        } finally {
+            a.clear();
+        }
+    }
+
+    private static void rememberReceiver(NativeSite site, Object receiver) {
+        if (receiver != null && site.receiver == null) {
+            site.receiver = receiver;
+        }
+    }
+
+    /** A live instance of the site's class that the application called a wrapped method on, or null. */
+    Object receiverOf(NativeSite site) {
+        for (NativeSite s : sitesOf(site.loader())) {
+            Object receiver = s.owner.equals(site.owner) ? s.receiver : null;
+            if (receiver != null) {
+                return receiver;
+            }
+        }
+        return null;
+    }
+
+    private NativeAccess access(NativeSite site) {
+        NativeAccess access = site.access;
+        if (access == null) {
+            access = new NativeMethodAccess(this, site);
+            site.access = access;
+        }
+        return access;
+    }
+}

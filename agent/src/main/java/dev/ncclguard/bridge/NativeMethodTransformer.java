@@ -1,0 +1,172 @@
+package dev.ncclguard.bridge;
+
+import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.log.Log;
+import java.lang.instrument.ClassFileTransformer;
+import java.security.ProtectionDomain;
+import java.util.ArrayList;
+import java.util.List;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
+
+/**
+ * Wraps, as each class is defined, its native methods named as a catalog function or listed in
+ * the bindings file (see {@link NativeWrapper}). A class is parsed only when {@link ClassScan}
+ * finds such a native method in its bytes, or when the bindings file names it; every other class
+ * costs one pass over its constant pool. Registered as not retransformable: wrapping adds methods,
+ * which only a class's first definition may do.
+ */
+final class NativeMethodTransformer implements ClassFileTransformer {
+    private final NativeBridge bridge;
+    private final Bindings bindings;
+    private final String prefix;
+    private final boolean wrapJnaDirect;
+    private final ClassScan scan;
+
+    /** The self-check's JDK method: internal class name, method, descriptor; null when unarmed. */
+    private volatile String[] probe;
+    private volatile int probeSite = -1;
+    private volatile boolean probeWrapped;
+
+    NativeMethodTransformer(NativeBridge bridge, Bindings bindings, String prefix, boolean wrapJnaDirect) {
+        this.bridge = bridge;
+        this.bindings = bindings;
+        this.prefix = prefix;
+        this.wrapJnaDirect = wrapJnaDirect;
+        List<String> names = new ArrayList<>();
+        for (NativeFunction fn : Catalog.all()) {
+            names.add(fn.symbol());
+            if (fn.symbol().startsWith("nccl")) {
+                names.add("p" + fn.symbol());
+            }
+        }
+        this.scan = new ClassScan(names);
+    }
+
+    /** Wraps {@code method} of {@code internalClass} for the self-check when that class is defined. */
+    void armProbe(String internalClass, String method, String descriptor, int site) {
+        probeWrapped = false;
+        probeSite = site;
+        probe = new String[] {internalClass, method, descriptor};
+    }
+
+    boolean probeWrapped() {
+        return probeWrapped;
+    }
+
+    @Override
+    public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
+                            ProtectionDomain domain, byte[] classfile) {
+        if (className == null || redefined != null || classfile == null) {
+            return null;
+        }
+        String[] p = probe;
+        boolean isProbe = p != null && p[0].equals(className);
+        boolean bound = bindings.hasClass(className);
+        if (!isProbe && !bound && !scan.hasNativeNamed(classfile)) {
+            return null;
+        }
+        try {
+            String label = isProbe ? NativeBridge.JNI : ClassScan.bridgeOf(classfile);
+            if (label.equals(NativeBridge.JNA_DIRECT) && !wrapJnaDirect) {
+                Log.once("jna-direct-off", "JNA direct-mapped class " + className.replace('/', '.')
+                        + " is not tracked: jna.profiler.prefix is set to an empty string");
+                return null;
+            }
+            ClassReader reader = new ClassReader(classfile);
+            ClassWriter writer = new ClassWriter(reader, 0);
+            List<Bindings.Entry> used = new ArrayList<>();
+            NativeWrapper wrapper = new NativeWrapper(writer, prefix,
+                    (access, name, descriptor) -> siteFor(loader, className, label, access, name, descriptor, p, used),
+                    site -> site == probeSite);
+            reader.accept(wrapper, 0);
+            if (bound) {
+                warnUnused(className, used);
+            }
+            if (!wrapper.wrappedAny()) {
+                return null;
+            }
+            if (isProbe) {
+                probeWrapped = true;
+            }
+            return writer.toByteArray();
+        } catch (Throwable t) {
+            Log.warn("cannot wrap the native methods of " + className.replace('/', '.') + ", they run untracked: " + t);
+            return null;
+        }
+    }
+
+    private int siteFor(ClassLoader loader, String className, String label, int access, String name,
+                        String descriptor, String[] p, List<Bindings.Entry> used) {
+        if (p != null && p[0].equals(className) && p[1].equals(name) && p[2].equals(descriptor)) {
+            return probeSite;
+        }
+        Type[] params = Type.getArgumentTypes(descriptor);
+        Type returned = Type.getReturnType(descriptor);
+        boolean isStatic = (access & Opcodes.ACC_STATIC) != 0;
+        String owner = className.replace('/', '.');
+        Bindings.Entry entry = bindings.find(className, name, descriptor);
+        if (entry != null) {
+            used.add(entry);
+            String problem = mismatch(entry.fn(), params.length, returned);
+            if (problem != null) {
+                Log.warn("bindings line " + entry.line() + ": " + owner + "." + name + descriptor + " " + problem
+                        + "; not tracked");
+                return -1;
+            }
+            NativeFunction catalog = Catalog.lookup(entry.fn().symbol());
+            return bridge.add(id -> new NativeSite(id, entry.fn(), label, owner, loader, name, descriptor, isStatic,
+                    params.length, returnKind(returned), Bindings.cToJava(catalog, entry.fn())));
+        }
+        NativeFunction fn = Catalog.lookup(name);
+        if (fn == null) {
+            return -1;
+        }
+        return bridge.add(id -> new NativeSite(id, fn, label, owner, loader, name, descriptor, isStatic,
+                params.length, returnKind(returned), NativeSite.identity(params.length)));
+    }
+
+    /** Why a bindings entry without a descriptor does not fit the method it named, or null. */
+    private static String mismatch(NativeFunction fn, int paramCount, Type returned) {
+        if (fn.handle() == NativeSite.RESULT && returned.getSort() != Type.LONG) {
+            return "returns " + returned.getClassName() + ", not the long handle=return needs";
+        }
+        int[] positions = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
+            fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
+        for (int position : positions) {
+            if (position != NativeSite.RESULT && position >= paramCount) {
+                return "has " + paramCount + " argument(s), the bindings line names argument " + position;
+            }
+        }
+        return null;
+    }
+
+    private void warnUnused(String className, List<Bindings.Entry> used) {
+        for (Bindings.Entry e : bindings.entries()) {
+            if (e.internalClass().equals(className) && !used.contains(e)) {
+                Log.warn("bindings line " + e.line() + ": " + className.replace('/', '.') + " has no native method "
+                        + e.method() + (e.descriptor() == null ? "" : e.descriptor()) + "; nothing tracked for it");
+            }
+        }
+    }
+
+    private static char returnKind(Type t) {
+        switch (t.getSort()) {
+            case Type.BOOLEAN: case Type.BYTE: case Type.CHAR: case Type.SHORT: case Type.INT:
+                return 'I';
+            case Type.LONG:
+                return 'J';
+            case Type.FLOAT:
+                return 'F';
+            case Type.DOUBLE:
+                return 'D';
+            case Type.VOID:
+                return 'V';
+            default:
+                return 'L';
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package dev.ncclguard.cli;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** How the commands put reports into words: leaks in one line, counts, times. */
+final class Words {
+    private Words() {
+    }
+
+    static String count(long n, String one, String many) {
+        return n + " " + (n == 1 ? one : many);
+    }
+
+    /** "2 leaked communicators, 1 pending event"; "no leaks" when all are 0. */
+    static String leakCounts(long comms, long events, long streams) {
+        List<String> parts = new ArrayList<>();
+        if (comms > 0) {
+            parts.add(count(comms, "leaked communicator", "leaked communicators"));
+        }
+        if (events > 0) {
+            parts.add(count(events, "pending event", "pending events"));
+        }
+        if (streams > 0) {
+            parts.add(count(streams, "unsynchronized stream", "unsynchronized streams"));
+        }
+        return parts.isEmpty() ? "no leaks" : String.join(", ", parts);
+    }
+
+    static String title(String kind) {
+        return switch (kind) {
+            case "comm" -> "leaked communicator";
+            case "event" -> "pending event";
+            default -> "unsynchronized stream";
+        };
+    }
+
+    /** "leaked communicator 0x7f.. (rank 1 of 2, commId 9a87..) by ncclCommInitRank at pkg.Cls.m(Cls.java:9)" */
+    static String leak(ReportFile.LeakEntry leak) {
+        StringBuilder out = new StringBuilder(title(leak.kind())).append(' ').append(clean(leak.handle()));
+        String details = details(leak.details());
+        if (!details.isEmpty()) {
+            out.append(" (").append(details).append(')');
+        }
+        out.append(" by ").append(clean(leak.api()));
+        out.append(leak.topFrame() != null ? " at " + clean(leak.topFrame()) : ", no stack recorded");
+        if (!leak.cleanup().equals("none")) {
+            out.append(", cleanup ").append(clean(leak.cleanup()));
+        }
+        return out.toString();
+    }
+
+    static String details(Map<String, Object> details) {
+        List<String> parts = new ArrayList<>();
+        Integer rank = ReportFile.integer(details.get("rank"));
+        Integer nranks = ReportFile.integer(details.get("nranks"));
+        if (rank != null) {
+            parts.add("rank " + rank + (nranks != null ? " of " + nranks : ""));
+        }
+        Object device = details.get("device");
+        if (device != null) {
+            parts.add("device " + clean(String.valueOf(device)));
+        }
+        Object commId = details.get("commId");
+        if (commId != null) {
+            parts.add("commId " + clean(String.valueOf(commId)));
+        }
+        Object pendingOps = details.get("pendingOps");
+        if (pendingOps != null) {
+            parts.add(clean(String.valueOf(pendingOps)) + " pending ops");
+        }
+        if (Boolean.TRUE.equals(details.get("stillPending"))) {
+            parts.add("still pending at exit");
+        }
+        return String.join(", ", parts);
+    }
+
+    /** Seconds from {@code origin}, to the millisecond: "+1.234s". */
+    static String offset(Instant origin, Instant at) {
+        long ms = Duration.between(origin, at).toMillis();
+        return (ms < 0 ? "-" : "+") + Math.abs(ms) / 1000 + "." + String.format("%03d", Math.abs(ms) % 1000) + "s";
+    }
+
+    /** A value from a report shown in one terminal line: control characters escaped. */
+    static String clean(String text) {
+        if (text == null) {
+            return "?";
+        }
+        StringBuilder out = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029' || c == '\u0085') {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+}

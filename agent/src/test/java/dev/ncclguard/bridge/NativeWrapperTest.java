@@ -1,0 +1,161 @@
+package dev.ncclguard.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.track.Tracker;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Wraps the fixtures' native methods and loads the result in a fresh class loader. Their natives
+ * are bound to nothing, so each call ends in UnsatisfiedLinkError: which shows that the class
+ * verifies, that the wrapper calls the hooks first, and that what the native throws comes out as is.
+ */
+class NativeWrapperTest {
+    private static final String PREFIX = "$$test$$";
+
+    private final NativeBridge bridge = new NativeBridge(new Tracker(), PREFIX);
+    private final List<Object[]> entered = new ArrayList<>();
+    private final List<Object[]> exited = new ArrayList<>();
+
+    @AfterEach
+    void unplug() {
+        Hooks.natives = null;
+    }
+
+    private Class<?> wrapped(Class<?> fixture, Bindings bindings) throws Exception {
+        String internal = fixture.getName().replace('.', '/');
+        byte[] bytes = new NativeMethodTransformer(bridge, bindings, PREFIX, true)
+                .transform(null, internal, null, null, NativeFixtures.bytesOf(fixture));
+        assertNotNull(bytes, "no method wrapped in " + fixture);
+        Hooks.natives = new NativeSink() {
+            @Override
+            public long enter(int site, Object[] args) {
+                entered.add(new Object[] {site, args});
+                return 42;
+            }
+
+            @Override
+            public void exit(int site, Object[] args, long result, long token) {
+                exited.add(new Object[] {site, args, result, token});
+            }
+        };
+        ClassLoader loader = new ClassLoader(getClass().getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                if (name.equals(fixture.getName())) {
+                    Class<?> c = findLoadedClass(name);
+                    return c != null ? c : defineClass(name, bytes, 0, bytes.length);
+                }
+                return super.loadClass(name, resolve);
+            }
+        };
+        return Class.forName(fixture.getName(), true, loader);
+    }
+
+    private static Method method(Class<?> c, String name) {
+        for (Method m : c.getDeclaredMethods()) {
+            if (m.getName().equals(name)) {
+                m.setAccessible(true);
+                return m;
+            }
+        }
+        throw new AssertionError("no " + name + " in " + c);
+    }
+
+    private static Throwable thrownBy(Method m, Object receiver, Object... args) {
+        InvocationTargetException e = assertThrows(InvocationTargetException.class, () -> m.invoke(receiver, args));
+        return e.getCause();
+    }
+
+    @Test
+    void catalogNamedNativesAreRenamedAndWrappedOthersAreLeftAlone() throws Exception {
+        Class<?> c = wrapped(NativeFixtures.Jni.class, Bindings.none());
+        for (String name : List.of("cudaEventQuery", "ncclCommInitRank", "cudaStreamSynchronize", "cudaSetDevice",
+                "cudaEventCreate", "ncclGroupStart")) {
+            assertFalse(Modifier.isNative(method(c, name).getModifiers()), name + " is now a Java method");
+            Method renamed = method(c, PREFIX + name);
+            assertTrue(Modifier.isNative(renamed.getModifiers()), name + " renamed");
+            assertEquals(method(c, name).getModifiers() | Modifier.NATIVE, renamed.getModifiers());
+        }
+        assertTrue(Modifier.isNative(method(c, "somethingElse").getModifiers()));
+        assertFalse(Modifier.isNative(method(c, "ncclCommDestroy").getModifiers()));
+        assertThrows(AssertionError.class, () -> method(c, PREFIX + "somethingElse"));
+    }
+
+    @Test
+    void wrapperHandsItsArgumentsToTheHooksThenLetsTheNativesThrowablePass() throws Exception {
+        Class<?> c = wrapped(NativeFixtures.Jni.class, Bindings.none());
+        long[] out = new long[1];
+        byte[] id = new byte[128];
+        Throwable thrown = thrownBy(method(c, "ncclCommInitRank"), null, out, 2, id, 1);
+        assertSame(UnsatisfiedLinkError.class, thrown.getClass());
+        assertTrue(thrown.getMessage().contains("ncclCommInitRank"), thrown.getMessage());
+        assertEquals(1, entered.size());
+        Object[] args = (Object[]) entered.get(0)[1];
+        assertSame(out, args[0]);
+        assertEquals(2, args[1]);
+        assertSame(id, args[2]);
+        assertEquals(1, args[3]);
+        assertEquals(0, exited.size(), "no exit for a call that threw");
+        NativeSite site = bridge.site((Integer) entered.get(0)[0]);
+        assertEquals("ncclCommInitRank", site.fn.symbol());
+        assertEquals(NativeBridge.JNI, site.bridge);
+        assertEquals(4, site.paramCount);
+    }
+
+    @Test
+    void everyPrimitiveIsBoxedAndAnInstanceMethodsReceiverComesLast() throws Exception {
+        Class<?> c = wrapped(NativeFixtures.Jni.class, Bindings.none());
+        Object h = new Object();
+        thrownBy(method(c, "cudaSetDevice"), null, 1.5d, 7L, 2.5f, true, 'x', (short) 3, (byte) 4, h);
+        assertArrayEquals(new Object[] {1.5d, 7L, 2.5f, true, 'x', (short) 3, (byte) 4, h, null, null},
+                (Object[]) entered.get(0)[1]);
+        java.lang.reflect.Constructor<?> make = c.getDeclaredConstructor();
+        make.setAccessible(true);
+        Object receiver = make.newInstance();
+        thrownBy(method(c, "cudaStreamSynchronize"), receiver, 9L);
+        assertArrayEquals(new Object[] {9L, null, receiver}, (Object[]) entered.get(1)[1]);
+        thrownBy(method(c, "ncclGroupStart"), null);
+        thrownBy(method(c, "cudaEventCreate"), null, new long[1]);
+        assertEquals(4, entered.size());
+    }
+
+    @Test
+    void bindingsWrapMethodsOfOtherNames() throws Exception {
+        Bindings bindings = Bindings.parse("b", List.of(
+                NativeFixtures.Comms.class.getName() + "#createComm(I[BI)J = ncclCommInitRank handle=return nranks=0 uniqueId=1 rank=2",
+                NativeFixtures.Comms.class.getName() + "#destroyComm = ncclCommDestroy handle=0"));
+        Class<?> c = wrapped(NativeFixtures.Comms.class, bindings);
+        assertFalse(Modifier.isNative(method(c, "createComm").getModifiers()));
+        assertFalse(Modifier.isNative(method(c, "destroyComm").getModifiers()));
+        thrownBy(method(c, "createComm"), null, 2, new byte[128], 0);
+        NativeSite site = bridge.site((Integer) entered.get(0)[0]);
+        assertEquals("ncclCommInitRank", site.fn.symbol());
+        assertTrue(site.handleIsResult());
+        assertEquals(0, site.status(0x1234L), "a handle returned means success");
+        assertEquals(-1, site.status(0L), "no handle returned means failure");
+    }
+
+    @Test
+    void aClassWithNothingToWrapIsReturnedUntouched() {
+        NativeMethodTransformer t = new NativeMethodTransformer(bridge, Bindings.none(), PREFIX, true);
+        assertNull(t.transform(null, "dev/ncclguard/bridge/NativeFixtures$OtherNatives", null, null,
+                NativeFixtures.bytesOf(NativeFixtures.OtherNatives.class)));
+        assertNull(t.transform(null, "java/lang/String", null, null, NativeFixtures.bytesOf(String.class)));
+    }
+}

@@ -1,0 +1,85 @@
+package dev.ncclguard.cli;
+
+import dev.ncclguard.report.JsonReportWriter;
+import dev.ncclguard.report.Report;
+import dev.ncclguard.track.CommLife;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Kind;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reports for the command tests, written by the agent's own JSON writer: one process's ranks, each
+ * with a communicator it released or left alive.
+ */
+final class TestReports {
+    static final long T0 = 1_780_000_000_000L;
+
+    private final long pid;
+    private final String host;
+    private final List<HandleView> leaks = new ArrayList<>();
+    private final List<CommLife> comms = new ArrayList<>();
+
+    private TestReports(long pid, String host) {
+        this.pid = pid;
+        this.host = host;
+    }
+
+    static TestReports process(long pid, String host) {
+        return new TestReports(pid, host);
+    }
+
+    static Throwable stack(String frame) {
+        Throwable t = new Throwable();
+        int dot = frame.lastIndexOf('.');
+        String cls = frame.substring(0, dot);
+        t.setStackTrace(new StackTraceElement[] {new StackTraceElement(cls, frame.substring(dot + 1),
+                cls.substring(cls.lastIndexOf('.') + 1) + ".java", 42)});
+        return t;
+    }
+
+    /** Rank {@code rank} of {@code commId}, created at T0+created ms, released at T0+released (0: never). */
+    TestReports comm(String commId, int rank, int nranks, long handle, long created, long released) {
+        comms.add(new CommLife(handle, "ncclCommInitRank", "rank-" + rank, rank, rank, nranks, commId, null,
+                T0 + created, released == 0 ? 0 : T0 + released, released == 0 ? null : "ncclCommDestroy"));
+        if (released == 0) {
+            Map<String, Object> details = new LinkedHashMap<>();
+            details.put("rank", rank);
+            details.put("nranks", nranks);
+            details.put("device", rank);
+            details.put("commId", commId);
+            leaks.add(new HandleView(Kind.COMM, handle, "ncclCommInitRank", "jna-interface", "rank-" + rank,
+                    T0 + created, stack("com.example.Trainer.init"), rank, details, null));
+        }
+        return this;
+    }
+
+    TestReports event(long handle, long created) {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("stream", "0x5000");
+        details.put("device", 0);
+        leaks.add(new HandleView(Kind.EVENT, handle, "cudaEventCreate", "jna-interface", "main", T0 + created,
+                stack("com.example.Trainer.step"), 0, details, null));
+        return this;
+    }
+
+    Report build() {
+        return Report.builder().pid(pid).host(host).agentVersion("test")
+                .startedAt(Instant.ofEpochMilli(T0)).writtenAt(Instant.ofEpochMilli(T0 + 10_000))
+                .communicators(comms.size(), comms.stream().filter(CommLife::released).count())
+                .leaks(leaks).communicators(comms, 0).build();
+    }
+
+    Path write(Path dir, String name) throws IOException {
+        Path file = dir.resolve(name);
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, JsonReportWriter.toJson(build()));
+        return file;
+    }
+}

@@ -1,0 +1,340 @@
+package dev.ncclguard.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ncclguard.cli.Cli;
+import dev.ncclguard.it.apps.OneRankLeaksApp;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * check, merge and explain on reports of real runs under the agent against the emulator: the
+ * samples' clean and leaky scenarios, and a two-rank job in which rank 1 leaks (ranks as threads
+ * of one JVM until ranks in separate processes exist; {@link #perRankFiles} splits its report per
+ * rank the way separate processes will write it). The HTML page is rendered in headless Chromium.
+ */
+class CiCommandsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** HtmlTimeline's colors: leaked, and released. */
+    private static final int LEAKED_RGB = 0xd32f2f;
+    private static final int RELEASED_RGB = 0x2e7d32;
+    /** Where the rendered pages stay after the build, for a person to look at. */
+    private static final Path KEPT = Path.of("target", "ci-html");
+
+    @TempDir
+    static Path runs;
+    static Path clean;
+    static Path leaky;
+    static Path oneRank;
+    static Path suppressed;
+    static ChildJvm.Result suppressedRun;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void runTheSamplesUnderTheAgent() throws Exception {
+        clean = runs.resolve("clean.json");
+        leaky = runs.resolve("leaky.json");
+        oneRank = runs.resolve("one-rank.json");
+        suppressed = runs.resolve("suppressed.json");
+        assertEquals(0, ChildJvm.sample().agent("report=" + clean + ",text=none").run("clean").exitCode());
+        assertEquals(0, ChildJvm.sample().agent("report=" + leaky + ",text=none").run("leaky").exitCode());
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + oneRank + ",text=none")
+                .mainClass(AgentSafetyIT.testClasspath() + File.pathSeparator + samplesClasses(),
+                        OneRankLeaksApp.class.getName()).run();
+        assertEquals(0, r.exitCode(), r.describe());
+        Path rules = Files.writeString(runs.resolve("known.supp"), "# the leaky sample's accepted leaks\n"
+                + "comm:dev.ncclguard.samples.Rank.initCommunicator\nevent:Rank.createEvent\nstream:^dev.ncclguard.samples.Rank.allocate(\n");
+        suppressedRun = ChildJvm.sample().agent("report=" + suppressed + ",suppress=" + rules + ",exit-code=3").run("leaky");
+    }
+
+    private static String samplesClasses() {
+        return System.getProperty("ncclguard.test.samplesClasses");
+    }
+
+    /** Runs a command of the agent jar's CLI in this JVM: exit status and output. */
+    private record Run(int status, String out, String err) {
+    }
+
+    private static Run cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = Cli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    // --- check ---
+
+    @Test
+    void checkOfTheAgentJarFailsTheBuildOnALeakyRunAndPassesACleanOne() throws Exception {
+        ProcessResult ok = java("-jar", ChildJvm.AGENT_JAR.toString(), "check", clean.toString());
+        assertEquals(0, ok.status(), ok.out());
+        assertTrue(ok.out().contains("ncclguard check: OK: 1 report, no leaks (2 communicators created, 2 released)"), ok.out());
+        ProcessResult bad = java("-jar", ChildJvm.AGENT_JAR.toString(), "check", clean.toString(), leaky.toString());
+        assertEquals(1, bad.status(), bad.out());
+        assertTrue(bad.out().contains("ncclguard check: FAILED: 2 reports, 1 with leaks (2 leaked communicators, "
+                + "2 pending events, 2 unsynchronized streams)"), bad.out());
+        assertTrue(bad.out().contains(" by ncclCommInitRank at dev.ncclguard.samples."), "creating frame: " + bad.out());
+    }
+
+    @Test
+    void checkNamesATruncatedCopyOfARealReportAndFails() throws Exception {
+        byte[] whole = Files.readAllBytes(leaky);
+        Path cut = Files.write(dir.resolve("cut.json"), java.util.Arrays.copyOf(whole, whole.length * 2 / 3));
+        Run r = cli("check", clean.toString(), cut.toString());
+        assertEquals(1, r.status(), r.out());
+        assertTrue(r.out().contains("BAD   " + cut + ": truncated or malformed JSON: unexpected end of input"), r.out());
+        assertTrue(r.out().contains("1 unreadable (missing, malformed or truncated)"), r.out());
+    }
+
+    @Test
+    void suppressedLeaksAreListedNotCountedAndNeitherFailTheJvmNorTheCheck() throws Exception {
+        assertEquals(0, suppressedRun.exitCode(), "exit-code=3 ignores suppressed leaks: " + suppressedRun.describe());
+        assertTrue(suppressedRun.stderr().contains("Suppressed (listed, not counted):"), suppressedRun.describe());
+        assertTrue(suppressedRun.stderr().lines().anyMatch(l -> l.startsWith("SUMMARY: ncclguard: no leaks (2 communicators "
+                + "created, 0 released; ") && l.endsWith(" suppressed)")), suppressedRun.describe());
+        JsonNode json = Reports.read(suppressed);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        int n = json.path("suppressed").size();
+        assertTrue(n >= 6, json.toString());
+        assertEquals(n, Reports.summary(json, "suppressed"));
+        assertEquals(0, Reports.summary(json, "leakedComms"));
+        assertEquals("comm:dev.ncclguard.samples.Rank.initCommunicator",
+                json.path("suppressed").get(0).path("suppression").asText());
+        assertTrue(json.path("communicators").get(0).path("suppressed").asBoolean(), json.toString());
+
+        Run r = cli("check", suppressed.toString());
+        assertEquals(0, r.status(), r.out());
+        assertTrue(r.out().contains("no leaks (2 communicators created, 0 released) (" + n + " suppressed)"), r.out());
+    }
+
+    // --- the communicators list the merge relies on ---
+
+    @Test
+    void reportOfTheTwoRankJobListsBothRanksCommunicatorWithHowEachEnded() throws Exception {
+        JsonNode json = Reports.read(oneRank);
+        JsonNode comms = json.path("communicators");
+        assertEquals(2, comms.size(), json.toString());
+        JsonNode rank0 = byRank(comms, 0);
+        JsonNode rank1 = byRank(comms, 1);
+        assertEquals(rank0.path("commId").asText(), rank1.path("commId").asText());
+        assertFalse(rank0.path("leaked").asBoolean());
+        assertEquals("ncclCommDestroy", rank0.path("releasedBy").asText());
+        assertTrue(rank0.path("releasedAt").asText().compareTo(rank0.path("createdAt").asText()) >= 0, rank0.toString());
+        assertTrue(rank1.path("leaked").asBoolean());
+        assertTrue(rank1.path("releasedBy").isNull());
+        assertEquals(1, Reports.leaks(json, "comm").size());
+    }
+
+    private static JsonNode byRank(JsonNode comms, int rank) {
+        for (JsonNode c : comms) {
+            if (c.path("rank").asInt(-1) == rank) {
+                return c;
+            }
+        }
+        throw new AssertionError("no rank " + rank + " in " + comms);
+    }
+
+    // --- merge ---
+
+    @Test
+    void mergeNamesTheRankThatDidNotReleaseFromOneReport() {
+        Run r = cli("merge", oneRank.toString());
+        assertEquals(1, r.status(), r.out());
+        assertTrue(r.out().contains("rank 1 did not release it, rank 0 did"), r.out());
+        assertTrue(r.out().contains("=> rank 1 (pid "), r.out());
+        assertTrue(r.out().contains("created at dev.ncclguard.it.apps.OneRankLeaksApp.rank(OneRankLeaksApp.java:"), r.out());
+    }
+
+    @Test
+    void mergeJoinsPerRankReportsByCommId() throws Exception {
+        List<Path> files = perRankFiles(oneRank, dir);
+        Run r = cli("merge", files.get(0).toString(), files.get(1).toString(), clean.toString());
+        assertEquals(1, r.status(), r.out());
+        String[] blocks = r.out().split("\n\n");
+        long joined = java.util.Arrays.stream(blocks)
+                .filter(b -> b.contains("rank 1 did not release it, rank 0 did")).count();
+        assertEquals(1, joined, r.out());
+        assertTrue(r.out().contains("2 ranks; released by every rank"), "the clean run's communicator: " + r.out());
+        assertTrue(r.out().contains("ncclguard merge: 1 of 2 communicators not released by every rank: rank 1 (pid "), r.out());
+    }
+
+    /**
+     * Splits a report of ranks-as-threads into one report per rank, each with only its rank's
+     * communicators and leaks: the shape reports of one process per rank will have.
+     */
+    static List<Path> perRankFiles(Path report, Path dir) throws IOException {
+        JsonNode whole = JSON.readTree(report.toFile());
+        List<Path> out = new ArrayList<>();
+        for (int rank = 0; rank < 2; rank++) {
+            ObjectNode part = whole.deepCopy();
+            ArrayNode comms = part.putArray("communicators");
+            int created = 0;
+            int released = 0;
+            for (JsonNode c : whole.path("communicators")) {
+                if (c.path("rank").asInt(-1) == rank) {
+                    comms.add(c);
+                    created++;
+                    released += c.path("leaked").asBoolean() ? 0 : 1;
+                }
+            }
+            ArrayNode leaks = part.putArray("leaks");
+            for (JsonNode l : whole.path("leaks")) {
+                if (l.path("details").path("rank").asInt(-1) == rank) {
+                    leaks.add(l);
+                }
+            }
+            ObjectNode summary = (ObjectNode) part.path("summary");
+            summary.put("commsCreated", created).put("commsReleased", released).put("leakedComms", leaks.size());
+            Path file = dir.resolve("rank-" + rank + ".json");
+            JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), part);
+            out.add(file);
+        }
+        return out;
+    }
+
+    @Test
+    void mergeHtmlRendersInHeadlessChromiumWithTheLeakHighlighted() throws Exception {
+        Path html = KEPT.resolve("merge.html");
+        Run r = cli("merge", oneRank.toString(), leaky.toString(), clean.toString(), "--html", html.toString());
+        assertEquals(1, r.status(), r.out());
+        String source = Files.readString(html);
+        assertFalse(source.contains("<script") || source.contains("src=") || source.contains("href="), "self-contained");
+
+        // one Chromium run for both: it takes seconds to start on a small machine
+        Path png = KEPT.resolve("merge.png");
+        Files.deleteIfExists(png);
+        ProcessResult rendered = chromium("--window-size=1100,1400", "--screenshot=" + png.toAbsolutePath(),
+                "--dump-dom", html.toUri().toString());
+        String dom = rendered.out();
+        assertTrue(dom.contains("2 of 3 communicators not released by every rank."), dom + rendered.err());
+        assertEquals(2, count(dom, "<section class=\"comm leaked\""), dom);
+        assertEquals(1, count(dom, "<section class=\"comm\" "), dom);
+        assertTrue(dom.contains("data-rank=\"1\" data-pid=\"" + pid(oneRank) + "\" data-state=\"leaked\""), dom);
+        assertTrue(dom.contains("data-rank=\"0\" data-pid=\"" + pid(oneRank) + "\" data-state=\"released\""), dom);
+        assertEquals(3, count(dom, "<rect class=\"bar leaked\""), "2 ranks of the leaky run, rank 1 of the job: " + dom);
+        assertEquals(3, count(dom, "class=\"leak-label\""), dom);
+
+        assertTrue(Files.isRegularFile(png), "no screenshot: " + rendered.err());
+        BufferedImage shot = ImageIO.read(png.toFile());
+        // the legend's swatches are 140 pixels each: thousands come only from the timeline bars
+        assertTrue(pixels(shot, LEAKED_RGB) > 10_000, "leaked bars drawn red in " + png + ": " + pixels(shot, LEAKED_RGB));
+        assertTrue(pixels(shot, RELEASED_RGB) > 2_000, "released bars drawn green in " + png + ": "
+                + pixels(shot, RELEASED_RGB));
+    }
+
+    private static long pid(Path report) throws IOException {
+        return JSON.readTree(report.toFile()).path("pid").asLong();
+    }
+
+    private static int count(String text, String part) {
+        int n = 0;
+        for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
+    private static int pixels(BufferedImage image, int rgb) {
+        int n = 0;
+        for (int y = 0; y < image.getHeight(); y++) {
+            for (int x = 0; x < image.getWidth(); x++) {
+                if ((image.getRGB(x, y) & 0xffffff) == rgb) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    // --- explain ---
+
+    @Test
+    void explainNamesTheLeakedCommunicatorOfTheRankTheWarningsBlame() throws Exception {
+        Path log = dir.resolve("job.log");
+        try (InputStream in = CiCommandsIT.class.getResourceAsStream("/logs/two-process-exit.txt")) {
+            Files.copy(in, log);
+        }
+        Run r = cli("explain", log.toString(), oneRank.toString(), clean.toString());
+        assertEquals(0, r.status(), r.out());
+        assertTrue(r.out().contains("== resource not released at exit: 4 warnings"), r.out());
+        assertTrue(r.out().contains("  In the reports (2 reports):\n    pid " + pid(oneRank) + " on "), r.out());
+        assertTrue(r.out().contains(": leaked communicator "), r.out());
+        assertTrue(r.out().contains("(rank 1 of 2, device 1, commId "), r.out());
+        assertTrue(r.out().contains("      => explains the lines that name rank 1\n"), r.out());
+    }
+
+    // --- child processes ---
+
+    private record ProcessResult(int status, String out, String err) {
+    }
+
+    private static ProcessResult java(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(List.of(args));
+        return exec(cmd, 60);
+    }
+
+    private static ProcessResult chromium(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(chromiumExecutable());
+        // as root (CI containers) Chromium needs --no-sandbox; the page is our own file
+        cmd.addAll(List.of("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                "--no-first-run", "--user-data-dir=" + Files.createTempDirectory("chromium-profile")));
+        cmd.addAll(List.of(args));
+        return exec(cmd, 90);
+    }
+
+    private static String chromiumExecutable() {
+        String configured = System.getenv("CHROMIUM");
+        List<String> names = configured != null ? List.of(configured) : List.of("chromium", "chromium-browser");
+        for (String name : names) {
+            for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+                Path candidate = name.contains("/") ? Path.of(name) : Path.of(dir, name);
+                if (Files.isExecutable(candidate)) {
+                    return candidate.toString();
+                }
+            }
+        }
+        return fail("headless Chromium is needed to render the merge page: apt-get install chromium"
+                + " (Debian; .ci/run installs it), or set CHROMIUM to its path");
+    }
+
+    private static ProcessResult exec(List<String> cmd, long timeoutSeconds) throws Exception {
+        Path out = Files.createTempFile("cmd-out", ".txt");
+        Path err = Files.createTempFile("cmd-err", ".txt");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor();
+            fail("did not finish in " + timeoutSeconds + " s: " + cmd + "\n" + Files.readString(err));
+        }
+        ProcessResult r = new ProcessResult(p.exitValue(), Files.readString(out), Files.readString(err));
+        Files.deleteIfExists(out);
+        Files.deleteIfExists(err);
+        return r;
+    }
+}

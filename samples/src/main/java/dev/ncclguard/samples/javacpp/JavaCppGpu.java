@@ -1,0 +1,233 @@
+package dev.ncclguard.samples.javacpp;
+
+import static org.bytedeco.cuda.global.cudart.cudaEventCreate;
+import static org.bytedeco.cuda.global.cudart.cudaEventDestroy;
+import static org.bytedeco.cuda.global.cudart.cudaEventQuery;
+import static org.bytedeco.cuda.global.cudart.cudaEventRecord;
+import static org.bytedeco.cuda.global.cudart.cudaEventSynchronize;
+import static org.bytedeco.cuda.global.cudart.cudaFree;
+import static org.bytedeco.cuda.global.cudart.cudaGetDeviceCount;
+import static org.bytedeco.cuda.global.cudart.cudaGetErrorString;
+import static org.bytedeco.cuda.global.cudart.cudaMalloc;
+import static org.bytedeco.cuda.global.cudart.cudaMemcpy;
+import static org.bytedeco.cuda.global.cudart.cudaSetDevice;
+import static org.bytedeco.cuda.global.cudart.cudaStreamCreate;
+import static org.bytedeco.cuda.global.cudart.cudaStreamDestroy;
+import static org.bytedeco.cuda.global.cudart.cudaStreamSynchronize;
+import static org.bytedeco.cuda.global.nccl.ncclAllReduce;
+import static org.bytedeco.cuda.global.nccl.ncclCommAbort;
+import static org.bytedeco.cuda.global.nccl.ncclCommDestroy;
+import static org.bytedeco.cuda.global.nccl.ncclCommInitAll;
+import static org.bytedeco.cuda.global.nccl.ncclCommInitRank;
+import static org.bytedeco.cuda.global.nccl.ncclGetErrorString;
+import static org.bytedeco.cuda.global.nccl.ncclGetUniqueId;
+import static org.bytedeco.cuda.global.nccl.ncclGetVersion;
+
+import dev.ncclguard.samples.Gpu;
+import dev.ncclguard.samples.SampleFailure;
+import java.nio.file.Path;
+import org.bytedeco.cuda.cudart.CUevent_st;
+import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.cuda.nccl.ncclUniqueId;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+/**
+ * The calls through JavaCPP's CUDA presets (org.bytedeco:cuda): org.bytedeco.cuda.global.nccl and
+ * .cudart, whose static native methods are named as the C functions; handles are Pointer objects
+ * (ncclComm, CUstream_st, CUevent_st), out-parameters such objects filled in place. JavaCPP loads
+ * its JNI libraries, which link libnccl.so.2, libcudart.so.13 and libcuda.so.1 by soname: the
+ * caller loaded the files it chose under those sonames first, so they bind to those.
+ */
+public final class JavaCppGpu implements Gpu {
+    private static final int CUDA_ERROR_NOT_READY = 600;
+
+    private JavaCppGpu() {
+    }
+
+    public static JavaCppGpu open(Path nccl, Path cudart) {
+        return new JavaCppGpu();
+    }
+
+    /** A JavaCPP pointer at a given address, the way JavaCPP hands one back. */
+    private static final class Address extends Pointer {
+        Address(long address) {
+            this.address = address;
+        }
+    }
+
+    private static ncclComm comm(long address) {
+        return new ncclComm(new Address(address));
+    }
+
+    private static CUstream_st stream(long address) {
+        return new CUstream_st(new Address(address));
+    }
+
+    private static CUevent_st event(long address) {
+        return new CUevent_st(new Address(address));
+    }
+
+    @Override
+    public String bridge() {
+        return "javacpp";
+    }
+
+    @Override
+    public int ncclVersionCode() {
+        int[] code = new int[1];
+        nccl(ncclGetVersion(code), "ncclGetVersion");
+        return code[0];
+    }
+
+    @Override
+    public int deviceCount() {
+        int[] count = new int[1];
+        cuda(cudaGetDeviceCount(count), "cudaGetDeviceCount");
+        return count[0];
+    }
+
+    @Override
+    public void setDevice(int device) {
+        cuda(cudaSetDevice(device), "cudaSetDevice");
+    }
+
+    @Override
+    public long streamCreate() {
+        CUstream_st stream = new CUstream_st();
+        cuda(cudaStreamCreate(stream), "cudaStreamCreate");
+        return stream.address();
+    }
+
+    @Override
+    public void streamSynchronize(long stream) {
+        cuda(cudaStreamSynchronize(stream(stream)), "cudaStreamSynchronize");
+    }
+
+    @Override
+    public void streamDestroy(long stream) {
+        cuda(cudaStreamDestroy(stream(stream)), "cudaStreamDestroy");
+    }
+
+    @Override
+    public long malloc(long bytes) {
+        Pointer p = new Pointer();
+        cuda(cudaMalloc(p, bytes), "cudaMalloc");
+        return p.address();
+    }
+
+    @Override
+    public void free(long pointer) {
+        cuda(cudaFree(new Address(pointer)), "cudaFree");
+    }
+
+    @Override
+    public void copyToDevice(long dst, float[] src, int n) {
+        try (FloatPointer host = new FloatPointer(src)) {
+            cuda(cudaMemcpy(new Address(dst), host, (long) n * Float.BYTES, CUDA_MEMCPY_HOST_TO_DEVICE), "cudaMemcpy");
+        }
+    }
+
+    @Override
+    public void copyToHost(float[] dst, long src, int n) {
+        try (FloatPointer host = new FloatPointer(n)) {
+            cuda(cudaMemcpy(host, new Address(src), (long) n * Float.BYTES, CUDA_MEMCPY_DEVICE_TO_HOST), "cudaMemcpy");
+            host.get(dst, 0, n);
+        }
+    }
+
+    @Override
+    public long eventCreate() {
+        CUevent_st event = new CUevent_st();
+        cuda(cudaEventCreate(event), "cudaEventCreate");
+        return event.address();
+    }
+
+    @Override
+    public void eventRecord(long event, long stream) {
+        cuda(cudaEventRecord(event(event), stream(stream)), "cudaEventRecord");
+    }
+
+    @Override
+    public void eventSynchronize(long event) {
+        cuda(cudaEventSynchronize(event(event)), "cudaEventSynchronize");
+    }
+
+    @Override
+    public boolean eventQuery(long event) {
+        int status = cudaEventQuery(event(event));
+        if (status == CUDA_ERROR_NOT_READY) {
+            return false;
+        }
+        cuda(status, "cudaEventQuery");
+        return true;
+    }
+
+    @Override
+    public void eventDestroy(long event) {
+        cuda(cudaEventDestroy(event(event)), "cudaEventDestroy");
+    }
+
+    @Override
+    public byte[] uniqueId() {
+        ncclUniqueId id = new ncclUniqueId();
+        nccl(ncclGetUniqueId(id), "ncclGetUniqueId");
+        byte[] bytes = new byte[UNIQUE_ID_BYTES];
+        id.internal().get(bytes);
+        return bytes;
+    }
+
+    @Override
+    public long commInitRank(int nranks, byte[] uniqueId, int rank) {
+        ncclUniqueId id = new ncclUniqueId();
+        id.internal().put(uniqueId, 0, UNIQUE_ID_BYTES);
+        ncclComm comm = new ncclComm();
+        nccl(ncclCommInitRank(comm, nranks, id, rank), "ncclCommInitRank");
+        return comm.address();
+    }
+
+    @Override
+    public long[] commInitAll(int[] devices) {
+        try (PointerPointer<ncclComm> comms = new PointerPointer<>(devices.length)) {
+            nccl(ncclCommInitAll(comms, devices.length, devices), "ncclCommInitAll");
+            long[] handles = new long[devices.length];
+            for (int i = 0; i < handles.length; i++) {
+                handles[i] = comms.get(i).address();
+            }
+            return handles;
+        }
+    }
+
+    @Override
+    public void allReduce(long send, long recv, long count, long comm, long stream) {
+        nccl(ncclAllReduce(new Address(send), new Address(recv), count, NCCL_FLOAT32, NCCL_SUM, comm(comm),
+                stream(stream)), "ncclAllReduce");
+    }
+
+    @Override
+    public void commDestroy(long comm) {
+        nccl(ncclCommDestroy(comm(comm)), "ncclCommDestroy");
+    }
+
+    @Override
+    public void commAbort(long comm) {
+        nccl(ncclCommAbort(comm(comm)), "ncclCommAbort");
+    }
+
+    private static void nccl(int status, String call) {
+        if (status != 0) {
+            BytePointer text = ncclGetErrorString(status);
+            throw new SampleFailure(call + " failed: " + (text == null ? "?" : text.getString()) + " (" + status + ")");
+        }
+    }
+
+    private static void cuda(int status, String call) {
+        if (status != 0) {
+            BytePointer text = cudaGetErrorString(status);
+            throw new SampleFailure(call + " failed: " + (text == null ? "?" : text.getString()) + " (" + status + ")");
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package dev.ncclguard.samples.jna;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.PointerByReference;
+import dev.ncclguard.samples.Gpu;
+import dev.ncclguard.samples.SampleFailure;
+
+/** The calls through JNA interface mapping ({@code Native.load(path, Nccl.class)}). */
+public final class JnaGpu implements Gpu {
+    private final Nccl nccl;
+    private final Cudart cuda;
+
+    public JnaGpu(Nccl nccl, Cudart cuda) {
+        this.nccl = nccl;
+        this.cuda = cuda;
+    }
+
+    @Override
+    public String bridge() {
+        return "jna";
+    }
+
+    private static Pointer p(long address) {
+        return address == 0 ? null : new Pointer(address);
+    }
+
+    @Override
+    public int ncclVersionCode() {
+        IntByReference code = new IntByReference();
+        nccl(nccl.ncclGetVersion(code), "ncclGetVersion");
+        return code.getValue();
+    }
+
+    @Override
+    public int deviceCount() {
+        IntByReference count = new IntByReference();
+        cuda(cuda.cudaGetDeviceCount(count), "cudaGetDeviceCount");
+        return count.getValue();
+    }
+
+    @Override
+    public void setDevice(int device) {
+        cuda(cuda.cudaSetDevice(device), "cudaSetDevice");
+    }
+
+    @Override
+    public long streamCreate() {
+        PointerByReference ref = new PointerByReference();
+        cuda(cuda.cudaStreamCreate(ref), "cudaStreamCreate");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void streamSynchronize(long stream) {
+        cuda(cuda.cudaStreamSynchronize(p(stream)), "cudaStreamSynchronize");
+    }
+
+    @Override
+    public void streamDestroy(long stream) {
+        cuda(cuda.cudaStreamDestroy(p(stream)), "cudaStreamDestroy");
+    }
+
+    @Override
+    public long malloc(long bytes) {
+        PointerByReference ref = new PointerByReference();
+        cuda(cuda.cudaMalloc(ref, bytes), "cudaMalloc");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void free(long pointer) {
+        cuda(cuda.cudaFree(p(pointer)), "cudaFree");
+    }
+
+    @Override
+    public void copyToDevice(long dst, float[] src, int n) {
+        Memory staging = new Memory((long) n * Float.BYTES);
+        staging.write(0, src, 0, n);
+        cuda(cuda.cudaMemcpy(p(dst), staging, staging.size(), Cudart.cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+
+    @Override
+    public void copyToHost(float[] dst, long src, int n) {
+        Memory staging = new Memory((long) n * Float.BYTES);
+        cuda(cuda.cudaMemcpy(staging, p(src), staging.size(), Cudart.cudaMemcpyDeviceToHost), "cudaMemcpy");
+        staging.read(0, dst, 0, n);
+    }
+
+    @Override
+    public long eventCreate() {
+        PointerByReference ref = new PointerByReference();
+        cuda(cuda.cudaEventCreate(ref), "cudaEventCreate");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void eventRecord(long event, long stream) {
+        cuda(cuda.cudaEventRecord(p(event), p(stream)), "cudaEventRecord");
+    }
+
+    @Override
+    public void eventSynchronize(long event) {
+        cuda(cuda.cudaEventSynchronize(p(event)), "cudaEventSynchronize");
+    }
+
+    @Override
+    public boolean eventQuery(long event) {
+        int status = cuda.cudaEventQuery(p(event));
+        if (status == Cudart.cudaErrorNotReady) {
+            return false;
+        }
+        cuda(status, "cudaEventQuery");
+        return true;
+    }
+
+    @Override
+    public void eventDestroy(long event) {
+        cuda(cuda.cudaEventDestroy(p(event)), "cudaEventDestroy");
+    }
+
+    @Override
+    public byte[] uniqueId() {
+        NcclUniqueId id = new NcclUniqueId();
+        nccl(nccl.ncclGetUniqueId(id), "ncclGetUniqueId");
+        return id.internal.clone();
+    }
+
+    @Override
+    public long commInitRank(int nranks, byte[] uniqueId, int rank) {
+        NcclUniqueId.ByValue id = new NcclUniqueId.ByValue();
+        id.internal = uniqueId.clone();
+        PointerByReference ref = new PointerByReference();
+        nccl(nccl.ncclCommInitRank(ref, nranks, id, rank), "ncclCommInitRank");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public long[] commInitAll(int[] devices) {
+        Pointer[] comms = new Pointer[devices.length];
+        nccl(nccl.ncclCommInitAll(comms, comms.length, devices), "ncclCommInitAll");
+        long[] handles = new long[comms.length];
+        for (int i = 0; i < comms.length; i++) {
+            handles[i] = Pointer.nativeValue(comms[i]);
+        }
+        return handles;
+    }
+
+    @Override
+    public void allReduce(long send, long recv, long count, long comm, long stream) {
+        nccl(nccl.ncclAllReduce(p(send), p(recv), count, Nccl.ncclFloat32, Nccl.ncclSum, p(comm), p(stream)),
+                "ncclAllReduce");
+    }
+
+    @Override
+    public void commDestroy(long comm) {
+        nccl(nccl.ncclCommDestroy(p(comm)), "ncclCommDestroy");
+    }
+
+    @Override
+    public void commAbort(long comm) {
+        nccl(nccl.ncclCommAbort(p(comm)), "ncclCommAbort");
+    }
+
+    private void nccl(int status, String call) {
+        if (status != Nccl.ncclSuccess) {
+            throw new SampleFailure(call + " failed: " + nccl.ncclGetErrorString(status) + " (" + status + ")");
+        }
+    }
+
+    private void cuda(int status, String call) {
+        if (status != Cudart.cudaSuccess) {
+            throw new SampleFailure(call + " failed: " + cuda.cudaGetErrorString(status) + " (" + status + ")");
+        }
+    }
+}

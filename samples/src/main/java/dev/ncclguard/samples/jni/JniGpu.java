@@ -1,0 +1,201 @@
+package dev.ncclguard.samples.jni;
+
+import dev.ncclguard.samples.Gpu;
+import dev.ncclguard.samples.SampleFailure;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * The calls through the samples' hand-written JNI library. The library links libnccl.so.2 and
+ * libcudart.so.13 by soname; the caller has loaded the files it chose under those sonames first
+ * (GpuLibraries), so the dynamic loader binds the JNI library to those and looks no further.
+ */
+public final class JniGpu implements Gpu {
+    static final String LIBRARY = "dev/ncclguard/samples/jni/linux-x86_64/libncclguard-samples-jni.so";
+    private static final int CUDA_ERROR_NOT_READY = 600;
+    private static boolean loaded;
+
+    private final boolean customNames;
+
+    private JniGpu(boolean customNames) {
+        this.customNames = customNames;
+    }
+
+    /** @param customNames communicators through {@link Comms} (other names, a bindings file) */
+    public static JniGpu open(boolean customNames) {
+        loadLibrary();
+        return new JniGpu(customNames);
+    }
+
+    /** Extracts the JNI library from the jar (or class folder) and loads it, once. */
+    static synchronized void loadLibrary() {
+        if (loaded) {
+            return;
+        }
+        try (InputStream in = JniGpu.class.getClassLoader().getResourceAsStream(LIBRARY)) {
+            if (in == null) {
+                throw new SampleFailure("the samples were built without their JNI library (" + LIBRARY + ")");
+            }
+            Path file = Files.createTempFile("ncclguard-samples-jni", ".so");
+            file.toFile().deleteOnExit();
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            System.load(file.toString());
+            loaded = true;
+        } catch (IOException e) {
+            throw new SampleFailure("cannot extract the JNI library: " + e);
+        }
+    }
+
+    @Override
+    public String bridge() {
+        return customNames ? "jni-bindings" : "jni";
+    }
+
+    @Override
+    public int ncclVersionCode() {
+        int[] code = new int[1];
+        nccl(JniNccl.ncclGetVersion(code), "ncclGetVersion");
+        return code[0];
+    }
+
+    @Override
+    public int deviceCount() {
+        int[] count = new int[1];
+        cuda(JniCudart.cudaGetDeviceCount(count), "cudaGetDeviceCount");
+        return count[0];
+    }
+
+    @Override
+    public void setDevice(int device) {
+        cuda(JniCudart.cudaSetDevice(device), "cudaSetDevice");
+    }
+
+    @Override
+    public long streamCreate() {
+        long[] out = new long[1];
+        cuda(JniCudart.cudaStreamCreate(out), "cudaStreamCreate");
+        return out[0];
+    }
+
+    @Override
+    public void streamSynchronize(long stream) {
+        cuda(JniCudart.cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    }
+
+    @Override
+    public void streamDestroy(long stream) {
+        cuda(JniCudart.cudaStreamDestroy(stream), "cudaStreamDestroy");
+    }
+
+    @Override
+    public long malloc(long bytes) {
+        long[] out = new long[1];
+        cuda(JniCudart.cudaMalloc(out, bytes), "cudaMalloc");
+        return out[0];
+    }
+
+    @Override
+    public void free(long pointer) {
+        cuda(JniCudart.cudaFree(pointer), "cudaFree");
+    }
+
+    @Override
+    public void copyToDevice(long dst, float[] src, int n) {
+        cuda(JniCudart.copyToDevice(dst, src, n), "cudaMemcpy");
+    }
+
+    @Override
+    public void copyToHost(float[] dst, long src, int n) {
+        cuda(JniCudart.copyToHost(dst, src, n), "cudaMemcpy");
+    }
+
+    @Override
+    public long eventCreate() {
+        long[] out = new long[1];
+        cuda(JniCudart.cudaEventCreate(out), "cudaEventCreate");
+        return out[0];
+    }
+
+    @Override
+    public void eventRecord(long event, long stream) {
+        cuda(JniCudart.cudaEventRecord(event, stream), "cudaEventRecord");
+    }
+
+    @Override
+    public void eventSynchronize(long event) {
+        cuda(JniCudart.cudaEventSynchronize(event), "cudaEventSynchronize");
+    }
+
+    @Override
+    public boolean eventQuery(long event) {
+        int status = JniCudart.cudaEventQuery(event);
+        if (status == CUDA_ERROR_NOT_READY) {
+            return false;
+        }
+        cuda(status, "cudaEventQuery");
+        return true;
+    }
+
+    @Override
+    public void eventDestroy(long event) {
+        cuda(JniCudart.cudaEventDestroy(event), "cudaEventDestroy");
+    }
+
+    @Override
+    public byte[] uniqueId() {
+        byte[] id = new byte[UNIQUE_ID_BYTES];
+        nccl(JniNccl.ncclGetUniqueId(id), "ncclGetUniqueId");
+        return id;
+    }
+
+    @Override
+    public long commInitRank(int nranks, byte[] uniqueId, int rank) {
+        if (customNames) {
+            try {
+                return Comms.createComm(nranks, uniqueId, rank);
+            } catch (IllegalStateException e) {
+                throw new SampleFailure(e.getMessage());
+            }
+        }
+        long[] out = new long[1];
+        nccl(JniNccl.ncclCommInitRank(out, nranks, uniqueId, rank), "ncclCommInitRank");
+        return out[0];
+    }
+
+    @Override
+    public long[] commInitAll(int[] devices) {
+        long[] comms = new long[devices.length];
+        nccl(JniNccl.ncclCommInitAll(comms, comms.length, devices), "ncclCommInitAll");
+        return comms;
+    }
+
+    @Override
+    public void allReduce(long send, long recv, long count, long comm, long stream) {
+        nccl(JniNccl.ncclAllReduce(send, recv, count, NCCL_FLOAT32, NCCL_SUM, comm, stream), "ncclAllReduce");
+    }
+
+    @Override
+    public void commDestroy(long comm) {
+        nccl(customNames ? Comms.destroyComm(comm) : JniNccl.ncclCommDestroy(comm), "ncclCommDestroy");
+    }
+
+    @Override
+    public void commAbort(long comm) {
+        nccl(JniNccl.ncclCommAbort(comm), "ncclCommAbort");
+    }
+
+    private static void nccl(int status, String call) {
+        if (status != 0) {
+            throw new SampleFailure(call + " failed: " + JniNccl.ncclGetErrorString(status) + " (" + status + ")");
+        }
+    }
+
+    private static void cuda(int status, String call) {
+        if (status != 0) {
+            throw new SampleFailure(call + " failed: " + JniCudart.cudaGetErrorString(status) + " (" + status + ")");
+        }
+    }
+}
