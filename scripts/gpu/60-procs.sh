@@ -24,4 +24,5 @@ procs procs-leaky-warn none WARN
 procs procs-leaky-info none INFO
 procs procs-cleanup-warn "action=cleanup,report=$r/procs-cleanup-warn-%p.json" WARN
 procs procs-cleanup-info "action=cleanup,report=$r/procs-cleanup-info-%p.json" INFO
+procs procs-kill-noagent none WARN --kill 1
 procs procs-kill "action=cleanup,timeout=4s,report=$r/procs-kill-%p.json" WARN --kill 1
