@@ -66,6 +66,7 @@ struct emu_net {
   atomic_bool stopping;
   /* service thread only */
   int device; /* what its warnings say, as NCCL's say the device of the rank */
+  int rank;   /* the proxy's own rank in them: this process's first rank */
   bool connected_out;
   struct stray *strays;
   int nstrays;
@@ -615,8 +616,8 @@ static void on_closed(struct emu_clique *c, struct emu_net *net, struct peer *pe
     emu_warn_dev(net->device, "[Service thread] Connection closed by localRank %d", r);
     emu_warn_dev(net->device, "[Service thread] Could not receive type from localRank %d, res=3, "
                               "closed=1", r);
-    emu_warn_dev(net->device, "[Proxy Service] Failed to execute operation Close from rank %d, "
-                              "retcode 3", r);
+    emu_warn_dev(net->device, "[Proxy Service %d] Failed to execute operation Close from rank %d, "
+                              "retcode 3", net->rank, r);
   }
 }
 
@@ -643,16 +644,17 @@ static void on_peer_message(struct emu_clique *c, struct emu_net *net, struct pe
   free(m.data);
 }
 
-static int device_of_first_rank(struct emu_clique *c) {
+/* The first rank of this process: its device and rank are what the warnings name. */
+static void first_rank(struct emu_clique *c, struct emu_net *net) {
   pthread_mutex_lock(&c->mu);
-  int device = 0;
+  net->device = net->rank = 0;
   for (int r = 0; r < c->nranks; r++)
     if (c->comms[r]) {
-      device = c->comms[r]->device;
+      net->device = c->comms[r]->device;
+      net->rank = r;
       break;
     }
   pthread_mutex_unlock(&c->mu);
-  return device;
 }
 
 static void *service_main(void *arg) {
@@ -663,7 +665,7 @@ static void *service_main(void *arg) {
   net->next_served = served;
   served = net;
   pthread_mutex_unlock(&served_mu);
-  net->device = device_of_first_rank(c);
+  first_rank(c, net);
   pthread_mutex_lock(&c->mu);
   bool tabled = c->tabled;
   pthread_mutex_unlock(&c->mu);

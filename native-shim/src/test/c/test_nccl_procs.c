@@ -326,10 +326,10 @@ static void exit_without_destroying(int proc, const ncclUniqueId *id) {
     return; /* exits with its communicator alive */
   await_death(1);
   /* the service thread notices the closed connection: wait for its lines */
-  char *err = await_stderr_of_0("[Proxy Service]");
+  char *err = await_stderr_of_0("[Proxy Service 0]");
   CHECK_EQ(count_of(err, "NCCL WARN [Service thread] Connection closed by localRank 1\n"), 1);
   CHECK_EQ(count_of(err, "NCCL WARN [Service thread] Could not receive type from localRank 1"), 1);
-  CHECK_EQ(count_of(err, "NCCL WARN [Proxy Service] Failed to execute operation Close from rank 1"),
+  CHECK_EQ(count_of(err, "NCCL WARN [Proxy Service 0] Failed to execute operation Close from rank 1"),
            1);
   free(err);
   /* work that needs the vanished rank fails instead of hanging */
@@ -369,7 +369,7 @@ static void destroy_with_a_vanished_peer(int proc, const ncclUniqueId *id) {
   if (proc == 1)
     _exit(0); /* as if killed: no exit handlers, no goodbye */
   await_death(1);
-  char *err = await_stderr_of_0("[Proxy Service]");
+  char *err = await_stderr_of_0("[Proxy Service 0]");
   CHECK_EQ(count_of(err, "[Service thread] Connection closed by localRank 1\n"), 1);
   free(err);
   /* rank 1 never comes to its destroy: rank 0's waits until another thread aborts the comm */
@@ -416,7 +416,7 @@ static void abort_returns_promptly_and_a_peer_that_aborted_causes_no_warning(voi
   for (int i = 0; i < 2; i++) {
     char *err = proc_stderr(i);
     CHECK_EQ(count_of(err, "[Service thread]"), 0);
-    CHECK_EQ(count_of(err, "[Proxy Service]"), 0);
+    CHECK_EQ(count_of(err, "[Proxy Service"), 0);
     free(err);
   }
 }
