@@ -1,5 +1,6 @@
 /* The environment knobs, read once: NCCLEMU_DEVICES, NCCLEMU_OP_DELAY_US,
- * NCCLEMU_FAIL=fn[:nth]=code[,...] and NCCLEMU_HANG=fn[:nth][,...]. */
+ * NCCLEMU_DESTROY_TIMEOUT_MS, NCCLEMU_EXIT_WAITS, NCCLEMU_FAIL=fn[:nth]=code[,...] and
+ * NCCLEMU_HANG=fn[:nth][,...]. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@ static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
 static struct knob knobs[MAX_KNOBS];
 static int nknobs;
 static unsigned op_delay_us;
+static unsigned destroy_timeout_ms;
+static bool exit_waits;
 static int device_count = 8;
 
 static const struct {
@@ -155,6 +158,20 @@ static void knobs_init(void) {
     else
       knob_warn("NCCLEMU_OP_DELAY_US", s);
   }
+  s = getenv("NCCLEMU_DESTROY_TIMEOUT_MS");
+  if (s && *s) {
+    if (parse_long(s, &v) && v >= 0 && v <= 86400000L)
+      destroy_timeout_ms = (unsigned)v;
+    else
+      knob_warn("NCCLEMU_DESTROY_TIMEOUT_MS", s);
+  }
+  s = getenv("NCCLEMU_EXIT_WAITS");
+  if (s && *s) {
+    if (strcmp(s, "0") == 0 || strcmp(s, "1") == 0)
+      exit_waits = s[0] == '1';
+    else
+      knob_warn("NCCLEMU_EXIT_WAITS", s);
+  }
   parse_list("NCCLEMU_FAIL", EMU_KNOB_FAIL);
   parse_list("NCCLEMU_HANG", EMU_KNOB_HANG);
 }
@@ -183,6 +200,16 @@ enum emu_knob emu_rt_knob(const char *fn, int *code) {
 unsigned emu_rt_op_delay_us(void) {
   pthread_once(&knobs_once, knobs_init);
   return op_delay_us;
+}
+
+bool emu_rt_exit_waits(void) {
+  pthread_once(&knobs_once, knobs_init);
+  return exit_waits;
+}
+
+unsigned emu_rt_destroy_timeout_ms(void) {
+  pthread_once(&knobs_once, knobs_init);
+  return destroy_timeout_ms;
 }
 
 int emu_rt_device_count(void) {

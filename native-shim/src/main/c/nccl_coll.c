@@ -20,11 +20,12 @@ struct emu_slot {
   uint64_t seq;
   int src, dst; /* SLOT_P2P */
   int parties, arrived;
-  int refs; /* arrived parts that have not left */
+  int refs; /* arrived parts of this process that have not left */
   bool computing, done, failed;
   ncclResult_t result;
   struct emu_part **by_rank; /* SLOT_COLL, SLOT_HOST */
   struct emu_part *send, *recv;
+  struct emu_part *remotes; /* parts of ranks of other processes, linked by next */
   unsigned char *party; /* SLOT_HOST: which ranks take part */
   void *scratch;
 };
@@ -348,7 +349,7 @@ static ncclResult_t compute_p2p(struct emu_slot *s) {
              s->dst, room);
     return ncclInvalidUsage;
   }
-  if (sent)
+  if (sent && !s->recv->remote) /* a receiver in another process copies it there */
     memmove(s->recv->recvbuff, s->send->sendbuff, sent);
   return ncclSuccess;
 }
@@ -458,7 +459,32 @@ void emu_fail_slots_locked(struct emu_clique *c, int rank) {
     }
 }
 
+static bool has_part(const struct emu_slot *s, int rank) {
+  if (s->kind == SLOT_P2P)
+    return (s->src == rank && s->send) || (s->dst == rank && s->recv);
+  return s->by_rank[rank] != NULL;
+}
+
+void emu_fail_slots_missing_locked(struct emu_clique *c, int rank) {
+  for (struct emu_slot *s = c->slots; s; s = s->next)
+    if (!s->done && !s->computing && !s->failed && is_party(s, rank) && !has_part(s, rank)) {
+      s->failed = true;
+      s->result = ncclRemoteError;
+    }
+}
+
+static void remote_part_free(struct emu_part *p) {
+  free((void *)p->sendbuff); /* the copy of its input that came with it */
+  emu_part_free(p);
+}
+
+/* Parts of ranks of other processes belong to their slot; local parts free themselves (the
+ * slot's pointers to them may be stale by now). */
 static void slot_free(struct emu_slot *s) {
+  for (struct emu_part *p = s->remotes, *next; p; p = next) {
+    next = p->next;
+    remote_part_free(p);
+  }
   free(s->by_rank);
   free(s->party);
   free(s->scratch);
@@ -499,17 +525,53 @@ static struct emu_slot *slot_new_locked(struct emu_clique *c, struct emu_part *p
   return s;
 }
 
+void emu_slots_free(struct emu_clique *c) {
+  for (struct emu_slot *s = c->slots, *next; s; s = next) {
+    next = s->next;
+    slot_free(s);
+  }
+  c->slots = NULL;
+}
+
+size_t emu_part_input_bytes(const struct emu_part *p, int nranks) {
+  size_t block = p->count * emu_type_size(p->dtype);
+  bool root = p->rank == p->root;
+  switch (p->func) {
+  case F_ALLREDUCE:
+  case F_REDUCE:
+  case F_ALLGATHER:
+  case F_GATHER:
+  case F_SEND:
+    return block;
+  case F_REDUCESCATTER:
+  case F_ALLTOALL:
+    return block * (size_t)nranks;
+  case F_BROADCAST:
+    return root ? block : 0;
+  case F_SCATTER:
+    return root ? block * (size_t)nranks : 0;
+  default:
+    return 0;
+  }
+}
+
+/* A part of this process arrives after telling the other processes of its operation; a part of
+ * another process (remote) arrives from the service thread and belongs to its slot from then on,
+ * or is freed here when there is none. */
 void emu_part_arrive(struct emu_part *p) {
   struct ncclComm *comm = p->comm;
-  struct emu_clique *c = comm->clique;
-  int src = comm->rank, dst = comm->rank;
+  struct emu_clique *c = p->remote ? p->clique : comm->clique;
+  int rank = p->remote ? p->rank : comm->rank;
+  if (!p->remote)
+    emu_proxy_announce(p);
+  int src = rank, dst = rank;
   if (p->func == F_SEND)
     dst = p->root;
   else if (p->func == F_RECV)
     src = p->root;
   enum slot_kind kind = is_coll(p->func) ? SLOT_COLL : is_host(p->func) ? SLOT_HOST : SLOT_P2P;
   pthread_mutex_lock(&c->mu);
-  if (comm->state == COMM_ABORTED) {
+  if (!p->remote && comm->state == COMM_ABORTED) {
     pthread_mutex_unlock(&c->mu);
     p->result = ncclRemoteError;
     return;
@@ -520,18 +582,27 @@ void emu_part_arrive(struct emu_part *p) {
     s = s->next;
   if (!s)
     s = slot_new_locked(c, p, src, dst);
+  if (s && p->remote && has_part(s, rank))
+    s = NULL; /* a second copy of a part: never from a sane peer */
   if (!s) {
     pthread_mutex_unlock(&c->mu);
     p->result = ncclRemoteError;
+    if (p->remote)
+      remote_part_free(p);
     return;
   }
   if (kind == SLOT_P2P)
     *(p->func == F_SEND ? &s->send : &s->recv) = p;
   else
-    s->by_rank[comm->rank] = p;
+    s->by_rank[rank] = p;
   p->slot = s;
   s->arrived++;
-  s->refs++;
+  if (p->remote) {
+    p->next = s->remotes;
+    s->remotes = p;
+  } else {
+    s->refs++;
+  }
   bool last = s->arrived == s->parties && !s->failed;
   if (last)
     s->computing = true;
@@ -718,6 +789,8 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
   p->func = a->func;
   p->api = a->api;
   p->comm = comm; /* the acquired reference travels with the part */
+  p->rank = comm->rank;
+  p->clique = c;
   p->stream = s;
   p->sendbuff = a->sendbuff;
   p->recvbuff = a->recvbuff;

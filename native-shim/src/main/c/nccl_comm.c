@@ -1,8 +1,10 @@
 /* Communicator management: init (ranks on threads meet through the unique id), split, shrink,
  * finalize, destroy, abort and the queries. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "emu.h"
 
@@ -31,13 +33,13 @@ static ncclResult_t current_device(const char *api, int *device) {
   return ncclSuccess;
 }
 
-/* Waits until every rank joined, or the comm is aborted. */
+/* Waits until every rank joined, or the comm is aborted, or the root of a foreign id failed it. */
 static ncclResult_t await_init(struct ncclComm *comm) {
   struct emu_clique *c = comm->clique;
   pthread_mutex_lock(&c->mu);
-  while (!c->complete && comm->state == COMM_LIVE)
+  while (!c->complete && !c->init_error && comm->state == COMM_LIVE)
     pthread_cond_wait(&c->cv, &c->mu);
-  ncclResult_t r = c->complete ? ncclSuccess : ncclRemoteError;
+  ncclResult_t r = c->complete ? ncclSuccess : c->init_error ? c->init_error : ncclRemoteError;
   pthread_mutex_unlock(&c->mu);
   return r;
 }
@@ -179,6 +181,11 @@ static ncclResult_t run_host_part(struct emu_part *p) {
 /* Checks the parent, and numbers the host-side operation in the parent's order. */
 static ncclResult_t host_part(const char *api, struct ncclComm *comm, struct emu_part **out) {
   struct emu_clique *c = comm->clique;
+  if (emu_clique_spans_processes(c)) {
+    emu_warn("NCCLEMU: %s of a communicator whose ranks are in several processes is not emulated",
+             api);
+    return ncclInvalidUsage;
+  }
   pthread_mutex_lock(&c->mu);
   enum emu_comm_state state = comm->state;
   uint64_t seq = comm->host_seq++;
@@ -303,13 +310,58 @@ NCCL_ALIAS(ncclCommShrink);
 
 /* ---------------------------------------------------------------- the end of a communicator */
 
-/* The rank leaves its clique: work of its peers that needs it fails instead of waiting. */
-static void leave_locked(struct ncclComm *comm, enum emu_comm_state state) {
+/* The rank leaves its clique: work of its peers that needs it fails instead of waiting. Answers
+ * whether it was the last rank of the clique in this process (its service thread then ends). */
+static bool leave_locked(struct ncclComm *comm, enum emu_comm_state state) {
   struct emu_clique *c = comm->clique;
   comm->state = state;
   c->gone[comm->rank] = 1;
   emu_fail_slots_locked(c, comm->rank);
   pthread_cond_broadcast(&c->cv);
+  if (comm->left)
+    return false;
+  comm->left = true;
+  return --c->local_live == 0;
+}
+
+static bool remote_ranks_left_locked(const struct emu_clique *c) {
+  for (int r = 0; r < c->nranks; r++)
+    if (c->members[r].where == WHERE_THERE && c->left[r] == LEFT_NOT)
+      return false;
+  return true;
+}
+
+/* As in NCCL, destroy is a collective of the ranks on the node: the ranks of other processes must
+ * reach their destroy (or abort) too. A lone rank waits for them, for ever unless
+ * NCCLEMU_DESTROY_TIMEOUT_MS says otherwise or another thread aborts the comm. */
+static void destroy_barrier_locked(struct ncclComm *comm) {
+  struct emu_clique *c = comm->clique;
+  if (!c->net || !c->tabled)
+    return;
+  comm->announced = true;
+  pthread_mutex_unlock(&c->mu);
+  emu_proxy_left(c, comm->rank, LEFT_DESTROYED);
+  pthread_mutex_lock(&c->mu);
+  unsigned timeout_ms = emu_rt_destroy_timeout_ms();
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += timeout_ms / 1000;
+  deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  while (comm->state == COMM_DESTROYING && !remote_ranks_left_locked(c)) {
+    if (timeout_ms == 0) {
+      pthread_cond_wait(&c->cv, &c->mu);
+    } else if (pthread_cond_timedwait(&c->cv, &c->mu, &deadline) == ETIMEDOUT &&
+               !remote_ranks_left_locked(c)) {
+      emu_warn("NCCLEMU: ncclCommDestroy of rank %d stopped waiting for the ranks of other "
+               "processes after %u ms (NCCLEMU_DESTROY_TIMEOUT_MS)",
+               comm->rank, timeout_ms);
+      break;
+    }
+  }
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
@@ -351,7 +403,6 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   ncclResult_t r = emu_comm_acquire(comm, "ncclCommDestroy");
   if (r != ncclSuccess)
     return r;
-  NCCL_HANG(comm);
   struct emu_clique *c = comm->clique;
   pthread_mutex_lock(&c->mu);
   if (comm->state >= COMM_DESTROYING) {
@@ -361,14 +412,22 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     return ncclInvalidArgument;
   }
   /* Destroy finalizes first: it waits for the comm's enqueued work, which may wait for peers.
-   * The comm stays registered meanwhile, so another thread can still abort it. */
+   * The comm stays registered meanwhile, so another thread can still abort it; a second destroy
+   * of it is misuse, hung (NCCLEMU_HANG) or not. */
   comm->state = COMM_DESTROYING;
+  pthread_mutex_unlock(&c->mu);
+  NCCL_HANG(comm);
+  pthread_mutex_lock(&c->mu);
   while (comm->pending > 0 && comm->state == COMM_DESTROYING)
     pthread_cond_wait(&c->cv, &c->mu);
-  bool aborted = comm->state == COMM_ABORTED;
+  if (comm->state == COMM_DESTROYING)
+    destroy_barrier_locked(comm);
+  bool aborted = comm->state == COMM_ABORTED, last = false;
   if (!aborted)
-    leave_locked(comm, COMM_RELEASED);
+    last = leave_locked(comm, COMM_RELEASED);
   pthread_mutex_unlock(&c->mu);
+  if (last)
+    emu_proxy_stop(c);
   /* when an abort came meanwhile, it ended the handle */
   if (!aborted && emu_rt_live_remove(comm, EMU_COMM, NULL))
     emu_comm_release(comm);
@@ -394,8 +453,14 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     return ncclInvalidArgument;
   }
   /* never waits: work of this comm still queued on streams fails when it runs */
-  leave_locked(comm, COMM_ABORTED);
+  bool announce = !comm->announced; /* a destroy in its barrier said goodbye already */
+  comm->announced = true;
+  bool last = leave_locked(comm, COMM_ABORTED);
   pthread_mutex_unlock(&c->mu);
+  if (announce)
+    emu_proxy_left(c, comm->rank, LEFT_ABORTED);
+  if (last)
+    emu_proxy_stop(c);
   if (emu_rt_live_remove(comm, EMU_COMM, NULL))
     emu_comm_release(comm);
   emu_comm_release(comm);
@@ -417,7 +482,9 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
   NCCL_HANG(comm);
   struct emu_clique *c = comm->clique;
   pthread_mutex_lock(&c->mu);
-  if (!c->complete) {
+  if (c->init_error) {
+    *asyncError = c->init_error;
+  } else if (!c->complete) {
     *asyncError = ncclInProgress;
   } else if (comm->state == COMM_FINALIZING) {
     if (comm->pending == 0)

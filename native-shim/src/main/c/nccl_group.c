@@ -164,9 +164,12 @@ ncclResult_t ncclGroupEnd(void) {
     if (p->func == F_INIT) {
       struct emu_clique *c = p->comm->clique;
       pthread_mutex_lock(&c->mu);
-      while (p->blocking && !c->complete && p->comm->state == COMM_LIVE)
+      while (p->blocking && !c->complete && !c->init_error && p->comm->state == COMM_LIVE)
         pthread_cond_wait(&c->cv, &c->mu);
-      r = c->complete ? ncclSuccess : p->blocking ? ncclRemoteError : ncclInProgress;
+      r = c->complete      ? ncclSuccess
+          : c->init_error  ? c->init_error
+          : p->blocking    ? ncclRemoteError
+                           : ncclInProgress;
       pthread_mutex_unlock(&c->mu);
       emu_comm_release(p->comm);
     } else {

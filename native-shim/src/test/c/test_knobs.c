@@ -175,6 +175,24 @@ static void hung_destroy_returns_once_aborted(void) {
   fclose(fopen(test_path("expected"), "w")); /* nothing left alive */
 }
 
+/* A hung destroy is a destroy in progress: another destroy of the comm is misuse meanwhile. */
+static void a_second_destroy_during_a_hung_destroy_is_misuse(void) {
+  ncclComm_t c = solo();
+  capture_stderr();
+  struct call call = {.comm = c, .what = "destroy"};
+  pthread_t t;
+  pthread_create(&t, NULL, call_on_thread, &call);
+  wait_for_hang("ncclCommDestroy");
+  CHECK_EQ(ncclCommDestroy(c), ncclInvalidArgument);
+  CHECK_EQ(ncclCommAbort(c), ncclSuccess);
+  pthread_join(t, NULL);
+  char *err = captured_stderr();
+  char want[128];
+  snprintf(want, sizeof(want), "ncclCommDestroy: comm %p is not a live communicator", (void *)c);
+  CHECK(err && strstr(err, want));
+  free(err);
+}
+
 static void hung_init_publishes_the_comm_so_it_can_be_aborted(void) {
   hang("init", "ncclCommInitRank", NULL, ncclRemoteError);
 }
@@ -210,6 +228,33 @@ static void exit_with_everything_stuck(void) {
           (void *)c[0], (void *)c[1], (void *)s, (void *)gated);
   fclose(f);
   /* returning exits the process: the report is written, and nothing waits for the workers */
+}
+
+/* NCCLEMU_EXIT_WAITS=1: a process that exits with a call stuck in the library does not end. */
+static void exit_waits_for_a_hung_call_when_asked(void) {
+  int ready[2];
+  REQUIRE_EQ(pipe(ready), 0);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    capture_stderr();
+    static struct call call;
+    call.comm = solo();
+    call.what = "destroy";
+    pthread_t t;
+    pthread_create(&t, NULL, call_on_thread, &call);
+    wait_for_hang("ncclCommDestroy");
+    ssize_t ignored = write(ready[1], "x", 1);
+    (void)ignored;
+    exit(0); /* the library's teardown waits for the hung destroy: for ever */
+  }
+  char c;
+  REQUIRE_EQ(read(ready[0], &c, 1), 1);
+  sleep_ms(300);
+  int status;
+  CHECK_EQ(waitpid(pid, &status, WNOHANG), 0); /* still exiting */
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
 }
 
 static int report_matches(int status, const char *dir) {
@@ -271,10 +316,14 @@ static const struct test_case cases[] = {
     {"hang_only_the_nth_call", hang_only_the_nth_call, "NCCLEMU_HANG=ncclAllReduce:2", NULL},
     {"hung_destroy_returns_once_aborted", hung_destroy_returns_once_aborted,
      "NCCLEMU_HANG=ncclCommDestroy NCCLEMU_REPORT=@/report", report_matches},
+    {"a_second_destroy_during_a_hung_destroy_is_misuse",
+     a_second_destroy_during_a_hung_destroy_is_misuse, "NCCLEMU_HANG=ncclCommDestroy", NULL},
     {"hung_init_publishes_the_comm_so_it_can_be_aborted",
      hung_init_publishes_the_comm_so_it_can_be_aborted, "NCCLEMU_HANG=ncclCommInitRank", NULL},
     {"exit_never_waits_for_stuck_workers_and_reports_what_is_live", exit_with_everything_stuck,
      "NCCLEMU_REPORT=@/report NCCLEMU_HANG=ncclCommFinalize", report_matches},
+    {"exit_waits_for_a_hung_call_when_asked", exit_waits_for_a_hung_call_when_asked,
+     "NCCLEMU_HANG=ncclCommDestroy NCCLEMU_EXIT_WAITS=1", NULL},
     {"report_path_expands_the_pid_and_is_written_even_when_empty", report_named_by_pid,
      "NCCLEMU_REPORT=@/report-%p.txt", report_has_the_pid_in_its_name},
 };

@@ -3,7 +3,10 @@ package dev.ncclguard.agent;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.cleanup.Cleanup;
 import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.cleanup.CleanupRun;
 import dev.ncclguard.cleanup.ExitProbe;
+import dev.ncclguard.cleanup.Libraries;
+import dev.ncclguard.cleanup.ProcessExit;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
@@ -102,17 +105,18 @@ final class Lifecycle {
         }
         List<HandleView> leaks = snapshot.leaks();
         boolean cleanup = options.action() == Options.Action.CLEANUP;
-        Map<HandleView, Boolean> stillPending = ExitProbe.stillPending(leaks,
-                Math.min(deadline, start + PROBE_MAX_NANOS));
-        Map<HandleView, CleanupResult> outcomes = Map.of();
+        ExitProbe.Result probe = ExitProbe.probe(leaks, Math.min(deadline, start + PROBE_MAX_NANOS));
+        Map<HandleView, Boolean> stillPending = probe.stillPending();
+        CleanupRun run = CleanupRun.NOTHING;
         if (cleanup && !leaks.isEmpty()) {
             long left = Math.max(0, deadline - System.nanoTime());
-            outcomes = Cleanup.run(leaks, java.time.Duration.ofNanos(left));
+            run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), Libraries.from(leaks));
         }
+        Map<HandleView, CleanupResult> outcomes = run.results();
         Report report = Reporting.build(state, snapshot, communicators, stillPending, outcomes, false);
         writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
         state.exitReported(report);
-        exitWithCodeIfAsked(options, report);
+        exitWithCodeIfAsked(options, report, probe.leftHanging() || run.leftHanging(), leaks);
     }
 
     private static void writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
@@ -135,15 +139,22 @@ final class Lifecycle {
         }
     }
 
-    /** exit-code: only a JVM that was exiting 0 is turned into a failure; a failure is never masked. */
-    private static void exitWithCodeIfAsked(Options options, Report report) {
+    /**
+     * exit-code: only a JVM that was exiting 0 is turned into a failure; a failure is never masked.
+     * With a native call left hanging, the process ends here with the status it was exiting with.
+     */
+    private static void exitWithCodeIfAsked(Options options, Report report, boolean hanging, List<HandleView> leaks) {
         int code = options.exitCode();
-        if (code == 0 || !report.hasLeaks()) {
-            return;
-        }
         int status = Hooks.exitStatus;
-        if ((status == -1 || status == 0) && !Hooks.mainThreadFailed) {
-            JfrShutdown.runDeferred(); // halt skips the rest of this hook, JFR's dump included
+        boolean exitingZero = (status == -1 || status == 0) && !Hooks.mainThreadFailed;
+        boolean override = code != 0 && report.hasLeaks() && exitingZero;
+        if (hanging || override) {
+            JfrShutdown.runDeferred(); // the process ends here: JFR's dump must run before
+        }
+        if (hanging) {
+            ProcessExit.immediately(override ? code : exitingZero ? 0 : status == -1 ? 1 : status, leaks);
+        }
+        if (override) {
             Runtime.getRuntime().halt(code);
         }
     }

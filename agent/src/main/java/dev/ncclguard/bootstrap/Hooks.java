@@ -1,5 +1,7 @@
 package dev.ncclguard.bootstrap;
 
+import java.util.concurrent.locks.LockSupport;
+
 /**
  * The entry points that advice inlined into other classes calls. This class (and {@link JnaSink})
  * sits on the bootstrap class path so that it is visible from JNA in any class loader and from
@@ -51,16 +53,35 @@ public final class Hooks {
         }
     }
 
-    /** After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. */
+    /**
+     * After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. Does not
+     * return when the call would release a handle the agent's exit-time cleanup has claimed.
+     */
     public static long jnaEnter(Object fn, Object[] args) {
         if (fn == null) {
             return 0L;
         }
+        long token;
         try {
             JnaSink sink = jna;
-            return sink == null ? 0L : sink.enter(fn, args);
+            token = sink == null ? 0L : sink.enter(fn, args);
         } catch (Throwable t) {
             return 0L;
+        }
+        if (token == JnaSink.PARK) {
+            parkUntilHalt();
+        }
+        return token;
+    }
+
+    /**
+     * Parks the calling thread for good. Used only for an application release that meets the
+     * agent's cleanup of the same handle, which runs after every application shutdown hook: the
+     * JVM is halting, so the thread is never missed, and the handle is released exactly once.
+     */
+    public static void parkUntilHalt() {
+        while (true) {
+            LockSupport.park(Hooks.class); // wakeups and interrupts change nothing
         }
     }
 
@@ -96,17 +117,25 @@ public final class Hooks {
         return hook;
     }
 
-    /** Called by a generated native-method wrapper before the renamed native. Never throws. */
+    /**
+     * Called by a generated native-method wrapper before the renamed native. Never throws; does not
+     * return when the call would release a handle the agent's exit-time cleanup has claimed.
+     */
     public static long nativeEnter(int site, Object[] args) {
         NativeSink sink = natives;
         if (sink == null) {
             return 0L;
         }
+        long token;
         try {
-            return sink.enter(site, args);
+            token = sink.enter(site, args);
         } catch (Throwable t) {
             return 0L;
         }
+        if (token == NativeSink.PARK) {
+            parkUntilHalt();
+        }
+        return token;
     }
 
     /** Called by a generated native-method wrapper after the renamed native returned. Never throws. */

@@ -6,6 +6,9 @@ package dev.ncclguard.bootstrap;
  * renamed native. {@code site} names the wrapped method; {@code args} are its arguments, boxed.
  */
 public interface NativeSink {
+    /** As {@link JnaSink#PARK}: the release of a handle the exit-time cleanup claimed; the hook parks. */
+    long PARK = JnaSink.PARK;
+
     /** Before the native call; returns a token handed to {@link #exit}. */
     long enter(int site, Object[] args);
 

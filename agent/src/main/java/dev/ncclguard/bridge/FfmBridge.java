@@ -1,6 +1,7 @@
 package dev.ncclguard.bridge;
 
 import dev.ncclguard.bootstrap.FfmSink;
+import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.log.Log;
@@ -102,6 +103,9 @@ public final class FfmBridge implements FfmSink {
             Log.once("ffm-enter", "tracking failed in " + fn.symbol() + ", tracking goes on: " + t);
         } finally {
             view.clear();
+        }
+        if (token == Tracker.CLAIMED_BY_CLEANUP) {
+            Hooks.parkUntilHalt(); // a release of what the exit-time cleanup releases: never twice
         }
         Object result = (Object) spread.invokeExact(args);
         view = JnaArgs.of(args);

@@ -34,7 +34,8 @@ public final class JnaBridge implements JnaSink {
         }
         a.with(args);
         try {
-            return tracker.enter((NativeFunction) fn, a);
+            long token = tracker.enter((NativeFunction) fn, a);
+            return token == Tracker.CLAIMED_BY_CLEANUP ? JnaSink.PARK : token;
         } catch (Throwable t) {
             Log.once("jna-enter", "tracking failed in " + fn + ", tracking goes on: " + t);
             return 0L;

@@ -102,7 +102,8 @@ public final class NativeBridge implements NativeSink {
         }
         NativeArgs a = NativeArgs.of(site, args, 0L);
         try {
-            return tracker.enter(site.fn, a);
+            long token = tracker.enter(site.fn, a);
+            return token == Tracker.CLAIMED_BY_CLEANUP ? NativeSink.PARK : token;
         } catch (Throwable t) {
             Log.once("native-enter", "tracking failed in " + site + ", tracking goes on: " + t);
             return 0L;

@@ -29,6 +29,10 @@ import java.util.concurrent.locks.LockSupport;
  * </ol>
  * Every native call runs on a daemon thread and the caller only ever waits with a bound, so a
  * library that hangs costs at most the timeout: what has not answered by then is "timed-out".
+ *
+ * <p>Cleanup never releases what the application releases: it claims each event and communicator
+ * before its first call on it ({@link dev.ncclguard.track.ReleaseClaim}), and one the application
+ * is releasing, or released, is left alone ("none").
  */
 public final class Cleanup {
     static final int CUDA_SUCCESS = 0;
@@ -47,6 +51,8 @@ public final class Cleanup {
     private static final long MAX_TIMEOUT_NANOS = TimeUnit.DAYS.toNanos(1);
 
     private final List<Item> items = new ArrayList<>();
+    /** Native calls of cleanup in progress: one still in at the end was left hanging. */
+    private final java.util.concurrent.atomic.AtomicInteger inNative = new java.util.concurrent.atomic.AtomicInteger();
     private final Libraries libraries;
     private final long timeoutNanos;
     private final long deadline;
@@ -71,6 +77,11 @@ public final class Cleanup {
      */
     public static Map<HandleView, CleanupResult> run(List<HandleView> leaks, Duration timeout,
                                                      Libraries libraries) {
+        return execute(leaks, timeout, libraries).results();
+    }
+
+    /** Like {@link #run}, and says whether a native call of cleanup was still running at the end. */
+    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, Libraries libraries) {
         Cleanup cleanup = new Cleanup(leaks, timeout, libraries);
         try {
             cleanup.synchronizeEventsAndStreams();
@@ -79,7 +90,20 @@ public final class Cleanup {
         } catch (Throwable t) {
             cleanup.settleRest(CleanupResult.of(CleanupOutcome.FAILED, "cleanup failed: " + t));
         }
-        return cleanup.results();
+        // a destroy that an abort released returns a moment later: give it until the deadline
+        while (cleanup.inNative.get() > 0 && cleanup.deadline - System.nanoTime() > 0) {
+            LockSupport.parkNanos(FIRST_POLL_SLEEP_NANOS);
+        }
+        return new CleanupRun(cleanup.results(), cleanup.inNative.get() > 0);
+    }
+
+    /** What the application is releasing (or released) itself is not ours: claims the rest. */
+    private static boolean claim(Item item) {
+        if (item.view.claim().claimForCleanup()) {
+            return true;
+        }
+        item.settle(CleanupOutcome.NONE, "released by the application while the JVM exited");
+        return false;
     }
 
     // ---- phase 1: poll events and streams ----
@@ -92,7 +116,8 @@ public final class Cleanup {
             }
             if (item.view.access() == null) {
                 item.settle(CleanupOutcome.FAILED, "no library instance was recorded to query it");
-            } else {
+            } else if (item.view.kind() != Kind.EVENT || claim(item)) {
+                // an event is claimed before it is queried: it is destroyed at the end
                 probes.add(item);
             }
         }
@@ -120,7 +145,7 @@ public final class Cleanup {
         }
     }
 
-    private static void poll(List<Item> probes, AtomicBoolean stop, AtomicReference<Item> inCall) {
+    private void poll(List<Item> probes, AtomicBoolean stop, AtomicReference<Item> inCall) {
         long sleep = FIRST_POLL_SLEEP_NANOS;
         while (!stop.get()) {
             boolean pending = false;
@@ -134,7 +159,7 @@ public final class Cleanup {
                 String symbol = probe.querySymbol();
                 inCall.set(probe);
                 try {
-                    int status = probe.view.access().call(symbol, probe.view.handle());
+                    int status = call(probe.view.access(), symbol, probe.view.handle());
                     if (status == CUDA_SUCCESS) {
                         probe.syncEnded(Sync.COMPLETE, null);
                     } else if (status == CUDA_ERROR_NOT_READY) {
@@ -173,7 +198,7 @@ public final class Cleanup {
             if (item.view.kind() == Kind.COMM) {
                 if (item.view.access() == null) {
                     item.settle(CleanupOutcome.FAILED, "no library instance was recorded to release it");
-                } else {
+                } else if (claim(item)) {
                     comms.add(item);
                 }
             } else if (item.view.kind() == Kind.EVENT) {
@@ -191,7 +216,7 @@ public final class Cleanup {
         for (Item comm : comms) {
             destroys.put(comm, callAsync("ncclguard-cleanup-destroy-" + comm.view.hexHandle(), () -> {
                 setDevice(comm.view.device());
-                return comm.view.access().call("ncclCommDestroy", comm.view.handle());
+                return call(comm.view.access(), "ncclCommDestroy", comm.view.handle());
             }));
         }
         Map<AbortGroup, List<Item>> toAbort = new LinkedHashMap<>();
@@ -361,15 +386,25 @@ public final class Cleanup {
     }
 
     /** The call's status, or Integer.MIN_VALUE when it threw (no such symbol, bad library). */
-    private static int callStatus(NativeAccess access, String symbol, Object... args) {
+    private int callStatus(NativeAccess access, String symbol, Object... args) {
         try {
-            return access.call(symbol, args);
+            return call(access, symbol, args);
         } catch (Throwable t) {
             return Integer.MIN_VALUE;
         }
     }
 
-    private static <T> Future<T> callAsync(String threadName, Callable<T> work) {
+    /** Every native call of cleanup goes through here, so that one that never returns is known. */
+    private int call(NativeAccess access, String symbol, Object... args) {
+        inNative.incrementAndGet();
+        try {
+            return access.call(symbol, args);
+        } finally {
+            inNative.decrementAndGet();
+        }
+    }
+
+    private <T> Future<T> callAsync(String threadName, Callable<T> work) {
         CompletableFuture<T> result = new CompletableFuture<>();
         Thread thread = new Thread(() -> {
             try {

@@ -18,6 +18,18 @@ public final class ExitProbe {
     }
 
     public static Map<HandleView, Boolean> stillPending(List<HandleView> leaks, long deadlineNanos) {
+        return probe(leaks, deadlineNanos).stillPending();
+    }
+
+    /**
+     * @param stillPending per event and stream, whether its work was in flight; absent: unknown
+     * @param leftHanging  a query had not returned by the deadline: a thread is still inside CUDA
+     */
+    public record Result(Map<HandleView, Boolean> stillPending, boolean leftHanging) {
+    }
+
+    /** Like {@link #stillPending}, and says whether a query was left hanging. */
+    public static Result probe(List<HandleView> leaks, long deadlineNanos) {
         Map<HandleView, Boolean> answers = new ConcurrentHashMap<>();
         Thread prober = new Thread(() -> {
             for (HandleView view : leaks) {
@@ -45,6 +57,6 @@ public final class ExitProbe {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return Map.copyOf(answers);
+        return new Result(Map.copyOf(answers), prober.isAlive());
     }
 }

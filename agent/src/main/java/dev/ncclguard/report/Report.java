@@ -331,7 +331,7 @@ public record Report(
             } else {
                 details.remove("stillPending");
             }
-            String note = result.outcome() == CleanupOutcome.NONE ? null : result.note();
+            String note = result.note(); // "none" has one when the application released it meanwhile
             return new Leak(view.kind(), view.hexHandle(), view.api(), view.bridge(), view.thread(),
                     Instant.ofEpochMilli(view.createdAtMillis()), StackFrames.format(view.creation()),
                     Collections.unmodifiableMap(details), result.outcome(), note);

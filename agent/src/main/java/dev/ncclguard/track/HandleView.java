@@ -11,6 +11,7 @@ import java.util.Map;
  * @param creation the creating stack as captured (formatting is the reporter's job), or null
  *                 when stacks=off
  * @param access   the library instance that created the handle, for queries and cleanup
+ * @param claim    the right to release it at exit, shared with the application's own releases
  */
 public record HandleView(
         Kind kind,
@@ -22,7 +23,15 @@ public record HandleView(
         Throwable creation,
         int device,
         Map<String, Object> details,
-        NativeAccess access) {
+        NativeAccess access,
+        ReleaseClaim claim) {
+
+    /** A view of a handle no tracker follows: any claim on it succeeds. */
+    public HandleView(Kind kind, long handle, String api, String bridge, String thread, long createdAtMillis,
+            Throwable creation, int device, Map<String, Object> details, NativeAccess access) {
+        this(kind, handle, api, bridge, thread, createdAtMillis, creation, device, details, access,
+                ReleaseClaim.UNTRACKED);
+    }
 
     public String hexHandle() {
         return "0x" + Long.toHexString(handle);

@@ -49,6 +49,12 @@ public final class Tracker {
     static final int RELEASED_COMMS_KEPT = 10_000;
     /** The token of a stream call whose stream was not known at enter: it covers no work. */
     private static final long NO_TOKEN = -1;
+    /**
+     * What {@link #enter} returns for a release of a handle that the exit-time cleanup has claimed:
+     * the bridge must not let the call reach the library (it parks the thread: this happens only
+     * while the JVM exits, after the application's shutdown hooks).
+     */
+    public static final long CLAIMED_BY_CLEANUP = Long.MIN_VALUE;
 
     /**
      * @param stacks record the creating Java stack of each handle
@@ -127,9 +133,9 @@ public final class Tracker {
             switch (fn.effect()) {
                 case COMM_DESTROY:
                 case COMM_ABORT:
-                    return serialOf(comms.get(args.handle(fn.handle())));
+                    return releaseEnter(comms.get(args.handle(fn.handle())));
                 case EVENT_DESTROY:
-                    return serialOf(events.get(args.handle(fn.handle())));
+                    return releaseEnter(events.get(args.handle(fn.handle())));
                 case STREAM_DESTROY:
                     return serialOf(streams.get(streamKey(args.handle(fn.stream()))));
                 case EVENT_QUERY:
@@ -170,6 +176,7 @@ public final class Tracker {
             firstCall();
         }
         try {
+            releaseFailedIfSo(fn, args, status, token);
             switch (fn.effect()) {
                 case COMM_CREATE -> {
                     if (succeededOrInProgress(status)) {
@@ -608,6 +615,31 @@ public final class Tracker {
         return t == null ? 0 : t.serial;
     }
 
+    /** The release's token (the record's serial), or {@link #CLAIMED_BY_CLEANUP}. */
+    private static long releaseEnter(Tracked t) {
+        if (t == null) {
+            return 0;
+        }
+        return t.enterRelease() ? t.serial : CLAIMED_BY_CLEANUP;
+    }
+
+    /**
+     * A release that failed leaves its handle live, and claimable again. ncclInProgress is no
+     * failure: a nonblocking communicator's release goes on inside NCCL.
+     */
+    private void releaseFailedIfSo(NativeFunction fn, CallArgs args, int status, long token) {
+        Effect effect = fn.effect();
+        boolean comm = effect == Effect.COMM_DESTROY || effect == Effect.COMM_ABORT;
+        if ((!comm && effect != Effect.EVENT_DESTROY) || status == 0 || token == 0 || token == CLAIMED_BY_CLEANUP
+                || (comm && status == NCCL_IN_PROGRESS)) {
+            return;
+        }
+        Tracked t = comm ? comms.get(args.handle(fn.handle())) : events.get(args.handle(fn.handle()));
+        if (t != null && t.serial == token) {
+            t.releaseFailed();
+        }
+    }
+
     private Throwable stack() {
         return stacks ? new Throwable("creation stack") : null;
     }
@@ -622,7 +654,7 @@ public final class Tracker {
 
     private static HandleView view(Kind kind, Tracked t, Map<String, Object> details) {
         return new HandleView(kind, t.handle, t.api, t.bridge, t.thread, t.createdAtMillis, t.creation,
-                t.device, Collections.unmodifiableMap(details), t.access);
+                t.device, Collections.unmodifiableMap(details), t.access, t);
     }
 
     private void internalError(RuntimeException e) {

@@ -3,9 +3,11 @@ package dev.ncclguard.cleanup;
 import static dev.ncclguard.cleanup.CleanupOutcome.ABORTED;
 import static dev.ncclguard.cleanup.CleanupOutcome.DESTROYED;
 import static dev.ncclguard.cleanup.CleanupOutcome.FAILED;
+import static dev.ncclguard.cleanup.CleanupOutcome.NONE;
 import static dev.ncclguard.cleanup.CleanupOutcome.SYNCHRONIZED;
 import static dev.ncclguard.cleanup.CleanupOutcome.TIMED_OUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -15,6 +17,8 @@ import dev.ncclguard.bridge.NativeAccess;
 import dev.ncclguard.cleanup.FakeLibrary.Call;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Kind;
+import dev.ncclguard.track.ReleaseClaim;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -386,5 +390,95 @@ class CleanupTest {
     void noteIsAbsentWhenTheOutcomeIsPlain() {
         HandleView event = event(0x20, cudart);
         assertNull(run(LONG, event).get(event).note());
+    }
+
+    /** A claim as the tracker hands it out: taken once, or refused when the application released. */
+    private static final class Claim implements ReleaseClaim {
+        final AtomicInteger claims = new AtomicInteger();
+        final boolean applicationHasIt;
+
+        Claim(boolean applicationHasIt) {
+            this.applicationHasIt = applicationHasIt;
+        }
+
+        @Override
+        public boolean claimForCleanup() {
+            claims.incrementAndGet();
+            return !applicationHasIt;
+        }
+
+        @Override
+        public boolean claimedForCleanup() {
+            return !applicationHasIt && claims.get() > 0;
+        }
+    }
+
+    private static HandleView withClaim(HandleView v, ReleaseClaim claim) {
+        return new HandleView(v.kind(), v.handle(), v.api(), v.bridge(), v.thread(), v.createdAtMillis(),
+                v.creation(), v.device(), v.details(), v.access(), claim);
+    }
+
+    @Test
+    void communicatorTheApplicationIsReleasingIsLeftAlone() {
+        HandleView mine = withClaim(comm(0x10, 0, nccl), new Claim(true));
+        HandleView leaked = withClaim(comm(0x20, 0, nccl), new Claim(false));
+        Map<HandleView, CleanupResult> results = run(LONG, mine, leaked);
+
+        assertEquals(new CleanupResult(NONE, "released by the application while the JVM exited"), results.get(mine));
+        assertEquals(DESTROYED, results.get(leaked).outcome());
+        assertEquals(List.of(0x20L), log.calls().stream().filter(c -> c.symbol().startsWith("ncclComm"))
+                .map(c -> c.arg(0)).toList());
+    }
+
+    @Test
+    void eventTheApplicationIsDestroyingIsNeitherQueriedNorDestroyed() {
+        HandleView mine = withClaim(event(0x30, cudart), new Claim(true));
+        Map<HandleView, CleanupResult> results = run(LONG, mine);
+
+        assertEquals(NONE, results.get(mine).outcome());
+        assertEquals(List.of(), log.calls().stream().filter(c -> c.symbol().startsWith("cudaEvent")).toList());
+    }
+
+    @Test
+    void everyHandleIsClaimedOnceBeforeItsFirstCall() {
+        Claim commClaim = new Claim(false);
+        Claim eventClaim = new Claim(false);
+        nccl.answer("ncclCommDestroy", 5); // and then aborted: still one claim
+        HandleView comm = withClaim(comm(0x10, 0, nccl), commClaim);
+        HandleView event = withClaim(event(0x20, cudart), eventClaim);
+        run(LONG, comm, event);
+
+        assertEquals(1, commClaim.claims.get());
+        assertEquals(1, eventClaim.claims.get());
+        assertEquals(1, log.calls("ncclCommAbort").size());
+    }
+
+    @Test
+    void aNativeCallStillRunningAtTheEndIsLeftHanging() {
+        nccl.hang("ncclCommDestroy").hang("ncclCommAbort");
+        CleanupRun hanging = assertTimeoutPreemptively(RETURNS_WITHIN,
+                () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new Libraries(cudart)));
+        assertTrue(hanging.leftHanging());
+    }
+
+    @Test
+    void aDestroyReleasedByTheAbortIsNotLeftHanging() {
+        // NCCLEMU_HANG=ncclCommDestroy: the destroy returns once the comm is aborted
+        java.util.concurrent.CountDownLatch aborted = new java.util.concurrent.CountDownLatch(1);
+        nccl.answer("ncclCommDestroy", args -> {
+            try {
+                aborted.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return 6;
+        }).answer("ncclCommAbort", args -> {
+            aborted.countDown();
+            return 0;
+        });
+        CleanupRun run = assertTimeoutPreemptively(RETURNS_WITHIN,
+                () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new Libraries(cudart)));
+        assertEquals(ABORTED, run.results().values().iterator().next().outcome());
+        assertFalse(run.leftHanging());
     }
 }

@@ -76,6 +76,11 @@ final class ChildJvm {
     }
 
     Result run(String... args) throws IOException, InterruptedException {
+        return start(args).finish();
+    }
+
+    /** Starts the child and returns at once, for tests that act on it while it runs (signals). */
+    Running start(String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(javaHome, "bin", "java").toString());
         if (agentOptions != null) {
@@ -91,18 +96,59 @@ final class ChildJvm {
         pb.environment().keySet().removeIf(k -> k.startsWith("NCCLGUARD_") || k.startsWith("NCCLEMU_"));
         pb.environment().putAll(env);
         long start = System.nanoTime();
-        Process p = pb.start();
-        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly().waitFor();
-            fail("child JVM did not exit within " + timeoutSeconds + "s: " + cmd + "\nstderr:\n"
-                    + Files.readString(err));
+        return new Running(pb.start(), out, err, start, cmd, timeoutSeconds);
+    }
+
+    /** A child that runs. */
+    static final class Running {
+        final Process process;
+        private final Path out;
+        private final Path err;
+        private final long startNanos;
+        private final List<String> command;
+        private final long timeoutSeconds;
+
+        Running(Process process, Path out, Path err, long startNanos, List<String> command, long timeoutSeconds) {
+            this.process = process;
+            this.out = out;
+            this.err = err;
+            this.startNanos = startNanos;
+            this.command = command;
+            this.timeoutSeconds = timeoutSeconds;
         }
-        long millis = (System.nanoTime() - start) / 1_000_000;
-        Result r = new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
-                Files.readString(err, StandardCharsets.UTF_8), millis, cmd);
-        Files.deleteIfExists(out);
-        Files.deleteIfExists(err);
-        return r;
+
+        /** Waits until the child printed {@code line} on stdout (or exited, or the timeout passed). */
+        void awaitStdoutLine(String line) throws IOException, InterruptedException {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+            while (!Files.readString(out).lines().anyMatch(line::equals)) {
+                if (!process.isAlive() || System.nanoTime() - until > 0) {
+                    fail("child never printed '" + line + "': " + finish().describe());
+                }
+                Thread.sleep(10);
+            }
+        }
+
+        /** Sends a signal by name (TERM, INT, ...) with kill(1). */
+        void signal(String name) throws IOException, InterruptedException {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+            if (kill.waitFor() != 0) {
+                fail("kill -" + name + " " + process.pid() + " failed");
+            }
+        }
+
+        Result finish() throws IOException, InterruptedException {
+            if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+                fail("child JVM did not exit within " + timeoutSeconds + "s: " + command + "\nstderr:\n"
+                        + Files.readString(err));
+            }
+            long millis = (System.nanoTime() - startNanos) / 1_000_000;
+            Result r = new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+                    Files.readString(err, StandardCharsets.UTF_8), millis, command);
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+            return r;
+        }
     }
 
     record Result(int exitCode, String stdout, String stderr, long millis, List<String> command) {

@@ -87,6 +87,15 @@ class ReportTest {
     }
 
     @Test
+    void cleanupThatLeftAHandleToTheApplicationSaysSo() {
+        Report report = Report.builder().action("cleanup").leaks(List.of(comm))
+                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.NONE, "released by the application"))).build();
+
+        assertEquals(CleanupOutcome.NONE, report.leaks().get(0).cleanup());
+        assertEquals("released by the application", report.leaks().get(0).cleanupNote());
+    }
+
+    @Test
     void processAndAgentFieldsAreFilledIn() {
         Instant started = Instant.parse("2025-06-01T10:00:00Z");
         Report report = Report.builder().startedAt(started).build();

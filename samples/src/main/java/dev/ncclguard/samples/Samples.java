@@ -25,6 +25,9 @@ public final class Samples {
     }
 
     static int run(String[] args) {
+        if (MultiRank.handles(args)) {
+            return MultiRank.run(args); // one JVM per rank: its own command line
+        }
         Options options;
         try {
             options = Options.parse(args);
@@ -135,6 +138,8 @@ public final class Samples {
         out.println("  --init rank|all  communicators by ncclCommInitRank on each rank's thread (default),"
                 + " or all at once by ncclCommInitAll");
         out.println("  --bridge B       how the calls reach NCCL and CUDA: " + Bridges.HELP);
+        out.println("  " + MultiRank.USAGE.substring("usage: java -jar ncclguard-samples.jar ".length())
+                + ": one JVM per rank (rank 0 makes the unique id); see samples/README.md");
         out.println("Libraries: the system's libnccl.so.2 and libcudart.so.13 when libnccl.so.2 loads,"
                 + " else the emulator's from -D" + GpuLibraries.EMU_PROPERTY + ", $" + GpuLibraries.EMU_ENV
                 + ", ./native-shim/target/emu, or ../../native-shim/target/emu from this jar.");

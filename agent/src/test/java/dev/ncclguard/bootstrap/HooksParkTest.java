@@ -1,0 +1,84 @@
+package dev.ncclguard.bootstrap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The hook keeps an application release of a handle the cleanup claimed from reaching the library. */
+class HooksParkTest {
+    private static final long TOKEN = 42;
+
+    private static JnaSink sinkAnswering(long token) {
+        return new JnaSink() {
+            @Override
+            public Object lookup(String symbol) {
+                return symbol;
+            }
+
+            @Override
+            public long enter(Object fn, Object[] args) {
+                return token;
+            }
+
+            @Override
+            public void exit(Object fn, Object library, Object[] args, Object result, long t) {
+            }
+        };
+    }
+
+    @AfterEach
+    void uninstall() {
+        Hooks.jna = null;
+        Hooks.natives = null;
+    }
+
+    /** Runs the call on a daemon thread and checks that it parks there for good. */
+    private static void assertParks(Runnable call) throws Exception {
+        AtomicLong returned = new AtomicLong(-1);
+        Thread app = new Thread(() -> {
+            call.run();
+            returned.set(1);
+        }, "app-release");
+        app.setDaemon(true); // parked for good: the test JVM must not wait for it
+        app.start();
+        long until = System.nanoTime() + 10_000_000_000L;
+        while (app.getState() != Thread.State.WAITING && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        assertEquals(Thread.State.WAITING, app.getState());
+        app.interrupt(); // an interrupt does not let the release through either
+        app.join(300);
+        assertTrue(app.isAlive());
+        assertEquals(-1, returned.get(), "the call went on to the library");
+    }
+
+    @Test
+    void aReleaseOfAClaimedHandleParksTheCallingThreadForGood() throws Exception {
+        Hooks.jna = sinkAnswering(JnaSink.PARK);
+        assertParks(() -> Hooks.jnaEnter("ncclCommDestroy", new Object[0]));
+    }
+
+    @Test
+    void aWrappedNativeReleaseOfAClaimedHandleParksToo() throws Exception {
+        Hooks.natives = new NativeSink() {
+            @Override
+            public long enter(int site, Object[] args) {
+                return NativeSink.PARK;
+            }
+
+            @Override
+            public void exit(int site, Object[] args, long result, long token) {
+            }
+        };
+        assertParks(() -> Hooks.nativeEnter(7, new Object[0]));
+    }
+
+    @Test
+    void otherTokensPassThrough() {
+        Hooks.jna = sinkAnswering(TOKEN);
+        assertEquals(TOKEN, Hooks.jnaEnter("ncclCommDestroy", new Object[0]));
+    }
+}
