@@ -87,6 +87,26 @@ static inline char *read_file(const char *path) {
   return buf;
 }
 
+/*
+ * An after-exit check: the emulator's exit report (NCCLEMU_REPORT=<dir>/report) equals the file
+ * <dir>/expected that the case wrote while it ran. Returns the number of failures (0 or 1).
+ */
+static inline int exit_report_is_as_expected(int status, const char *dir) {
+  (void)status;
+  char path[512];
+  snprintf(path, sizeof(path), "%s/report", dir);
+  char *report = read_file(path);
+  snprintf(path, sizeof(path), "%s/expected", dir);
+  char *expected = read_file(path);
+  int failures = !report || !expected || strcmp(report, expected) != 0;
+  if (failures)
+    fprintf(stderr, "report:\n%s\nexpected:\n%s\n", report ? report : "(none)",
+            expected ? expected : "(none)");
+  free(report);
+  free(expected);
+  return failures;
+}
+
 static inline int count_lines(const char *s) {
   int n = 0;
   for (; s && *s; s++)

@@ -171,22 +171,6 @@ static void leaked_events(void) {
   fclose(f);
 }
 
-static int report_is_as_expected(int status, const char *dir) {
-  (void)status;
-  char path[512];
-  snprintf(path, sizeof(path), "%s/report", dir);
-  char *report = read_file(path);
-  snprintf(path, sizeof(path), "%s/expected", dir);
-  char *expected = read_file(path);
-  int failures = !report || !expected || strcmp(report, expected) != 0;
-  if (failures)
-    fprintf(stderr, "report:\n%s\nexpected:\n%s\n", report ? report : "(none)",
-            expected ? expected : "(none)");
-  free(report);
-  free(expected);
-  return failures;
-}
-
 static const struct test_case cases[] = {
     {"unrecorded_event_is_complete", unrecorded_event_is_complete, NULL, NULL},
     {"recorded_event_is_pending_until_the_stream_gets_there",
@@ -200,7 +184,7 @@ static const struct test_case cases[] = {
      destroyed_or_foreign_events_are_invalid_resource_handles, NULL, NULL},
     {"destroying_a_pending_event_is_safe", destroying_a_pending_event_is_safe, NULL, NULL},
     {"report_lists_live_events_with_their_pending_state", leaked_events,
-     "NCCLEMU_REPORT=@/report", report_is_as_expected},
+     "NCCLEMU_REPORT=@/report", exit_report_is_as_expected},
 };
 
 TEST_MAIN(cases)
