@@ -26,7 +26,7 @@ class TrackerAllocationTest {
         return THREADS.getThreadAllocatedBytes(Thread.currentThread().getId());
     }
 
-    private static void assumeMeasurable() {
+    private static void requireMeasurable() {
         assertTrue(THREADS.isThreadAllocatedMemorySupported() && THREADS.isThreadAllocatedMemoryEnabled(),
                 "this JVM does not count allocated bytes per thread");
     }
@@ -34,7 +34,7 @@ class TrackerAllocationTest {
     @ParameterizedTest(name = "stacks={0}")
     @ValueSource(booleans = {true, false})
     void recordQueryAndAllReduceAllocateNothingGroupedOrNot(boolean stacks) {
-        assumeMeasurable();
+        requireMeasurable();
         Tracker t = new Tracker(new Tracker.Config(stacks, System::currentTimeMillis));
         Driver d = new Driver(t);
         d.initRank(0xA000, 1, 0, Driver.uniqueId(1));
@@ -76,7 +76,7 @@ class TrackerAllocationTest {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"cudaEventCreate", "cudaStreamCreate", "ncclCommInitAll"})
     void aLiveHandleWithStacksOffCostsAtMost256Bytes(String create) {
-        assumeMeasurable();
+        requireMeasurable();
         Tracker t = new Tracker(new Tracker.Config(false, System::currentTimeMillis));
         NativeFunction fn = Catalog.lookup(create);
         long[] out = new long[1];
