@@ -150,23 +150,23 @@ final class CallSiteRewriter implements ClassFileTransformer {
                 mv.visitVarInsn(Opcodes.ASTORE, receiver);
             }
             // args = {a0 .. an-1, (result), receiver}
-            push(mv, params.length + 2);
+            NativeWrapper.push(mv, params.length + 2);
             mv.visitTypeInsn(Opcodes.ANEWARRAY, "java/lang/Object");
             for (int i = 0; i < params.length; i++) {
                 mv.visitInsn(Opcodes.DUP);
-                push(mv, i);
+                NativeWrapper.push(mv, i);
                 mv.visitVarInsn(params[i].getOpcode(Opcodes.ILOAD), slots[i]);
-                box(mv, params[i]);
+                NativeWrapper.box(mv, params[i]);
                 mv.visitInsn(Opcodes.AASTORE);
             }
             if (!isStatic) {
                 mv.visitInsn(Opcodes.DUP);
-                push(mv, params.length + 1);
+                NativeWrapper.push(mv, params.length + 1);
                 mv.visitVarInsn(Opcodes.ALOAD, receiver);
                 mv.visitInsn(Opcodes.AASTORE);
             }
             mv.visitVarInsn(Opcodes.ASTORE, argsLocal);
-            push(mv, site);
+            NativeWrapper.push(mv, site);
             mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
             mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeEnter", "(I[Ljava/lang/Object;)J", false);
             mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
@@ -183,11 +183,11 @@ final class CallSiteRewriter implements ClassFileTransformer {
             }
             if (ret.getSort() == Type.OBJECT || ret.getSort() == Type.ARRAY) {
                 mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
-                push(mv, params.length);
+                NativeWrapper.push(mv, params.length);
                 mv.visitVarInsn(Opcodes.ALOAD, resultLocal);
                 mv.visitInsn(Opcodes.AASTORE);
             }
-            push(mv, site);
+            NativeWrapper.push(mv, site);
             mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
             switch (ret.getSort()) {
                 case Type.BOOLEAN, Type.BYTE, Type.CHAR, Type.SHORT, Type.INT -> {
@@ -202,36 +202,6 @@ final class CallSiteRewriter implements ClassFileTransformer {
             if (ret.getSort() != Type.VOID) {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ILOAD), resultLocal);
             }
-        }
-
-        private static void push(MethodVisitor mv, int value) {
-            if (value >= -1 && value <= 5) {
-                mv.visitInsn(Opcodes.ICONST_0 + value);
-            } else if (value >= Byte.MIN_VALUE && value <= Byte.MAX_VALUE) {
-                mv.visitIntInsn(Opcodes.BIPUSH, value);
-            } else if (value >= Short.MIN_VALUE && value <= Short.MAX_VALUE) {
-                mv.visitIntInsn(Opcodes.SIPUSH, value);
-            } else {
-                mv.visitLdcInsn(value);
-            }
-        }
-
-        private static void box(MethodVisitor mv, Type t) {
-            String owner;
-            switch (t.getSort()) {
-                case Type.BOOLEAN -> owner = "java/lang/Boolean";
-                case Type.BYTE -> owner = "java/lang/Byte";
-                case Type.CHAR -> owner = "java/lang/Character";
-                case Type.SHORT -> owner = "java/lang/Short";
-                case Type.INT -> owner = "java/lang/Integer";
-                case Type.FLOAT -> owner = "java/lang/Float";
-                case Type.LONG -> owner = "java/lang/Long";
-                case Type.DOUBLE -> owner = "java/lang/Double";
-                default -> {
-                    return;
-                }
-            }
-            mv.visitMethodInsn(Opcodes.INVOKESTATIC, owner, "valueOf", "(" + t.getDescriptor() + ")L" + owner + ";", false);
         }
     }
 }

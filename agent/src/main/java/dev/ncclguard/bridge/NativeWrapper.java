@@ -241,7 +241,8 @@ final class NativeWrapper extends ClassVisitor {
         }
     }
 
-    private static void push(MethodVisitor mv, int value) {
+    /** Pushes an int constant with the shortest instruction; also used by CallSiteRewriter. */
+    static void push(MethodVisitor mv, int value) {
         if (value >= -1 && value <= 5) {
             mv.visitInsn(Opcodes.ICONST_0 + value);
         } else if (value >= Byte.MIN_VALUE && value <= Byte.MAX_VALUE) {
@@ -253,7 +254,8 @@ final class NativeWrapper extends ClassVisitor {
         }
     }
 
-    private static void box(MethodVisitor mv, Type t) {
+    /** Boxes the primitive on the stack (nothing for references); also used by CallSiteRewriter. */
+    static void box(MethodVisitor mv, Type t) {
         String owner;
         switch (t.getSort()) {
             case Type.BOOLEAN -> owner = "java/lang/Boolean";
