@@ -86,27 +86,27 @@ final class MultiRank {
         for (int i = 1; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
-                case "--ranks" -> ranks = positive(arg, value(args, ++i, arg));
+                case "--ranks" -> ranks = Options.positive(arg, Options.value(args, ++i, arg));
                 case "--then" -> {
-                    then = value(args, ++i, arg);
+                    then = Options.value(args, ++i, arg);
                     if (!then.equals("clean") && !then.equals("leaky")) {
                         throw new IllegalArgumentException("--then " + then + ": expected clean or leaky");
                     }
                 }
-                case "--kill" -> kill = Integer.parseInt(value(args, ++i, arg));
-                case "--iters" -> iterations = positive(arg, value(args, ++i, arg));
-                case "--count" -> count = positive(arg, value(args, ++i, arg));
-                case "--wait" -> wait = positive(arg, value(args, ++i, arg));
+                case "--kill" -> kill = Integer.parseInt(Options.value(args, ++i, arg));
+                case "--iters" -> iterations = Options.positive(arg, Options.value(args, ++i, arg));
+                case "--count" -> count = Options.positive(arg, Options.value(args, ++i, arg));
+                case "--wait" -> wait = Options.positive(arg, Options.value(args, ++i, arg));
                 case "--bridge" -> {
-                    bridge = value(args, ++i, arg);
+                    bridge = Options.value(args, ++i, arg);
                     if (!Bridges.NAMES.contains(bridge)) {
                         throw new IllegalArgumentException("--bridge " + bridge + ": expected one of "
                                 + String.join(", ", Bridges.NAMES));
                     }
                 }
                 // set by the launcher for the JVMs it starts
-                case "--rank" -> rank = Integer.parseInt(value(args, ++i, arg));
-                case "--id-file" -> idFile = Path.of(value(args, ++i, arg));
+                case "--rank" -> rank = Integer.parseInt(Options.value(args, ++i, arg));
+                case "--id-file" -> idFile = Path.of(Options.value(args, ++i, arg));
                 default -> throw new IllegalArgumentException("unexpected argument '" + arg + "'");
             }
         }
@@ -383,24 +383,5 @@ final class MultiRank {
         } catch (IOException e) {
             // a closed stdin means go as well
         }
-    }
-
-    private static String value(String[] args, int i, String option) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(option + " needs a value");
-        }
-        return args[i];
-    }
-
-    private static int positive(String option, String value) {
-        try {
-            int n = Integer.parseInt(value);
-            if (n > 0) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException(option + " " + value + ": expected a positive integer");
     }
 }

@@ -60,14 +60,15 @@ record Options(String scenario, int ranks, int iterations, int count, boolean in
         return new Options(scenario, ranks, iterations, count, initAll, false, bridge);
     }
 
-    private static String value(String[] args, int i, String option) {
+    /** The value after an option; also used by MultiRank's own options. */
+    static String value(String[] args, int i, String option) {
         if (i >= args.length) {
             throw new IllegalArgumentException(option + " needs a value");
         }
         return args[i];
     }
 
-    private static int positive(String option, String value) {
+    static int positive(String option, String value) {
         try {
             int n = Integer.parseInt(value);
             if (n > 0) {
