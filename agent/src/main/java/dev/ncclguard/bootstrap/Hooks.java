@@ -118,17 +118,19 @@ public final class Hooks {
     }
 
     /**
-     * Called by a generated native-method wrapper before the renamed native. Never throws; does not
+     * Called by a generated native-method wrapper (or a rewritten call site) before the renamed
+     * native, with the site's argument slots (see {@link NativeSink}). Never throws; does not
      * return when the call would release a handle the agent's exit-time cleanup has claimed.
      */
-    public static long nativeEnter(int site, Object[] args) {
+    public static long nativeEnter(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
+            long w3, Object r3, long w4, Object r4) {
         NativeSink sink = natives;
         if (sink == null) {
             return 0L;
         }
         long token;
         try {
-            token = sink.enter(site, args);
+            token = sink.enter(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4);
         } catch (Throwable t) {
             return 0L;
         }
@@ -139,11 +141,12 @@ public final class Hooks {
     }
 
     /** Called by a generated native-method wrapper after the renamed native returned. Never throws. */
-    public static void nativeExit(int site, Object[] args, long result, long token) {
+    public static void nativeExit(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
+            long w3, Object r3, long w4, Object r4, long result, Object receiver, long token) {
         NativeSink sink = natives;
         if (sink != null) {
             try {
-                sink.exit(site, args, result, token);
+                sink.exit(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, result, receiver, token);
             } catch (Throwable t) {
                 // the application's call has returned; tracking must never change its outcome
             }

@@ -92,7 +92,8 @@ public final class NativeBridge implements NativeSink {
     }
 
     @Override
-    public long enter(int id, Object[] args) {
+    public long enter(int id, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3, Object r3,
+            long w4, Object r4) {
         NativeSite site = site(id);
         if (site == null) {
             if (id == probeSite) {
@@ -100,7 +101,7 @@ public final class NativeBridge implements NativeSink {
             }
             return 0L;
         }
-        NativeArgs a = NativeArgs.of(site, args, 0L);
+        NativeArgs a = NativeArgs.of(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, 0L);
         try {
             long token = tracker.enter(site.fn, a);
             return token == Tracker.CLAIMED_BY_CLEANUP ? NativeSink.PARK : token;
@@ -113,27 +114,22 @@ public final class NativeBridge implements NativeSink {
     }
 
     @Override
-    public void exit(int id, Object[] args, long result, long token) {
+    public void exit(int id, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3, Object r3,
+            long w4, Object r4, long result, Object receiver, long token) {
         NativeSite site = site(id);
         if (site == null) {
             return;
         }
-        if (!site.isStatic && args != null && args.length > site.paramCount + 1) {
-            rememberReceiver(site, args[site.paramCount + 1]);
+        if (receiver != null && site.receiver == null) {
+            site.receiver = receiver;
         }
-        NativeArgs a = NativeArgs.of(site, args, result);
+        NativeArgs a = NativeArgs.of(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, result);
         try {
             tracker.exit(site.fn, a, site.status(result), token, site.bridge, access(site));
         } catch (Throwable t) {
             Log.once("native-exit", "tracking failed in " + site + ", tracking goes on: " + t);
         } finally {
             a.clear();
-        }
-    }
-
-    private static void rememberReceiver(NativeSite site, Object receiver) {
-        if (receiver != null && site.receiver == null) {
-            site.receiver = receiver;
         }
     }
 

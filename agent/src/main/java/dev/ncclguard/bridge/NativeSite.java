@@ -3,6 +3,8 @@ package dev.ncclguard.bridge;
 import dev.ncclguard.catalog.NativeFunction;
 import java.lang.ref.WeakReference;
 import java.util.Arrays;
+import java.util.TreeSet;
+import net.bytebuddy.jar.asm.Type;
 
 /**
  * One wrapped native method: what it means to the tracker and how to call it again at exit.
@@ -11,6 +13,15 @@ import java.util.Arrays;
 final class NativeSite {
     /** The position of a function's role that is the method's return value (bindings: handle=return). */
     static final int RESULT = 1 << 16;
+    /**
+     * The argument slots a wrapper hands over (NativeSink): the most distinct arguments one function
+     * reads (ncclCommInitRankScalable: comm, nranks, rank, nId, ids).
+     */
+    static final int SLOTS = 5;
+    /** How an argument goes into a slot ({@link #slotKind}). */
+    static final int NOT_PASSED = 0;
+    static final int WORD = 1;
+    static final int REFERENCE = 2;
 
     final int id;
     /** The catalog function, its positions being Java argument indexes (or {@link #RESULT}). */
@@ -27,6 +38,18 @@ final class NativeSite {
     final char returnKind;
     /** C argument position to Java argument index, -1 where the method has none; for exit-time calls. */
     final int[] cToJava;
+    /** The Java argument index each slot holds (see {@link #slotArgs}). */
+    final int[] slotArgs;
+    /** Per slot: a number handed over as a long (true), or a reference. */
+    final boolean[] slotIsWord;
+    /** Java argument index to its slot, -1 for arguments the function does not read. */
+    private final int[] slotOfArg;
+    /**
+     * Per slot, the reader of the reference class last seen there (racy; each entry is immutable):
+     * a ClassValue lookup per argument costs more than the rest of decoding. It holds that class,
+     * as {@link #receiver} holds an instance of the site's own loader.
+     */
+    private final ReaderOf[] readers;
     /** The exit-time access to the library behind this method; made on first need. */
     volatile NativeAccess access;
     /**
@@ -53,6 +76,82 @@ final class NativeSite {
         this.paramCount = paramCount;
         this.returnKind = returnKind;
         this.cToJava = cToJava;
+        Type[] params = Type.getArgumentTypes(descriptor);
+        this.slotArgs = slotArgs(fn, params);
+        if (slotArgs == null) { // no catalog function has more; the class stays unwrapped
+            throw new IllegalArgumentException(fn.symbol() + " reads more than " + SLOTS + " arguments");
+        }
+        this.slotIsWord = new boolean[slotArgs.length];
+        this.slotOfArg = new int[params.length];
+        Arrays.fill(slotOfArg, -1);
+        for (int k = 0; k < slotArgs.length; k++) {
+            slotIsWord[k] = slotKind(params[slotArgs[k]]) == WORD;
+            slotOfArg[slotArgs[k]] = k;
+        }
+        this.readers = new ReaderOf[slotArgs.length];
+    }
+
+    /**
+     * How an argument of type {@code t} goes into a slot: integers as a long word, references as
+     * they are. A boolean, char, float or double is never a handle, rank or count: not passed, so
+     * it reads as 0 (as their boxes did).
+     */
+    static int slotKind(Type t) {
+        switch (t.getSort()) {
+            case Type.INT: case Type.SHORT: case Type.BYTE: case Type.LONG:
+                return WORD;
+            case Type.OBJECT: case Type.ARRAY:
+                return REFERENCE;
+            default:
+                return NOT_PASSED;
+        }
+    }
+
+    /**
+     * The Java arguments a wrapper of {@code fn} (positions in Java argument indexes) hands over, in
+     * slot order: every position of a role the method has, ascending; null if more than {@link #SLOTS}.
+     */
+    static int[] slotArgs(NativeFunction fn, Type[] params) {
+        int[] roles = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
+            fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
+        TreeSet<Integer> used = new TreeSet<>();
+        for (int p : roles) {
+            if (p >= 0 && p < params.length && slotKind(params[p]) != NOT_PASSED) {
+                used.add(p);
+            }
+        }
+        if (used.size() > SLOTS) {
+            return null;
+        }
+        return used.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The slot holding Java argument {@code index}, or -1. */
+    int slotOf(int index) {
+        int[] map = slotOfArg;
+        return index >= 0 && index < map.length ? map[index] : -1;
+    }
+
+    /** The reader of {@code arg}, a reference in slot {@code k}: cached per slot, the class rarely changes. */
+    JnaValues.Reader reader(int k, Object arg) {
+        Class<?> type = arg.getClass();
+        ReaderOf cached = readers[k];
+        if (cached == null || cached.type != type) {
+            cached = new ReaderOf(type, JnaValues.readerOf(type));
+            readers[k] = cached;
+        }
+        return cached.reader;
+    }
+
+    /** A reader and the class it reads; final fields, so a racy publication is safe. */
+    private static final class ReaderOf {
+        final Class<?> type;
+        final JnaValues.Reader reader;
+
+        ReaderOf(Class<?> type, JnaValues.Reader reader) {
+            this.type = type;
+            this.reader = reader;
+        }
     }
 
     /** Whether this site's class was defined by {@code other} (null: the boot loader). */

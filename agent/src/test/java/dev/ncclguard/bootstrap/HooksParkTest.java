@@ -65,15 +65,17 @@ class HooksParkTest {
     void aWrappedNativeReleaseOfAClaimedHandleParksToo() throws Exception {
         Hooks.natives = new NativeSink() {
             @Override
-            public long enter(int site, Object[] args) {
+            public long enter(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3,
+                    Object r3, long w4, Object r4) {
                 return NativeSink.PARK;
             }
 
             @Override
-            public void exit(int site, Object[] args, long result, long token) {
+            public void exit(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3,
+                    Object r3, long w4, Object r4, long result, Object receiver, long token) {
             }
         };
-        assertParks(() -> Hooks.nativeEnter(7, new Object[0]));
+        assertParks(() -> Hooks.nativeEnter(7, 0xA0L, null, 0, null, 0, null, 0, null, 0, null));
     }
 
     @Test
