@@ -147,7 +147,7 @@ final class CallSiteRewriter implements ClassFileTransformer {
             if (!isStatic) {
                 mv.visitVarInsn(Opcodes.ASTORE, receiver);
             }
-            NativeWrapper.callEnter(mv, site.id, site.slotArgs, params, paramLocals);
+            NativeWrapper.callEnter(mv, site.id, site.slots, params, paramLocals);
             mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
             // the application's own call, unchanged
             if (!isStatic) {
@@ -160,7 +160,7 @@ final class CallSiteRewriter implements ClassFileTransformer {
             if (ret.getSort() != Type.VOID) {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ISTORE), resultLocal);
             }
-            NativeWrapper.callExit(mv, site.id, site.slotArgs, params, paramLocals, ret, resultLocal, receiver, tokenLocal);
+            NativeWrapper.callExit(mv, site.id, site.slots, params, paramLocals, ret, resultLocal, receiver, tokenLocal);
             if (ret.getSort() != Type.VOID) {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ILOAD), resultLocal);
             }

@@ -1,6 +1,8 @@
 package dev.ncclguard.bridge;
 
 import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import java.util.ArrayList;
@@ -55,6 +57,21 @@ public final class NativeBridge implements NativeSink {
         grown[known.length] = site;
         sites = grown;
         return site.id;
+    }
+
+    /**
+     * Adds the site of a static JNI method named as catalog function {@code symbol}, as the
+     * transformer does when its class loads, and returns its id; for benchmarks of the bridge alone.
+     */
+    public int addStaticSite(String owner, String symbol, String descriptor) {
+        NativeFunction fn = Catalog.lookup(symbol);
+        if (fn == null) {
+            throw new IllegalArgumentException(symbol + " is not in the catalog");
+        }
+        int params = net.bytebuddy.jar.asm.Type.getArgumentTypes(descriptor).length;
+        char returnKind = descriptor.endsWith(")I") ? 'I' : descriptor.endsWith(")J") ? 'J' : 'V';
+        return add(id -> new NativeSite(id, fn, JNI, owner, null, symbol, descriptor, true, params, returnKind,
+                NativeSite.identity(params)));
     }
 
     /** Reserves the self-check's site: its calls are counted, not tracked. */

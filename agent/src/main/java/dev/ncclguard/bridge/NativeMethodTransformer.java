@@ -81,7 +81,7 @@ final class NativeMethodTransformer implements ClassFileTransformer {
             List<Bindings.Entry> used = new ArrayList<>();
             NativeWrapper wrapper = new NativeWrapper(writer, prefix,
                     (access, name, descriptor) -> siteFor(loader, className, label, access, name, descriptor, p, used),
-                    site -> site == probeSite ? new int[0] : bridge.site(site).slotArgs);
+                    site -> site == probeSite ? NativeSite.Slots.NONE : bridge.site(site).slots);
             reader.accept(wrapper, 0);
             if (bound) {
                 warnUnused(className, used);

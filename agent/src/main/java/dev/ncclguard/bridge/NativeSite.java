@@ -1,5 +1,6 @@
 package dev.ncclguard.bridge;
 
+import dev.ncclguard.catalog.Effect;
 import dev.ncclguard.catalog.NativeFunction;
 import java.lang.ref.WeakReference;
 import java.util.Arrays;
@@ -18,10 +19,22 @@ final class NativeSite {
      * reads (ncclCommInitRankScalable: comm, nranks, rank, nId, ids).
      */
     static final int SLOTS = 5;
-    /** How an argument goes into a slot ({@link #slotKind}). */
+    /** How an argument goes into a slot ({@link #slots}): not at all, as a long, as is. */
     static final int NOT_PASSED = 0;
     static final int WORD = 1;
     static final int REFERENCE = 2;
+    /** A JNA Pointer passed by value: its address, read by the wrapper (Pointer.nativeValue), as a long. */
+    static final int ADDRESS = 3;
+    private static final String JNA_POINTER = "Lcom/sun/jna/Pointer;";
+
+    /**
+     * The Java arguments a wrapper hands over, in slot order ({@code args}), and how each goes
+     * ({@code kinds}: {@link #WORD}, {@link #REFERENCE} or {@link #ADDRESS}).
+     */
+    record Slots(int[] args, int[] kinds) {
+        /** The install-time self-check's: no argument. */
+        static final Slots NONE = new Slots(new int[0], new int[0]);
+    }
 
     final int id;
     /** The catalog function, its positions being Java argument indexes (or {@link #RESULT}). */
@@ -38,9 +51,9 @@ final class NativeSite {
     final char returnKind;
     /** C argument position to Java argument index, -1 where the method has none; for exit-time calls. */
     final int[] cToJava;
-    /** The Java argument index each slot holds (see {@link #slotArgs}). */
-    final int[] slotArgs;
-    /** Per slot: a number handed over as a long (true), or a reference. */
+    /** The Java arguments the wrapper hands over, and how. */
+    final Slots slots;
+    /** Per slot: handed over as a long (true), or a reference. */
     final boolean[] slotIsWord;
     /** Java argument index to its slot, -1 for arguments the function does not read. */
     private final int[] slotOfArg;
@@ -77,30 +90,59 @@ final class NativeSite {
         this.returnKind = returnKind;
         this.cToJava = cToJava;
         Type[] params = Type.getArgumentTypes(descriptor);
-        this.slotArgs = slotArgs(fn, params);
-        if (slotArgs == null) { // no catalog function has more; the class stays unwrapped
+        this.slots = slots(fn, params);
+        if (slots == null) { // no catalog function has more; the class stays unwrapped
             throw new IllegalArgumentException(fn.symbol() + " reads more than " + SLOTS + " arguments");
         }
-        this.slotIsWord = new boolean[slotArgs.length];
+        int n = slots.args().length;
+        this.slotIsWord = new boolean[n];
         this.slotOfArg = new int[params.length];
         Arrays.fill(slotOfArg, -1);
-        for (int k = 0; k < slotArgs.length; k++) {
-            slotIsWord[k] = slotKind(params[slotArgs[k]]) == WORD;
-            slotOfArg[slotArgs[k]] = k;
+        for (int k = 0; k < n; k++) {
+            slotIsWord[k] = slots.kinds()[k] != REFERENCE;
+            slotOfArg[slots.args()[k]] = k;
         }
-        this.readers = new ReaderOf[slotArgs.length];
+        this.readers = new ReaderOf[n];
     }
 
     /**
-     * How an argument of type {@code t} goes into a slot: integers as a long word, references as
-     * they are. A boolean, char, float or double is never a handle, rank or count: not passed, so
-     * it reads as 0 (as their boxes did).
+     * The slots of a wrapper of {@code fn} (positions in Java argument indexes): every argument at
+     * a position of one of its roles, ascending; null if more than {@link #SLOTS}.
      */
-    static int slotKind(Type t) {
+    static Slots slots(NativeFunction fn, Type[] params) {
+        int[] roles = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
+            fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
+        TreeSet<Integer> used = new TreeSet<>();
+        for (int p : roles) {
+            if (p >= 0 && p < params.length && kind(fn, p, params[p]) != NOT_PASSED) {
+                used.add(p);
+            }
+        }
+        if (used.size() > SLOTS) {
+            return null;
+        }
+        int[] args = used.stream().mapToInt(Integer::intValue).toArray();
+        int[] kinds = new int[args.length];
+        for (int k = 0; k < args.length; k++) {
+            kinds[k] = kind(fn, args[k], params[args[k]]);
+        }
+        return new Slots(args, kinds);
+    }
+
+    /**
+     * How Java argument {@code index} of type {@code t} goes into a slot: integers as a long,
+     * references as they are, except a JNA Pointer that only hands over a handle by value, whose
+     * address the wrapper reads inline (a method handle per call costs more). A boolean, char,
+     * float or double is never a handle, rank or count: not passed, so it reads as 0 (as their
+     * boxes did).
+     */
+    private static int kind(NativeFunction fn, int index, Type t) {
         switch (t.getSort()) {
             case Type.INT: case Type.SHORT: case Type.BYTE: case Type.LONG:
                 return WORD;
-            case Type.OBJECT: case Type.ARRAY:
+            case Type.OBJECT:
+                return t.getDescriptor().equals(JNA_POINTER) && onlyHandlesByValue(fn, index) ? ADDRESS : REFERENCE;
+            case Type.ARRAY:
                 return REFERENCE;
             default:
                 return NOT_PASSED;
@@ -108,22 +150,28 @@ final class NativeSite {
     }
 
     /**
-     * The Java arguments a wrapper of {@code fn} (positions in Java argument indexes) hands over, in
-     * slot order: every position of a role the method has, ascending; null if more than {@link #SLOTS}.
+     * Whether every role at {@code index} is a handle passed by value (the handle of all but the
+     * creations, which write it through a pointer; a stream, an event, a parent communicator).
      */
-    static int[] slotArgs(NativeFunction fn, Type[] params) {
-        int[] roles = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
-            fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
-        TreeSet<Integer> used = new TreeSet<>();
-        for (int p : roles) {
-            if (p >= 0 && p < params.length && slotKind(params[p]) != NOT_PASSED) {
-                used.add(p);
+    private static boolean onlyHandlesByValue(NativeFunction fn, int index) {
+        int[] others = {fn.rank(), fn.nranks(), fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(),
+            fn.rankList()};
+        for (int p : others) {
+            if (p == index) {
+                return false;
             }
         }
-        if (used.size() > SLOTS) {
-            return null;
+        return index != fn.handle() || !creates(fn.effect());
+    }
+
+    private static boolean creates(Effect e) {
+        switch (e) {
+            case COMM_CREATE: case COMM_CREATE_ALL: case COMM_SPLIT: case COMM_SHRINK: case EVENT_CREATE:
+            case STREAM_CREATE:
+                return true;
+            default:
+                return false;
         }
-        return used.stream().mapToInt(Integer::intValue).toArray();
     }
 
     /** The slot holding Java argument {@code index}, or -1. */

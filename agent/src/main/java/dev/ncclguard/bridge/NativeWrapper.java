@@ -32,22 +32,22 @@ final class NativeWrapper extends ClassVisitor {
     }
 
     private record Wrap(int access, String name, String descriptor, String signature, String[] exceptions,
-                        int site, int[] slotArgs) {
+                        int site, NativeSite.Slots slots) {
     }
 
     private final String prefix;
     private final Sites sites;
-    /** The Java arguments each site hands over (NativeSite#slotArgs; none for the install-time self-check). */
-    private final java.util.function.IntFunction<int[]> slotArgs;
+    /** The arguments each site hands over (Slots.NONE for the install-time self-check). */
+    private final java.util.function.IntFunction<NativeSite.Slots> slots;
     private final List<Wrap> wraps = new ArrayList<>();
     private String className;
     private int version;
 
-    NativeWrapper(ClassVisitor next, String prefix, Sites sites, java.util.function.IntFunction<int[]> slotArgs) {
+    NativeWrapper(ClassVisitor next, String prefix, Sites sites, java.util.function.IntFunction<NativeSite.Slots> slots) {
         super(Opcodes.ASM9, next);
         this.prefix = prefix;
         this.sites = sites;
-        this.slotArgs = slotArgs;
+        this.slots = slots;
     }
 
     /** Whether any method was wrapped; valid once the class has been visited. */
@@ -67,7 +67,7 @@ final class NativeWrapper extends ClassVisitor {
         if ((access & Opcodes.ACC_NATIVE) != 0 && !name.startsWith(prefix)) {
             int site = sites.siteFor(access, name, descriptor);
             if (site >= 0) {
-                wraps.add(new Wrap(access, name, descriptor, signature, exceptions, site, slotArgs.apply(site)));
+                wraps.add(new Wrap(access, name, descriptor, signature, exceptions, site, slots.apply(site)));
                 return super.visitMethod(access, prefix + name, descriptor, signature, exceptions);
             }
         }
@@ -120,7 +120,7 @@ final class NativeWrapper extends ClassVisitor {
         Label entered = new Label();
         mv.visitTryCatchBlock(enterStart, enterEnd, enterFailed, "java/lang/Throwable");
         mv.visitLabel(enterStart);
-        callEnter(mv, w.site, w.slotArgs, params, paramLocals);
+        callEnter(mv, w.site, w.slots, params, paramLocals);
         mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
         mv.visitLabel(enterEnd);
         mv.visitJumpInsn(Opcodes.GOTO, entered);
@@ -158,7 +158,7 @@ final class NativeWrapper extends ClassVisitor {
         Label done = new Label();
         mv.visitTryCatchBlock(exitStart, exitEnd, exitFailed, "java/lang/Throwable");
         mv.visitLabel(exitStart);
-        callExit(mv, w.site, w.slotArgs, params, paramLocals, ret, resultLocal, isStatic ? -1 : 0, tokenLocal);
+        callExit(mv, w.site, w.slots, params, paramLocals, ret, resultLocal, isStatic ? -1 : 0, tokenLocal);
         mv.visitLabel(exitEnd);
         mv.visitJumpInsn(Opcodes.GOTO, done);
         mv.visitLabel(exitFailed);
@@ -186,9 +186,9 @@ final class NativeWrapper extends ClassVisitor {
      * Emits {@code Hooks.nativeEnter(site, slots)}, leaving the long token on the stack; the
      * arguments are read from the locals {@code paramLocals} (Java argument index to local).
      */
-    static void callEnter(MethodVisitor mv, int site, int[] slotArgs, Type[] params, int[] paramLocals) {
+    static void callEnter(MethodVisitor mv, int site, NativeSite.Slots slots, Type[] params, int[] paramLocals) {
         push(mv, site);
-        pushSlots(mv, slotArgs, params, paramLocals);
+        pushSlots(mv, slots, params, paramLocals);
         mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeEnter", ENTER, false);
     }
 
@@ -197,10 +197,10 @@ final class NativeWrapper extends ClassVisitor {
      * {@code resultLocal} and widened to long (0 for void and references), the receiver from
      * {@code receiverLocal} (null if -1), the token from {@code tokenLocal}.
      */
-    static void callExit(MethodVisitor mv, int site, int[] slotArgs, Type[] params, int[] paramLocals, Type ret,
-                         int resultLocal, int receiverLocal, int tokenLocal) {
+    static void callExit(MethodVisitor mv, int site, NativeSite.Slots slots, Type[] params, int[] paramLocals,
+                         Type ret, int resultLocal, int receiverLocal, int tokenLocal) {
         push(mv, site);
-        pushSlots(mv, slotArgs, params, paramLocals);
+        pushSlots(mv, slots, params, paramLocals);
         switch (ret.getSort()) {
             case Type.BOOLEAN, Type.BYTE, Type.CHAR, Type.SHORT, Type.INT -> {
                 mv.visitVarInsn(Opcodes.ILOAD, resultLocal);
@@ -218,23 +218,38 @@ final class NativeWrapper extends ClassVisitor {
         mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeExit", EXIT, false);
     }
 
-    /** Pushes the {@link NativeSite#SLOTS} slots: (long, null) for a number, (0, reference), or (0, null). */
-    private static void pushSlots(MethodVisitor mv, int[] slotArgs, Type[] params, int[] paramLocals) {
+    /**
+     * Pushes the {@link NativeSite#SLOTS} slots: (long, null) for a number or a JNA Pointer's
+     * address, (0, reference), or (0, null).
+     */
+    private static void pushSlots(MethodVisitor mv, NativeSite.Slots slots, Type[] params, int[] paramLocals) {
         for (int k = 0; k < NativeSite.SLOTS; k++) {
-            Type t = k < slotArgs.length ? params[slotArgs[k]] : null;
-            int kind = t == null ? NativeSite.NOT_PASSED : NativeSite.slotKind(t);
-            if (kind == NativeSite.WORD) {
-                mv.visitVarInsn(t.getOpcode(Opcodes.ILOAD), paramLocals[slotArgs[k]]);
-                if (t.getSort() != Type.LONG) {
-                    mv.visitInsn(Opcodes.I2L);
+            int kind = k < slots.args().length ? slots.kinds()[k] : NativeSite.NOT_PASSED;
+            int local = kind == NativeSite.NOT_PASSED ? -1 : paramLocals[slots.args()[k]];
+            switch (kind) {
+                case NativeSite.WORD -> {
+                    Type t = params[slots.args()[k]];
+                    mv.visitVarInsn(t.getOpcode(Opcodes.ILOAD), local);
+                    if (t.getSort() != Type.LONG) {
+                        mv.visitInsn(Opcodes.I2L);
+                    }
+                    mv.visitInsn(Opcodes.ACONST_NULL);
                 }
-                mv.visitInsn(Opcodes.ACONST_NULL);
-            } else if (kind == NativeSite.REFERENCE) {
-                mv.visitInsn(Opcodes.LCONST_0);
-                mv.visitVarInsn(Opcodes.ALOAD, paramLocals[slotArgs[k]]);
-            } else {
-                mv.visitInsn(Opcodes.LCONST_0);
-                mv.visitInsn(Opcodes.ACONST_NULL);
+                case NativeSite.ADDRESS -> {
+                    // null-safe (0), and a field read once inlined; resolved in the method's own loader
+                    mv.visitVarInsn(Opcodes.ALOAD, local);
+                    mv.visitMethodInsn(Opcodes.INVOKESTATIC, "com/sun/jna/Pointer", "nativeValue",
+                            "(Lcom/sun/jna/Pointer;)J", false);
+                    mv.visitInsn(Opcodes.ACONST_NULL);
+                }
+                case NativeSite.REFERENCE -> {
+                    mv.visitInsn(Opcodes.LCONST_0);
+                    mv.visitVarInsn(Opcodes.ALOAD, local);
+                }
+                default -> {
+                    mv.visitInsn(Opcodes.LCONST_0);
+                    mv.visitInsn(Opcodes.ACONST_NULL);
+                }
             }
         }
     }

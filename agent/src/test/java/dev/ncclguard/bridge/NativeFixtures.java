@@ -35,6 +35,10 @@ final class NativeFixtures {
 
         static native int cudaStreamWaitEvent(short stream, byte event, int flags);
 
+        static native int cudaEventRecordWithFlags(com.sun.jna.Pointer event, com.sun.jna.Pointer stream, int flags);
+
+        static native int cudaStreamCreate(com.sun.jna.Pointer stream);
+
         static native int somethingElse(long x);
 
         static int ncclCommDestroy(long comm) {

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.sun.jna.Pointer;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.track.Tracker;
 import java.lang.reflect.InvocationTargetException;
@@ -132,6 +133,21 @@ class NativeWrapperTest {
     }
 
     @Test
+    void aJnaPointerHandleByValueIsPassedAsItsAddressAnOutPointerAsItIs() throws Exception {
+        Class<?> c = wrapped(NativeFixtures.Jni.class, Bindings.none());
+        Pointer stream = new Pointer(0x5000);
+        thrownBy(method(c, "cudaEventRecordWithFlags"), null, new Pointer(0xE000), stream, 0);
+        assertArrayEquals(new long[] {0xE000, 0x5000, 0, 0, 0}, entered.get(0).words());
+        assertArrayEquals(new Object[5], entered.get(0).refs());
+        thrownBy(method(c, "cudaEventRecordWithFlags"), null, null, stream, 0);
+        assertArrayEquals(new long[] {0, 0x5000, 0, 0, 0}, entered.get(1).words(), "a null Pointer is 0");
+        Pointer out = new Pointer(0x7000);
+        thrownBy(method(c, "cudaStreamCreate"), null, out);
+        assertSame(out, entered.get(2).ref(0), "a creation writes its handle through it: read after the call");
+        assertEquals(0, entered.get(2).word(0));
+    }
+
+    @Test
     void exitGetsTheResultWidenedTheReceiverAndEntersToken() throws Exception {
         Class<?> fixture = NativeFixtures.Jni.class;
         Class<?> c = StubbedNatives.load(fixture, wrappedBytes(fixture, Bindings.none()), PREFIX, -5);
@@ -166,7 +182,7 @@ class NativeWrapperTest {
         NativeSite site = bridge.site(entered.get(0).site());
         assertEquals("ncclCommInitRank", site.fn.symbol());
         assertTrue(site.handleIsResult());
-        assertArrayEquals(new int[] {0, 1, 2}, site.slotArgs, "nranks, uniqueId, rank; the handle is the result");
+        assertArrayEquals(new int[] {0, 1, 2}, site.slots.args(), "nranks, uniqueId, rank; the handle is the result");
         assertEquals(0, site.status(0x1234L), "a handle returned means success");
         assertEquals(-1, site.status(0L), "no handle returned means failure");
     }
