@@ -21,39 +21,49 @@ final class NativeArgs implements CallArgs {
     private Object r2;
     private Object r3;
     private Object r4;
+    /** Whether r0..r4 were set for this call, so must be dropped after it. */
+    private boolean holdsReferences;
     private long result;
 
+    // Reference fields are written only when they change or the site passes references: each such
+    // store costs a GC write barrier, more than the rest of handing a hot call over.
     static NativeArgs of(NativeSite site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
             long w3, Object r3, long w4, Object r4, long result) {
         NativeArgs a = PER_THREAD.get();
-        a.site = site;
+        if (a.site != site) {
+            a.site = site; // kept after the call: sites live as long as the bridge
+        }
         a.w0 = w0;
-        a.r0 = r0;
         a.w1 = w1;
-        a.r1 = r1;
         a.w2 = w2;
-        a.r2 = r2;
         a.w3 = w3;
-        a.r3 = r3;
         a.w4 = w4;
-        a.r4 = r4;
         a.result = result;
+        if (site.passesReferences) {
+            a.r0 = r0;
+            a.r1 = r1;
+            a.r2 = r2;
+            a.r3 = r3;
+            a.r4 = r4;
+            a.holdsReferences = true;
+        }
         return a;
     }
 
     /** Drops the references, which must not outlive the call. */
     void clear() {
-        site = null;
-        r0 = null;
-        r1 = null;
-        r2 = null;
-        r3 = null;
-        r4 = null;
+        if (holdsReferences) {
+            r0 = null;
+            r1 = null;
+            r2 = null;
+            r3 = null;
+            r4 = null;
+            holdsReferences = false;
+        }
     }
 
     private int slot(int index) {
-        NativeSite s = site;
-        return s == null ? -1 : s.slotOf(index);
+        return site.slotOf(index);
     }
 
     private long word(int k) {

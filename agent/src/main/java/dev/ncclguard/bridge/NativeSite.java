@@ -55,6 +55,8 @@ final class NativeSite {
     final Slots slots;
     /** Per slot: handed over as a long (true), or a reference. */
     final boolean[] slotIsWord;
+    /** Whether any slot is a reference. */
+    final boolean passesReferences;
     /** Java argument index to its slot, -1 for arguments the function does not read. */
     private final int[] slotOfArg;
     /**
@@ -98,10 +100,13 @@ final class NativeSite {
         this.slotIsWord = new boolean[n];
         this.slotOfArg = new int[params.length];
         Arrays.fill(slotOfArg, -1);
+        boolean references = false;
         for (int k = 0; k < n; k++) {
             slotIsWord[k] = slots.kinds()[k] != REFERENCE;
+            references |= !slotIsWord[k];
             slotOfArg[slots.args()[k]] = k;
         }
+        this.passesReferences = references;
         this.readers = new ReaderOf[n];
     }
 
