@@ -3,7 +3,8 @@
 # Builds the agent, the samples and bench/, then runs, each against the same thing without the
 # agent, on the emulator (native-shim/target/emu):
 #   jmh         JNA interface calls, tracked and untracked, and creations (bench Compare)
-#   agent-path  the agent's own work per call, without JNA or the native call (JMH AgentPath)
+#   agent-path  the agent's own work per call, without JNA or the native call (JMH AgentPath), and
+#               the native-method bridge's next to the tracker's alone (JMH NativeBridgePath)
 #   startup     JVM start to exit of a sample that loads JNA (hyperfine if installed, and ProcessBench)
 #   exit        exit with 100,000 leaked events: until the reports are written
 #   memory      heap per live handle, stacks=off
@@ -56,7 +57,7 @@ for part in "${parts[@]}"; do
         --rounds "$rounds" --warmup "$warmup" --iterations "$iterations"
       ;;
     agent-path)
-      java -cp "$benchjar:$agent" org.openjdk.jmh.Main AgentPath -f "$rounds" -wi "$warmup" -w 1s \
+      java -cp "$benchjar:$agent" org.openjdk.jmh.Main AgentPath NativeBridgePath -f "$rounds" -wi "$warmup" -w 1s \
         -i "$iterations" -r 1s -prof gc -prof dev.ncclguard.bench.CpuTimeProfiler \
         -jvmArgsAppend "-Dncclguard.emu=$emu" -o "$out/agent-path.log" -rf text -rff "$out/agent-path.txt"
       grep -v 'gc.count\|gc.time\|alloc.rate ' "$out/agent-path.txt"
