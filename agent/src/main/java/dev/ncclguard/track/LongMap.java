@@ -10,7 +10,8 @@ import java.util.function.Consumer;
  * ConcurrentHashMap node and a Long. Striped: each stripe is an open-addressing table whose
  * writes hold its lock for the few instructions of one operation. Lookups take no lock: they read
  * optimistically and are validated by the stripe's stamp (an uncontended lock still costs two
- * atomic instructions, more than the whole lookup; benchmark AgentPath).
+ * atomic instructions, more than the whole lookup; benchmark AgentPath). A record that leaves
+ * the map is marked {@link Tracked#ended}, so a caller holding it can tell it is no longer current.
  */
 final class LongMap<V extends Tracked> {
     private static final int STRIPE_BITS = 6;
@@ -69,6 +70,9 @@ final class LongMap<V extends Tracked> {
             if (i >= 0) {
                 V old = (V) s.vals[i];
                 s.vals[i] = value;
+                if (old != value) {
+                    old.ended = true;
+                }
                 return old;
             }
             s.insertAt(-1 - i, key, value);
@@ -109,6 +113,7 @@ final class LongMap<V extends Tracked> {
             }
             V old = (V) s.vals[i];
             s.deleteAt(i);
+            old.ended = true;
             return old;
         } finally {
             s.lock.unlockWrite(stamp);
