@@ -20,9 +20,9 @@ public final class JnaBridge implements JnaSink {
     /** (library, access) pairs; an application loads two or three libraries, so a scan is cheapest. */
     private volatile Object[] accesses = new Object[0];
     /**
-     * Per catalog function and argument (its handle, its stream): the reader of the argument
-     * class last seen there, which is nearly always the class of every call. Written without
-     * ordering: a reader is immutable, and a stale one is only checked and replaced.
+     * Per catalog function and argument (its handle, its stream): the reader for the JNA of the
+     * first argument seen there. Every reader reads any argument, only slower when it is not of
+     * its JNA. Written without ordering: a reader is immutable, and a lost write only repeats.
      */
     private final JnaHandle[] readers = new JnaHandle[Catalog.size() * 2];
 
@@ -84,8 +84,12 @@ public final class JnaBridge implements JnaSink {
                 return;
             }
             try {
-                tracker.exit(f, found, handle(f, HANDLE, args), handle(f, STREAM, args), JnaValues.status(result),
-                        token, NAME, access(library));
+                if (Tracker.exitReadsHandles(f, found)) {
+                    tracker.exit(f, found, handle(f, HANDLE, args), handle(f, STREAM, args), JnaValues.status(result),
+                            token, NAME, access(library));
+                } else {
+                    tracker.exit(f, found, 0L, 0L, JnaValues.status(result), token, NAME, null);
+                }
             } catch (Throwable t) {
                 Log.once("jna-exit", "tracking failed in " + fn + ", tracking goes on: " + t);
             }
@@ -117,8 +121,8 @@ public final class JnaBridge implements JnaSink {
         }
         int slot = f.id() * 2 + which;
         JnaHandle reader = readers[slot];
-        if (reader == null || reader.type != arg.getClass()) {
-            reader = JnaHandles.of(arg.getClass());
+        if (reader == null) {
+            reader = JnaHandles.forArgument(arg);
             readers[slot] = reader;
         }
         return reader.of(arg);

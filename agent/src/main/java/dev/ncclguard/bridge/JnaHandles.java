@@ -3,139 +3,136 @@ package dev.ncclguard.bridge;
 import dev.ncclguard.bootstrap.JnaHandle;
 import dev.ncclguard.log.Log;
 import java.lang.invoke.MethodHandles;
-import java.lang.reflect.Constructor;
 import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
 /**
- * Readers of the address a handle argument holds, per argument class, for the hot path of the JNA
- * bridge. For JNA's Pointer and PointerType they are classes generated into JNA's own package and
- * class loader (the agent never links JNA, which may be any 5.x in any loader): the read is then a
- * call the JIT inlines, where a method handle held in a field is not. Other classes, and a JNA
- * whose package the agent may not define classes in (a named module), use {@link JnaValues}.
+ * Readers of the address a handle argument holds, for the hot path of the JNA bridge. Each JNA
+ * (the agent never links JNA, which may be any 5.x in any loader) gets a class generated into its
+ * own package and class loader that reads its Pointer and PointerType with two instanceof checks
+ * and a static call, code the JIT inlines where a method handle held in a field is not. Any other
+ * argument goes to {@link #OTHER}, which reads it through {@link JnaValues}, as does everything
+ * for a JNA whose package the agent may not define classes in (a named module).
  */
 final class JnaHandles {
-    static final String POINTER = "com.sun.jna.Pointer";
-    static final String POINTER_TYPE = "com.sun.jna.PointerType";
+    static final String POINTER = "com/sun/jna/Pointer";
+    static final String POINTER_TYPE = "com/sun/jna/PointerType";
     private static final String SUPER = JnaHandle.class.getName().replace('.', '/');
+    private static final String NAME = "NcclguardHandle";
 
-    private static final ClassValue<JnaHandle> BY_CLASS = new ClassValue<>() {
+    /** Numbers (handles mapped as long) directly; the rest through JnaValues' readers. */
+    static final JnaHandle OTHER = new JnaHandle() {
         @Override
-        protected JnaHandle computeValue(Class<?> type) {
-            return create(type);
+        public long of(Object arg) {
+            return arg instanceof Long ? (Long) arg : JnaValues.handle(arg);
         }
     };
 
-    /** Per JNA Pointer or PointerType class: the constructor of its generated reader, or null. */
-    private static final ClassValue<Constructor<?>> GENERATED = new ClassValue<>() {
+    /** Per JNA Pointer class: its generated reader, or OTHER. */
+    private static final ClassValue<JnaHandle> GENERATED = new ClassValue<>() {
         @Override
-        protected Constructor<?> computeValue(Class<?> base) {
-            return generate(base);
+        protected JnaHandle computeValue(Class<?> pointer) {
+            return generate(pointer);
         }
     };
 
     private JnaHandles() {
     }
 
-    /** The reader of arguments of exactly this class. */
-    static JnaHandle of(Class<?> type) {
-        return BY_CLASS.get(type);
-    }
-
-    private static JnaHandle create(Class<?> type) {
-        Class<?> base = ancestor(type, POINTER);
-        if (base == null) {
-            base = ancestor(type, POINTER_TYPE);
-        }
-        Constructor<?> generated = base == null ? null : GENERATED.get(base);
-        if (generated != null) {
-            try {
-                return (JnaHandle) generated.newInstance(type);
-            } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-                Log.once("jna-handle-new", "reading " + type.getName() + " through method handles: " + e);
+    /** The reader for arguments like {@code arg}: its JNA's generated one, else {@link #OTHER}. Never null. */
+    static JnaHandle forArgument(Object arg) {
+        for (Class<?> c = arg == null ? null : arg.getClass(); c != null; c = c.getSuperclass()) {
+            String name = c.getName();
+            if (name.equals("com.sun.jna.Pointer")) {
+                return GENERATED.get(c);
+            }
+            if (name.equals("com.sun.jna.PointerType")) {
+                try {
+                    return GENERATED.get(Class.forName("com.sun.jna.Pointer", false, c.getClassLoader()));
+                } catch (ClassNotFoundException | LinkageError e) {
+                    return OTHER;
+                }
             }
         }
-        return new ReaderHandle(type, JnaValues.readerOf(type));
+        return OTHER;
     }
 
-    private static Class<?> ancestor(Class<?> type, String name) {
-        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-            if (c.getName().equals(name)) {
-                return c;
-            }
-        }
-        return null;
-    }
-
-    /** Defines the reader of {@code base} (Pointer or PointerType) next to it, in its package and loader. */
-    private static Constructor<?> generate(Class<?> base) {
-        boolean pointer = base.getName().equals(POINTER);
-        String name = base.getPackageName() + (pointer ? ".NcclguardPointerHandle" : ".NcclguardPointerTypeHandle");
-        Class<?> defined;
+    /** Defines the reader of {@code pointer}'s JNA next to it, in its package and loader. */
+    private static JnaHandle generate(Class<?> pointer) {
+        String name = pointer.getPackageName() + "." + NAME;
         try {
-            MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(base, MethodHandles.lookup());
+            MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(pointer, MethodHandles.lookup());
+            Class<?> defined;
             try {
-                defined = lookup.defineClass(bytes(name.replace('.', '/'), base.getName().replace('.', '/'), pointer));
+                defined = lookup.defineClass(bytes(name.replace('.', '/')));
             } catch (LinkageError e) {
                 // another thread defined it first (a ClassValue may compute twice)
-                defined = Class.forName(name, false, base.getClassLoader());
+                defined = Class.forName(name, false, pointer.getClassLoader());
             }
-            if (defined.getSuperclass() != JnaHandle.class) {
-                throw new IllegalStateException(name + " extends another " + SUPER + " than the agent's");
-            }
-            return defined.getConstructor(Class.class);
+            return (JnaHandle) defined.getConstructor(JnaHandle.class).newInstance(OTHER);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-            Log.once("jna-handle-" + base.getClassLoader(), "reading JNA handles of " + base.getClassLoader()
+            Log.once("jna-handle-" + pointer.getClassLoader(), "reading JNA handles of " + pointer.getClassLoader()
                     + " through method handles, a little slower: " + e);
-            return null;
+            return OTHER;
         }
     }
 
     /**
-     * {@code public final class name extends JnaHandle}: {@code of(arg)} is
-     * {@code Pointer.nativeValue((Pointer) arg)}, or for a PointerType
-     * {@code Pointer.nativeValue(((PointerType) arg).getPointer())}. No branch, so no stack map frame.
+     * {@code public final class NcclguardHandle extends JnaHandle}, whose {@code of(arg)} is
+     * {@code arg instanceof Pointer ? Pointer.nativeValue((Pointer) arg) : arg instanceof
+     * PointerType ? Pointer.nativeValue(((PointerType) arg).getPointer()) : other.of(arg)}.
      */
-    private static byte[] bytes(String name, String base, boolean pointer) {
-        String pointerClass = POINTER.replace('.', '/');
+    private static byte[] bytes(String name) {
         ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
         cw.visit(Opcodes.V1_8, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, name, null, SUPER, null);
-        MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "(Ljava/lang/Class;)V", null, null);
+        String handleDesc = "L" + SUPER + ";";
+        cw.visitField(Opcodes.ACC_PRIVATE | Opcodes.ACC_FINAL, "other", handleDesc, null, null).visitEnd();
+
+        MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "(" + handleDesc + ")V", null, null);
         init.visitCode();
         init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitMethodInsn(Opcodes.INVOKESPECIAL, SUPER, "<init>", "()V", false);
+        init.visitVarInsn(Opcodes.ALOAD, 0);
         init.visitVarInsn(Opcodes.ALOAD, 1);
-        init.visitMethodInsn(Opcodes.INVOKESPECIAL, SUPER, "<init>", "(Ljava/lang/Class;)V", false);
+        init.visitFieldInsn(Opcodes.PUTFIELD, name, "other", handleDesc);
         init.visitInsn(Opcodes.RETURN);
         init.visitMaxs(0, 0);
         init.visitEnd();
+
+        String nativeValue = "(L" + POINTER + ";)J";
         MethodVisitor of = cw.visitMethod(Opcodes.ACC_PUBLIC, "of", "(Ljava/lang/Object;)J", null, null);
         of.visitCode();
+        Label notPointer = new Label();
+        Label notPointerType = new Label();
         of.visitVarInsn(Opcodes.ALOAD, 1);
-        of.visitTypeInsn(Opcodes.CHECKCAST, base);
-        if (!pointer) {
-            of.visitMethodInsn(Opcodes.INVOKEVIRTUAL, base, "getPointer", "()L" + pointerClass + ";", false);
-        }
-        of.visitMethodInsn(Opcodes.INVOKESTATIC, pointerClass, "nativeValue", "(L" + pointerClass + ";)J", false);
+        of.visitTypeInsn(Opcodes.INSTANCEOF, POINTER);
+        of.visitJumpInsn(Opcodes.IFEQ, notPointer);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitTypeInsn(Opcodes.CHECKCAST, POINTER);
+        of.visitMethodInsn(Opcodes.INVOKESTATIC, POINTER, "nativeValue", nativeValue, false);
+        of.visitInsn(Opcodes.LRETURN);
+        of.visitLabel(notPointer);
+        of.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitTypeInsn(Opcodes.INSTANCEOF, POINTER_TYPE);
+        of.visitJumpInsn(Opcodes.IFEQ, notPointerType);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitTypeInsn(Opcodes.CHECKCAST, POINTER_TYPE);
+        of.visitMethodInsn(Opcodes.INVOKEVIRTUAL, POINTER_TYPE, "getPointer", "()L" + POINTER + ";", false);
+        of.visitMethodInsn(Opcodes.INVOKESTATIC, POINTER, "nativeValue", nativeValue, false);
+        of.visitInsn(Opcodes.LRETURN);
+        of.visitLabel(notPointerType);
+        of.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
+        of.visitVarInsn(Opcodes.ALOAD, 0);
+        of.visitFieldInsn(Opcodes.GETFIELD, name, "other", handleDesc);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitMethodInsn(Opcodes.INVOKEVIRTUAL, SUPER, "of", "(Ljava/lang/Object;)J", false);
         of.visitInsn(Opcodes.LRETURN);
         of.visitMaxs(0, 0);
         of.visitEnd();
         cw.visitEnd();
         return cw.toByteArray();
-    }
-
-    /** Any other class: Number, JavaCPP, a JNA the agent could not define a class for. */
-    private static final class ReaderHandle extends JnaHandle {
-        private final JnaValues.Reader reader;
-
-        ReaderHandle(Class<?> type, JnaValues.Reader reader) {
-            super(type);
-            this.reader = reader;
-        }
-
-        @Override
-        public long of(Object arg) {
-            return JnaValues.handle(reader, arg);
-        }
     }
 }

@@ -331,6 +331,23 @@ public final class Tracker {
         }
     }
 
+    /**
+     * Whether the exit of an {@link #onHandles} call that found {@code found} reads its handle
+     * and stream, or its access (it may create a stream record). A query or synchronize does not:
+     * a bridge may pass 0 and null to it.
+     */
+    public static boolean exitReadsHandles(NativeFunction fn, Object found) {
+        switch (fn.effect()) {
+            case EVENT_QUERY:
+            case EVENT_SYNC:
+            case STREAM_SYNC:
+            case STREAM_QUERY:
+                return false;
+            default:
+                return true;
+        }
+    }
+
     /** Before the call, after {@link #find}: the token its exit needs, as {@link #enter} returns it. */
     public long token(NativeFunction fn, Object found) {
         switch (fn.effect()) {

@@ -22,24 +22,29 @@ class JnaHandlesTest {
     }
 
     @Test
-    void pointersAndPointerTypesAreReadByClassesGeneratedInJnasOwnPackageAndLoader() {
-        for (Class<?> type : new Class<?>[] {Pointer.class, Memory.class, Event.class, PointerByReference.class}) {
-            JnaHandle reader = JnaHandles.of(type);
-            assertSame(type, reader.type);
-            assertEquals("com.sun.jna", reader.getClass().getPackageName(), type.getName());
+    void pointersAndPointerTypesAreReadByAClassGeneratedInJnasOwnPackageAndLoader() {
+        PointerByReference ref = new PointerByReference();
+        for (Object arg : new Object[] {new Pointer(1), new Memory(8), new Event(null), ref}) {
+            JnaHandle reader = JnaHandles.forArgument(arg);
+            assertEquals("com.sun.jna", reader.getClass().getPackageName(), arg.getClass().getName());
             assertSame(Pointer.class.getClassLoader(), reader.getClass().getClassLoader());
         }
-        assertEquals(0x1234L, JnaHandles.of(Pointer.class).of(new Pointer(0x1234L)));
-        assertEquals(0x5678L, JnaHandles.of(Event.class).of(new Event(new Pointer(0x5678L))));
-        assertEquals(0L, JnaHandles.of(Event.class).of(new Event(null)));
-        PointerByReference ref = new PointerByReference();
-        assertEquals(Pointer.nativeValue(ref.getPointer()), JnaHandles.of(PointerByReference.class).of(ref));
+        JnaHandle reader = JnaHandles.forArgument(new Pointer(1));
+        assertEquals(0x1234L, reader.of(new Pointer(0x1234L)));
+        assertEquals(0x5678L, reader.of(new Event(new Pointer(0x5678L))));
+        assertEquals(0L, reader.of(new Event(null)));
+        assertEquals(Pointer.nativeValue(ref.getPointer()), reader.of(ref));
+        assertEquals(0L, reader.of(null));
+        assertEquals(42L, reader.of(42L), "what is not of its JNA is read as before");
     }
 
     @Test
-    void otherArgumentClassesAreReadAsBefore() {
-        assertEquals(42L, JnaHandles.of(Long.class).of(42L));
-        assertEquals("dev.ncclguard.bridge", JnaHandles.of(Long.class).getClass().getPackageName());
+    void otherArgumentsAreReadAsBefore() {
+        JnaHandle reader = JnaHandles.forArgument(42L);
+        assertSame(JnaHandles.OTHER, reader);
+        assertEquals(42L, reader.of(42L));
+        assertEquals(7L, reader.of(7));
+        assertEquals(0x99L, reader.of(new Pointer(0x99L)));
     }
 
     /** JNA's classes from its jar again, child first; the rest (the agent's bootstrap classes) from the parent. */
@@ -67,10 +72,12 @@ class JnaHandlesTest {
             Class<?> pointer = loader.loadClass("com.sun.jna.Pointer");
             assertNotSame(Pointer.class, pointer);
             Object p = pointer.getConstructor(long.class).newInstance(0x9abcL);
-            JnaHandle reader = JnaHandles.of(pointer);
+            JnaHandle reader = JnaHandles.forArgument(p);
             assertSame(loader, reader.getClass().getClassLoader());
-            assertNotSame(JnaHandles.of(Pointer.class).getClass(), reader.getClass());
+            JnaHandle ours = JnaHandles.forArgument(new Pointer(1));
+            assertNotSame(ours.getClass(), reader.getClass());
             assertEquals(0x9abcL, reader.of(p));
+            assertEquals(0x9abcL, ours.of(p), "a reader of another JNA still reads it");
         }
     }
 }
