@@ -47,7 +47,8 @@ public final class JnaBridge implements JnaSink {
             return null;
         }
         try {
-            return tracker.find(f, handle(f, HANDLE, args), handle(f, STREAM, args));
+            return Tracker.findsByStream(f) ? tracker.find(f, 0L, handle(f, STREAM, args))
+                    : tracker.find(f, handle(f, HANDLE, args), 0L);
         } catch (Throwable t) {
             Log.once("jna-find", "tracking failed in " + fn + ", tracking goes on: " + t);
             return null;
@@ -88,7 +89,8 @@ public final class JnaBridge implements JnaSink {
                     tracker.exit(f, found, handle(f, HANDLE, args), handle(f, STREAM, args), JnaValues.status(result),
                             token, NAME, access(library));
                 } else {
-                    tracker.exit(f, found, 0L, 0L, JnaValues.status(result), token, NAME, null);
+                    tracker.exit(f, found, Tracker.NOT_READ, Tracker.NOT_READ, JnaValues.status(result), token, NAME,
+                            null);
                 }
             } catch (Throwable t) {
                 Log.once("jna-exit", "tracking failed in " + fn + ", tracking goes on: " + t);

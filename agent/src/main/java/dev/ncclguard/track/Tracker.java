@@ -331,10 +331,20 @@ public final class Tracker {
         }
     }
 
+    /** What a bridge passes for a handle it did not decode, {@link #exitReadsHandles} having said so. */
+    public static final long NOT_READ = Long.MIN_VALUE;
+
+    /** Whether {@link #find} reads the stream argument of {@code fn} (else its handle argument). */
+    public static boolean findsByStream(NativeFunction fn) {
+        Effect e = fn.effect();
+        return e != Effect.EVENT_QUERY && e != Effect.EVENT_SYNC;
+    }
+
     /**
-     * Whether the exit of an {@link #onHandles} call that found {@code found} reads its handle
-     * and stream, or its access (it may create a stream record). A query or synchronize does not:
-     * a bridge may pass 0 and null to it.
+     * Whether the exit of an {@link #onHandles} call that found {@code found} reads its handle,
+     * its stream or its access (when it may create a stream record). A query or synchronize does
+     * not, nor does work on a stream whose record was found and is still current: a bridge may
+     * pass {@link #NOT_READ} and a null access then. Asked once, right before the exit.
      */
     public static boolean exitReadsHandles(NativeFunction fn, Object found) {
         switch (fn.effect()) {
@@ -343,6 +353,9 @@ public final class Tracker {
             case STREAM_SYNC:
             case STREAM_QUERY:
                 return false;
+            case COMM_ENQUEUE:
+            case STREAM_WAIT_EVENT:
+                return !(found instanceof StreamRecord s && !s.ended);
             default:
                 return true;
         }
@@ -652,8 +665,9 @@ public final class Tracker {
      */
     private StreamRecord streamForWork(Object found, NativeFunction fn, long handle, long stream, String bridge,
             NativeAccess access) {
-        // found before the call and still the stream's record: what the lookup below would find
-        if (found instanceof StreamRecord s && !s.ended) {
+        // found before the call and still the stream's record: what the lookup below would find.
+        // Not read: it was current when the bridge asked, so it ended since, as after a lookup.
+        if (found instanceof StreamRecord s && (!s.ended || stream == NOT_READ)) {
             return s;
         }
         boolean special = isSpecialStream(stream);

@@ -2,8 +2,10 @@ package dev.ncclguard.track;
 
 import static dev.ncclguard.track.FakeArgs.args;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.catalog.NativeFunction;
 import java.util.concurrent.CompletableFuture;
@@ -59,6 +61,22 @@ class CarriedRecordTest {
         assertEquals("0x5000", d.tracker.snapshot().events().get(0).details().get("stream"));
         d.eventQuery(EVENT, 0);
         assertEquals(0, pendingOps(STREAM), "the event's completion covers the new stream's work");
+    }
+
+    @Test
+    void workOnAStreamFoundBeforeTheCallNeedsNoHandleAtItsExitUnlessTheStreamEndedSince() {
+        d.initRank(COMM, 1, 0, Driver.uniqueId(1));
+        d.streamCreate(STREAM);
+        NativeFunction allReduce = Driver.fn("ncclAllReduce");
+        Object found = d.tracker.find(allReduce, COMM, STREAM);
+        assertFalse(Tracker.exitReadsHandles(allReduce, found));
+        d.tracker.exit(allReduce, found, Tracker.NOT_READ, Tracker.NOT_READ, 0, d.tracker.token(allReduce, found),
+                Driver.BRIDGE, null);
+        assertEquals(1, pendingOps(STREAM));
+
+        d.call("cudaStreamDestroy", args().handle(0, STREAM));
+        assertTrue(Tracker.exitReadsHandles(allReduce, found), "an ended record sends the exit to the lookup");
+        assertTrue(Tracker.exitReadsHandles(allReduce, null));
     }
 
     @Test
