@@ -17,7 +17,17 @@ final class LongMap<V extends Tracked> {
     private static final int STRIPE_BITS = 6;
     private static final int MIN_CAPACITY = 4;
 
+    private static final int RECENT = 1 << 10;
+
     private final Stripe[] stripes = new Stripe[1 << STRIPE_BITS];
+    /**
+     * Records that {@link #get} found lately, by hash: a hit reads three objects where the stripes
+     * need five, and a tracked call of a JNA application finds them in a cache that JNA's own work
+     * in between has churned. Written without ordering: a record's handle is final, and one that
+     * left the map is {@link Tracked#ended}, so a stale entry is only missed and replaced. Only
+     * records whose key is their handle enter (not the special streams).
+     */
+    private final Tracked[] recent = new Tracked[RECENT];
 
     LongMap() {
         for (int i = 0; i < stripes.length; i++) {
@@ -41,6 +51,20 @@ final class LongMap<V extends Tracked> {
     @SuppressWarnings("unchecked")
     V get(long key) {
         long h = mix(key);
+        int slot = (int) h & (RECENT - 1);
+        Tracked hot = recent[slot];
+        if (hot != null && hot.handle == key && !hot.ended) {
+            return (V) hot;
+        }
+        V found = getFromStripes(key, h);
+        if (found != null && found.handle == key) {
+            recent[slot] = found;
+        }
+        return found;
+    }
+
+    @SuppressWarnings("unchecked")
+    private V getFromStripes(long key, long h) {
         Stripe s = stripe(h);
         long stamp = s.tryOptimisticRead();
         if (stamp != 0) {
@@ -70,7 +94,7 @@ final class LongMap<V extends Tracked> {
                 V old = (V) s.vals[i];
                 s.vals[i] = value;
                 if (old != value) {
-                    old.ended = true;
+                    ended(old, h);
                 }
                 return old;
             }
@@ -112,10 +136,19 @@ final class LongMap<V extends Tracked> {
             }
             V old = (V) s.vals[i];
             s.deleteAt(i);
-            old.ended = true;
+            ended(old, h);
             return old;
         } finally {
             s.unlockWrite(stamp);
+        }
+    }
+
+    /** {@code old} left the map: callers holding it see that, and the cache lets it go. */
+    private void ended(Tracked old, long h) {
+        old.ended = true;
+        int slot = (int) h & (RECENT - 1);
+        if (recent[slot] == old) {
+            recent[slot] = null;
         }
     }
 
