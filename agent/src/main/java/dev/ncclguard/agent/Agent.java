@@ -19,7 +19,8 @@ import java.util.Set;
 public final class Agent {
     /** Interfaces first: a class is defined after the types it implements. */
     private static final List<String> BOOTSTRAP_CLASSES = List.of(
-            "dev.ncclguard.bootstrap.JnaSink", "dev.ncclguard.bootstrap.NativeSink", "dev.ncclguard.bootstrap.FfmSink",
+            "dev.ncclguard.bootstrap.JnaSink", "dev.ncclguard.bootstrap.JnaHandle", "dev.ncclguard.bootstrap.NativeSink",
+            "dev.ncclguard.bootstrap.FfmSink",
             "dev.ncclguard.bootstrap.Hooks", "dev.ncclguard.bootstrap.LiveView", "dev.ncclguard.bootstrap.Live");
 
     private Agent() {

@@ -89,9 +89,11 @@ final class HookWeaver {
 
     /**
      * Function.invoke(Method, Class[], Class, Object[], Map): on entry
-     * {@code fn = Hooks.jnaLookup(functionName); token = Hooks.jnaEnter(fn, inArgs);}, and before
-     * each return {@code result = Hooks.jnaExit(result, fn, library, inArgs, token)}. The two new
-     * locals sit above the method's own, and every stack map frame is widened to carry them.
+     * {@code fn = Hooks.jnaLookup(functionName); found = Hooks.jnaFind(fn, inArgs);
+     * token = Hooks.jnaEnter(fn, found, inArgs);}, and before each return
+     * {@code result = Hooks.jnaExit(result, fn, found, library, inArgs, token)}. {@code found}
+     * carries the record a call acts on from entry to return, so that it is looked up once. The
+     * new locals sit above the method's own, and every stack map frame is widened to carry them.
      */
     private static byte[] jnaFunction(byte[] classfile) {
         ClassReader reader = new ClassReader(classfile);
@@ -101,7 +103,8 @@ final class HookWeaver {
         }
         boolean hasLibrary = shape.fields.contains("library:Lcom/sun/jna/NativeLibrary;");
         int fnLocal = shape.invokeMaxLocals;
-        int tokenLocal = fnLocal + 1;
+        int foundLocal = fnLocal + 1;
+        int tokenLocal = fnLocal + 2;
         ClassWriter writer = new ClassWriter(ClassWriter.COMPUTE_MAXS);
         reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
             @Override
@@ -121,8 +124,14 @@ final class HookWeaver {
                         mv.visitVarInsn(Opcodes.ASTORE, fnLocal);
                         mv.visitVarInsn(Opcodes.ALOAD, fnLocal);
                         mv.visitVarInsn(Opcodes.ALOAD, INVOKE_ARGS_LOCAL);
+                        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "jnaFind",
+                                "(Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;", false);
+                        mv.visitVarInsn(Opcodes.ASTORE, foundLocal);
+                        mv.visitVarInsn(Opcodes.ALOAD, fnLocal);
+                        mv.visitVarInsn(Opcodes.ALOAD, foundLocal);
+                        mv.visitVarInsn(Opcodes.ALOAD, INVOKE_ARGS_LOCAL);
                         mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "jnaEnter",
-                                "(Ljava/lang/Object;[Ljava/lang/Object;)J", false);
+                                "(Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;)J", false);
                         mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
                     }
 
@@ -130,6 +139,7 @@ final class HookWeaver {
                     public void visitInsn(int opcode) {
                         if (opcode == Opcodes.ARETURN) {
                             mv.visitVarInsn(Opcodes.ALOAD, fnLocal);
+                            mv.visitVarInsn(Opcodes.ALOAD, foundLocal);
                             if (hasLibrary) {
                                 mv.visitVarInsn(Opcodes.ALOAD, 0);
                                 mv.visitFieldInsn(Opcodes.GETFIELD, JNA_FUNCTION, "library", "Lcom/sun/jna/NativeLibrary;");
@@ -139,7 +149,8 @@ final class HookWeaver {
                             mv.visitVarInsn(Opcodes.ALOAD, INVOKE_ARGS_LOCAL);
                             mv.visitVarInsn(Opcodes.LLOAD, tokenLocal);
                             mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "jnaExit",
-                                    "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;J)Ljava/lang/Object;",
+                                    "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;J)"
+                                            + "Ljava/lang/Object;",
                                     false);
                         }
                         super.visitInsn(opcode);
@@ -157,6 +168,7 @@ final class HookWeaver {
                         for (; slot < fnLocal; slot++) {
                             locals.add(Opcodes.TOP);
                         }
+                        locals.add("java/lang/Object");
                         locals.add("java/lang/Object");
                         locals.add(Opcodes.LONG);
                         super.visitFrame(type, locals.size(), locals.toArray(), numStack, stack);

@@ -53,18 +53,31 @@ public final class Hooks {
         }
     }
 
+    /** After {@link #jnaLookup}: what a tracked call acts on, for {@link #jnaEnter} and {@link #jnaExit}. */
+    public static Object jnaFind(Object fn, Object[] args) {
+        if (fn == null) {
+            return null;
+        }
+        try {
+            JnaSink sink = jna;
+            return sink == null ? null : sink.find(fn, args);
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
     /**
-     * After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. Does not
+     * After {@link #jnaFind}: the token for {@link #jnaExit}; 0 for untracked calls. Does not
      * return when the call would release a handle the agent's exit-time cleanup has claimed.
      */
-    public static long jnaEnter(Object fn, Object[] args) {
+    public static long jnaEnter(Object fn, Object found, Object[] args) {
         if (fn == null) {
             return 0L;
         }
         long token;
         try {
             JnaSink sink = jna;
-            token = sink == null ? 0L : sink.enter(fn, args);
+            token = sink == null ? 0L : sink.enter(fn, found, args);
         } catch (Throwable t) {
             return 0L;
         }
@@ -86,12 +99,12 @@ public final class Hooks {
     }
 
     /** Before the call returns {@code result} (not when it throws); returns {@code result} unchanged. */
-    public static Object jnaExit(Object result, Object fn, Object library, Object[] args, long token) {
+    public static Object jnaExit(Object result, Object fn, Object found, Object library, Object[] args, long token) {
         if (fn != null) {
             try {
                 JnaSink sink = jna;
                 if (sink != null) {
-                    sink.exit(fn, library, args, result, token);
+                    sink.exit(fn, found, library, args, result, token);
                 }
             } catch (Throwable t) {
                 // the bridge logs its own failures; nothing may reach the application

@@ -19,12 +19,17 @@ class HooksParkTest {
             }
 
             @Override
-            public long enter(Object fn, Object[] args) {
+            public Object find(Object fn, Object[] args) {
+                return null;
+            }
+
+            @Override
+            public long enter(Object fn, Object found, Object[] args) {
                 return token;
             }
 
             @Override
-            public void exit(Object fn, Object library, Object[] args, Object result, long t) {
+            public void exit(Object fn, Object found, Object library, Object[] args, Object result, long t) {
             }
         };
     }
@@ -58,7 +63,7 @@ class HooksParkTest {
     @Test
     void aReleaseOfAClaimedHandleParksTheCallingThreadForGood() throws Exception {
         Hooks.jna = sinkAnswering(JnaSink.PARK);
-        assertParks(() -> Hooks.jnaEnter("ncclCommDestroy", new Object[0]));
+        assertParks(() -> Hooks.jnaEnter("ncclCommDestroy", null, new Object[0]));
     }
 
     @Test
@@ -81,6 +86,6 @@ class HooksParkTest {
     @Test
     void otherTokensPassThrough() {
         Hooks.jna = sinkAnswering(TOKEN);
-        assertEquals(TOKEN, Hooks.jnaEnter("ncclCommDestroy", new Object[0]));
+        assertEquals(TOKEN, Hooks.jnaEnter("ncclCommDestroy", null, new Object[0]));
     }
 }

@@ -31,7 +31,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * java -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.Compare \
  *     --agent agent/target/ncclguard-agent.jar --emu native-shim/target/emu --out bench/target/results \
- *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|native|create]... [--before OTHER-AGENT.jar]
+ *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|native|create]... [--benchmarks REGEX]
+ *     [--before OTHER-AGENT.jar]
  * </pre>
  * {@code --before} adds a variant "before": the first agent variant of each suite with that jar instead,
  * interleaved with the others, for comparing a change with the build it started from.
@@ -91,6 +92,8 @@ public final class Compare {
         int warmup = Integer.parseInt(opts.getOrDefault("warmup", "5"));
         int iterations = Integer.parseInt(opts.getOrDefault("iterations", "5"));
         List<String> only = opts.containsKey("suite") ? List.of(opts.get("suite").split(",")) : List.of();
+        // a regex over the benchmark methods' names, to spend the rounds on the few that matter
+        String benchmarks = opts.getOrDefault("benchmarks", "\\w+");
         if (!Files.isRegularFile(agent)) {
             throw new IllegalArgumentException("no agent jar at " + agent + ": build it first");
         }
@@ -113,7 +116,7 @@ public final class Compare {
                 for (Variant variant : order) {
                     System.out.printf("round %d/%d: %s, %s%n", round, rounds, suite.name(), variant.name());
                     forks.addAll(run(suite, variant, round, variant.before() ? before : agent, emu, out, warmup,
-                            iterations));
+                            iterations, benchmarks));
                 }
             }
         }
@@ -125,7 +128,7 @@ public final class Compare {
     }
 
     private static List<Fork> run(Suite suite, Variant variant, int round, Path agent, Path emu, Path out,
-            int warmup, int iterations) throws RunnerException {
+            int warmup, int iterations, String benchmarks) throws RunnerException {
         List<String> jvm = new ArrayList<>(List.of(
                 "-Xms512m", "-Xmx512m",
                 "-D" + GpuLibraries.EMU_PROPERTY + "=" + emu,
@@ -134,7 +137,7 @@ public final class Compare {
             jvm.add("-javaagent:" + agent + "=" + variant.agentOptions());
         }
         ChainedOptionsBuilder options = new OptionsBuilder()
-                .include("^" + Pattern.quote(suite.benchmarks().getName()) + "\\.")
+                .include("^" + Pattern.quote(suite.benchmarks().getName()) + "\\.(" + benchmarks + ")$")
                 .forks(1)
                 .warmupIterations(warmup)
                 .warmupTime(TimeValue.seconds(1))

@@ -1,0 +1,83 @@
+package dev.ncclguard.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import com.sun.jna.PointerType;
+import com.sun.jna.ptr.PointerByReference;
+import dev.ncclguard.bootstrap.JnaHandle;
+import java.net.URL;
+import java.net.URLClassLoader;
+import org.junit.jupiter.api.Test;
+
+class JnaHandlesTest {
+    /** A typed handle, as some bindings declare cudaEvent_t. */
+    public static class Event extends PointerType {
+        public Event(Pointer p) {
+            super(p);
+        }
+    }
+
+    @Test
+    void pointersAndPointerTypesAreReadByAClassGeneratedInJnasOwnPackageAndLoader() {
+        PointerByReference ref = new PointerByReference();
+        for (Object arg : new Object[] {new Pointer(1), new Memory(8), new Event(null), ref}) {
+            JnaHandle reader = JnaHandles.forArgument(arg);
+            assertEquals("com.sun.jna", reader.getClass().getPackageName(), arg.getClass().getName());
+            assertSame(Pointer.class.getClassLoader(), reader.getClass().getClassLoader());
+        }
+        JnaHandle reader = JnaHandles.forArgument(new Pointer(1));
+        assertEquals(0x1234L, reader.of(new Pointer(0x1234L)));
+        assertEquals(0x5678L, reader.of(new Event(new Pointer(0x5678L))));
+        assertEquals(0L, reader.of(new Event(null)));
+        assertEquals(Pointer.nativeValue(ref.getPointer()), reader.of(ref));
+        assertEquals(0L, reader.of(null));
+        assertEquals(42L, reader.of(42L), "what is not of its JNA is read as before");
+    }
+
+    @Test
+    void otherArgumentsAreReadAsBefore() {
+        JnaHandle reader = JnaHandles.forArgument(42L);
+        assertSame(JnaHandles.OTHER, reader);
+        assertEquals(42L, reader.of(42L));
+        assertEquals(7L, reader.of(7));
+        assertEquals(0x99L, reader.of(new Pointer(0x99L)));
+    }
+
+    /** JNA's classes from its jar again, child first; the rest (the agent's bootstrap classes) from the parent. */
+    private static final class OwnJna extends URLClassLoader {
+        OwnJna(URL jar) {
+            super(new URL[] {jar}, JnaHandlesTest.class.getClassLoader());
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!name.startsWith("com.sun.jna.")) {
+                return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> c = findLoadedClass(name);
+                return c != null ? c : findClass(name);
+            }
+        }
+    }
+
+    @Test
+    void aJnaInAnotherClassLoaderGetsItsOwnGeneratedReader() throws Exception {
+        URL jar = Pointer.class.getProtectionDomain().getCodeSource().getLocation();
+        try (OwnJna loader = new OwnJna(jar)) {
+            Class<?> pointer = loader.loadClass("com.sun.jna.Pointer");
+            assertNotSame(Pointer.class, pointer);
+            Object p = pointer.getConstructor(long.class).newInstance(0x9abcL);
+            JnaHandle reader = JnaHandles.forArgument(p);
+            assertSame(loader, reader.getClass().getClassLoader());
+            JnaHandle ours = JnaHandles.forArgument(new Pointer(1));
+            assertNotSame(ours.getClass(), reader.getClass());
+            assertEquals(0x9abcL, reader.of(p));
+            assertEquals(0x9abcL, ours.of(p), "a reader of another JNA still reads it");
+        }
+    }
+}
