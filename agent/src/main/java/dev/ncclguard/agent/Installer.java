@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
@@ -54,7 +55,7 @@ public final class Installer {
         }
         try {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
-            Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), System::currentTimeMillis));
+            Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
             LiveMonitor live = LiveMonitor.listenTo(tracker);
             Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             Hooks.jna = new JnaBridge(tracker);
@@ -64,7 +65,9 @@ public final class Installer {
             JfrShutdown.hooksMayExist = !instrumented.getOrDefault(HookWeaver.APP_SHUTDOWN_HOOKS.replace('/', '.'),
                     List.of()).contains(HookTransformer.NOT_LOADED);
             NativeBridge natives = NativeMethods.install(inst, tracker, bindings, premain);
-            FfmHooks.install(inst, tracker);
+            if (Runtime.version().feature() >= 22) {
+                FfmHooks.install(inst, tracker); // not even loaded before: it links ASM
+            }
             String ffm = Runtime.version().feature() >= 22
                     ? "FFM downcalls (java.lang.foreign): handles made from now on; any made before are not tracked"
                     : "FFM downcalls (java.lang.foreign): not on Java " + Runtime.version().feature() + " (22 and later)";
@@ -98,5 +101,13 @@ public final class Installer {
 
     private static Map<String, List<String>> instrument(Instrumentation inst) {
         return new HookTransformer().install(inst);
+    }
+
+    /** The tracker's clock; a class of its own rather than a method reference, which costs more in premain. */
+    private static final class WallClock implements LongSupplier {
+        @Override
+        public long getAsLong() {
+            return System.currentTimeMillis();
+        }
     }
 }
