@@ -81,7 +81,7 @@ final class HookTransformer implements ClassFileTransformer {
                 failures.put(className, "its class loader cannot see the agent's bootstrap classes");
                 return null;
             }
-            byte[] woven = HookWeaver.weave(className, classfile);
+            byte[] woven = HookWeaver.weave(className, classfile, redefined);
             if (woven == null) {
                 Log.once("shape-" + className, className.replace('/', '.')
                         + " has not the shape this agent knows (JNA 5.x expected); its calls are not tracked");
