@@ -20,6 +20,9 @@ final class HookWeaver {
     static final String SHUTDOWN = "java/lang/Shutdown";
     static final String THREAD_GROUP = "java/lang/ThreadGroup";
     static final String APP_SHUTDOWN_HOOKS = "java/lang/ApplicationShutdownHooks";
+    /** Where every use of FFM starts (Java 22+): their static methods install the FFM bridge on first use. */
+    static final String SYMBOL_LOOKUP = "java/lang/foreign/SymbolLookup";
+    static final String LINKER = "java/lang/foreign/Linker";
 
     /** The method where interface-mapped and raw Function calls of every JNA 5.x meet. */
     static final String INVOKE_DESC = "(Ljava/lang/reflect/Method;[Ljava/lang/Class;Ljava/lang/Class;"
@@ -81,9 +84,30 @@ final class HookWeaver {
                         "(Ljava/lang/Thread;)Ljava/lang/Thread;", ALOAD_0, ASTORE_0);
             case JNA_FUNCTION:
                 return jnaFunction(classfile);
+            case SYMBOL_LOOKUP:
+            case LINKER:
+                return ffmFirstUse(classfile);
             default:
                 return null;
         }
+    }
+
+    /** Hooks.ffmFirstUse() at the entry of every static method but the class initializer. */
+    private static byte[] ffmFirstUse(byte[] classfile) throws ClassEdit.Unsupported {
+        ClassEdit edit = new ClassEdit(classfile);
+        int ref = 0;
+        for (int m = 0; m < edit.methodCount(); m++) {
+            int access = edit.methodAccess(m);
+            if ((access & ClassEdit.ACC_STATIC) == 0 || (access & (ClassEdit.ACC_NATIVE | ClassEdit.ACC_ABSTRACT)) != 0
+                    || edit.methodName(m).equals("<clinit>")) {
+                continue;
+            }
+            if (ref == 0) {
+                ref = edit.methodRef(HOOKS, "ffmFirstUse", "()V");
+            }
+            edit.prefixCode(m, new byte[] {(byte) INVOKESTATIC, (byte) (ref >>> 8), (byte) ref}, 0);
+        }
+        return ref == 0 ? null : edit.toByteArray();
     }
 
     /**
