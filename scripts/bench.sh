@@ -63,10 +63,13 @@ for part in "${parts[@]}"; do
       ;;
     startup)
       if command -v hyperfine >/dev/null; then
-        hyperfine --warmup 2 --runs "$runs" --export-json "$out/startup-hyperfine.json" \
+        # -N: no shell around each run, whose start would only add noise
+        echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/startup-load.txt"
+        hyperfine -N --warmup 2 --runs "$runs" --export-json "$out/startup-hyperfine.json" \
           --export-markdown "$out/startup-hyperfine.md" \
           -n without "java -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1" \
           -n with "java -javaagent:$agent -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1"
+        echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/startup-load.txt"
         grep -o '"command": "[a-z]*"\|"median": [0-9.]*' "$out/startup-hyperfine.json" | paste - - | tee "$out/startup-medians.txt"
       else
         echo "hyperfine not installed (apt-get install hyperfine): ProcessBench alone"
