@@ -4,7 +4,7 @@
 # agent, on the emulator (native-shim/target/emu):
 #   jmh         JNA interface calls, tracked and untracked, and creations (bench Compare)
 #   agent-path  the agent's own work per call, without JNA or the native call (JMH AgentPath)
-#   startup     JVM start to exit of a sample that loads JNA (hyperfine if installed, and ProcessBench)
+#   startup     JVM start to exit of a sample that loads JNA (hyperfine if installed, startup-paired.py, ProcessBench)
 #   exit        exit with 100,000 leaked events: until the reports are written
 #   memory      heap per live handle, stacks=off
 # Usage: scripts/bench.sh [--quick] [PART...]   (--quick: 1 round, shorter runs, a smoke test;
@@ -74,6 +74,10 @@ for part in "${parts[@]}"; do
       else
         echo "hyperfine not installed (apt-get install hyperfine): ProcessBench alone"
       fi
+      # CPU time next to wall time, paired by round: what the agent adds without the waits for a core
+      scripts/startup-paired.py "$runs" "without=java -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1" \
+        "with=java -javaagent:$agent -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1" \
+        | tee "$out/startup-paired.md"
       run_java dev.ncclguard.bench.ProcessBench startup --agent "$agent" --emu "$emu" --samples "$samples" \
         --runs "$runs" --out "$out"
       ;;
