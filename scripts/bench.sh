@@ -6,7 +6,7 @@
 #   agent-path  the agent's own work per call, without JNA or the native call (JMH AgentPath), and
 #               the native-method bridge's next to the tracker's alone (JMH NativeBridgePath)
 #   onoff       whole JNA calls, tracking on and off in alternating blocks of one JVM (TrackingOnOff)
-#   startup     JVM start to exit of a sample that loads JNA (hyperfine if installed, and ProcessBench)
+#   startup     JVM start to exit of a sample that loads JNA (hyperfine if installed, startup-paired.py, ProcessBench)
 #   exit        exit with 100,000 leaked events: until the reports are written
 #   memory      heap per live handle, stacks=off
 # Usage: scripts/bench.sh [--quick] [PART...]   (--quick: 1 round, shorter runs, a smoke test;
@@ -71,14 +71,21 @@ for part in "${parts[@]}"; do
       ;;
     startup)
       if command -v hyperfine >/dev/null; then
-        hyperfine --warmup 2 --runs "$runs" --export-json "$out/startup-hyperfine.json" \
+        # -N: no shell around each run, whose start would only add noise
+        echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/startup-load.txt"
+        hyperfine -N --warmup 2 --runs "$runs" --export-json "$out/startup-hyperfine.json" \
           --export-markdown "$out/startup-hyperfine.md" \
           -n without "java -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1" \
           -n with "java -javaagent:$agent -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1"
+        echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/startup-load.txt"
         grep -o '"command": "[a-z]*"\|"median": [0-9.]*' "$out/startup-hyperfine.json" | paste - - | tee "$out/startup-medians.txt"
       else
         echo "hyperfine not installed (apt-get install hyperfine): ProcessBench alone"
       fi
+      # CPU time next to wall time, paired by round: what the agent adds without the waits for a core
+      scripts/startup-paired.py "$runs" "without=java -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1" \
+        "with=java -javaagent:$agent -Dncclguard.emu=$emu -jar $samples clean --ranks 1 --iters 1" \
+        | tee "$out/startup-paired.md"
       run_java dev.ncclguard.bench.ProcessBench startup --agent "$agent" --emu "$emu" --samples "$samples" \
         --runs "$runs" --out "$out"
       ;;

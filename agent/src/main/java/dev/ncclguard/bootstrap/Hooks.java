@@ -17,6 +17,13 @@ public final class Hooks {
     /** The FFM bridge (java.lang.foreign, JDK 22+); null until installed. */
     public static volatile FfmSink ffm;
 
+    /**
+     * Installs the FFM bridge at the first call of a static method of SymbolLookup or Linker,
+     * where every FFM use starts; null when there is nothing to install (before Java 22, or done).
+     */
+    public static volatile Runnable ffmInstall;
+    private static final Object FFM_INSTALL_LOCK = new Object();
+
     /** The status the JVM was asked to exit with (System.exit, signals); -1 while none. */
     public static volatile int exitStatus = -1;
 
@@ -162,6 +169,28 @@ public final class Hooks {
                 sink.exit(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, result, receiver, token);
             } catch (Throwable t) {
                 // the application's call has returned; tracking must never change its outcome
+            }
+        }
+    }
+
+    /**
+     * Called by code woven at the entry of SymbolLookup's and Linker's static methods. The first
+     * call installs the FFM bridge before any lookup runs; calls meanwhile on other threads wait
+     * for it. Never throws.
+     */
+    public static void ffmFirstUse() {
+        if (ffmInstall == null) {
+            return;
+        }
+        synchronized (FFM_INSTALL_LOCK) {
+            Runnable install = ffmInstall;
+            ffmInstall = null; // before it runs: the installing thread's own FFM calls pass straight on
+            if (install != null) {
+                try {
+                    install.run();
+                } catch (Throwable t) {
+                    // the installer logs its own failures; the application's call goes on untracked
+                }
             }
         }
     }

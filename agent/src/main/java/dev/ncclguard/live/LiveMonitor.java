@@ -6,6 +6,7 @@ import dev.ncclguard.report.Report;
 import dev.ncclguard.track.Tracker;
 import dev.ncclguard.track.TrackerListener;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The live view of the tracker: counts for JMX, JFR events, and the MBean's registration. The
@@ -52,7 +53,7 @@ public final class LiveMonitor implements TrackerListener {
     public void started(AgentState installed, boolean premain) {
         this.waitForServer = premain;
         this.state = installed;
-        installed.onExitReport(this::exitReport);
+        installed.onExitReport(new ExitReportListener(this));
         if (!premain || tracker.sawAnyCall()) {
             registerSoon();
         }
@@ -66,11 +67,17 @@ public final class LiveMonitor implements TrackerListener {
     }
 
 
+    /**
+     * Under -javaagent, sleeps before the first look: a short job ends before it and never loads
+     * javax.management at all.
+     */
     private void awaitServer() throws InterruptedException {
         long deadline = System.currentTimeMillis() + REGISTER_ANYWAY_MILLIS;
-        while (waitForServer && System.currentTimeMillis() < deadline
-                && javax.management.MBeanServerFactory.findMBeanServer(null).isEmpty()) {
+        while (waitForServer && System.currentTimeMillis() < deadline) {
             Thread.sleep(SERVER_POLL_MILLIS);
+            if (!javax.management.MBeanServerFactory.findMBeanServer(null).isEmpty()) {
+                return;
+            }
         }
     }
 
@@ -81,18 +88,45 @@ public final class LiveMonitor implements TrackerListener {
             }
             registering = true;
         }
-        AgentState installed = state;
-        Thread t = new Thread(() -> {
+        Thread t = new Thread(new Registration(this, state), "ncclguard-jmx");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The MBean's registration, on its own thread; a class rather than a lambda, which costs more at the first call. */
+    private static final class Registration implements Runnable {
+        private final LiveMonitor live;
+        private final AgentState installed;
+
+        Registration(LiveMonitor live, AgentState installed) {
+            this.live = live;
+            this.installed = installed;
+        }
+
+        @Override
+        public void run() {
             try {
-                awaitServer();
-                TrackerBean.register(installed, this);
+                live.awaitServer();
+                TrackerBean.register(installed, live);
             } catch (Throwable e) {
                 // a runtime without java.management, or a security manager: the agent works without JMX
                 Log.once("jmx", "no JMX view (" + TrackerMXBean.OBJECT_NAME + "): " + e);
             }
-        }, "ncclguard-jmx");
-        t.setDaemon(true);
-        t.start();
+        }
+    }
+
+    /** Hears of the exit report, for JFR; a class rather than a method reference (premain). */
+    private static final class ExitReportListener implements Consumer<Report> {
+        private final LiveMonitor live;
+
+        ExitReportListener(LiveMonitor live) {
+            this.live = live;
+        }
+
+        @Override
+        public void accept(Report report) {
+            live.exitReport(report);
+        }
     }
 
     @Override
