@@ -134,8 +134,9 @@ final class HookWeaver {
      * and a new public invoke does what the in-place weave does:
      * <pre>
      * Object fn = Hooks.jnaLookup(this.functionName);
-     * long token = Hooks.jnaEnter(fn, inArgs);
-     * return Hooks.jnaExit(RENAMED_INVOKE(...), fn, this.library, inArgs, token);
+     * Object found = Hooks.jnaFind(fn, inArgs);     // the record the call acts on, looked up once
+     * long token = Hooks.jnaEnter(fn, found, inArgs);
+     * return Hooks.jnaExit(RENAMED_INVOKE(...), fn, found, this.library, inArgs, token);
      * </pre>
      * It has no branch and no handler (a call that throws is not seen on exit, as before), so it
      * needs no stack map frames. Null when Function has not the JNA 5.x shape.
@@ -153,27 +154,30 @@ final class HookWeaver {
         int functionName = edit.fieldRef("functionName", "Ljava/lang/String;");
         int library = hasLibrary ? edit.fieldRef("library", "Lcom/sun/jna/NativeLibrary;") : 0;
         int lookup = edit.methodRef(HOOKS, "jnaLookup", "(Ljava/lang/String;)Ljava/lang/Object;");
-        int enter = edit.methodRef(HOOKS, "jnaEnter", "(Ljava/lang/Object;[Ljava/lang/Object;)J");
+        int find = edit.methodRef(HOOKS, "jnaFind", "(Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;");
+        int enter = edit.methodRef(HOOKS, "jnaEnter", "(Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;)J");
         int exit = edit.methodRef(HOOKS, "jnaExit",
-                "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;J)Ljava/lang/Object;");
+                "(Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;Ljava/lang/Object;[Ljava/lang/Object;J)"
+                        + "Ljava/lang/Object;");
         int renamed = edit.methodRef(null, RENAMED_INVOKE, INVOKE_DESC);
         int name = edit.nameIndex(m);
         int desc = edit.descIndex(m);
         edit.rename(m, RENAMED_INVOKE, (access & ~(ClassEdit.ACC_PUBLIC | ClassEdit.ACC_PROTECTED))
                 | ClassEdit.ACC_PRIVATE | ClassEdit.ACC_SYNTHETIC);
-        // locals: 0 this, 1-5 the arguments, 6 fn, 7-8 token
+        // locals: 0 this, 1-5 the arguments, 6 fn, 7 found, 8-9 token
         Code c = new Code();
         c.op(ALOAD_0).ref(GETFIELD, functionName).ref(INVOKESTATIC, lookup).op(ASTORE, 6);
-        c.op(ALOAD, 6).op(ALOAD, 4).ref(INVOKESTATIC, enter).op(LSTORE, 7);
+        c.op(ALOAD, 6).op(ALOAD, 4).ref(INVOKESTATIC, find).op(ASTORE, 7);
+        c.op(ALOAD, 6).op(ALOAD, 7).op(ALOAD, 4).ref(INVOKESTATIC, enter).op(LSTORE, 8);
         c.op(ALOAD_0).op(ALOAD_1).op(ALOAD_2).op(ALOAD_3).op(ALOAD, 4).op(ALOAD, 5).ref(INVOKESPECIAL, renamed);
-        c.op(ALOAD, 6);
+        c.op(ALOAD, 6).op(ALOAD, 7);
         if (hasLibrary) {
             c.op(ALOAD_0).ref(GETFIELD, library);
         } else {
             c.op(ACONST_NULL);
         }
-        c.op(ALOAD, 4).op(LLOAD, 7).ref(INVOKESTATIC, exit).op(ARETURN);
-        edit.addMethod(access, name, desc, 6, 9, c.bytes());
+        c.op(ALOAD, 4).op(LLOAD, 8).ref(INVOKESTATIC, exit).op(ARETURN);
+        edit.addMethod(access, name, desc, 7, 10, c.bytes());
         return edit.toByteArray();
     }
 
