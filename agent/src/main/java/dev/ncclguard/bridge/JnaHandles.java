@@ -3,10 +3,6 @@ package dev.ncclguard.bridge;
 import dev.ncclguard.bootstrap.JnaHandle;
 import dev.ncclguard.log.Log;
 import java.lang.invoke.MethodHandles;
-import net.bytebuddy.jar.asm.ClassWriter;
-import net.bytebuddy.jar.asm.Label;
-import net.bytebuddy.jar.asm.MethodVisitor;
-import net.bytebuddy.jar.asm.Opcodes;
 
 /**
  * Readers of the address a handle argument holds, for the hot path of the JNA bridge. Each JNA
@@ -21,6 +17,7 @@ final class JnaHandles {
     static final String POINTER_TYPE = "com/sun/jna/PointerType";
     private static final String SUPER = JnaHandle.class.getName().replace('.', '/');
     private static final String NAME = "NcclguardHandle";
+    private static final String GENERATED_NAME = "com.sun.jna." + NAME;
 
     /** Numbers (handles mapped as long) directly; the rest through JnaValues' readers. */
     static final JnaHandle OTHER = new JnaHandle() {
@@ -62,11 +59,14 @@ final class JnaHandles {
     /** Defines the reader of {@code pointer}'s JNA next to it, in its package and loader. */
     private static JnaHandle generate(Class<?> pointer) {
         String name = pointer.getPackageName() + "." + NAME;
+        if (!name.equals(GENERATED_NAME)) {
+            return OTHER; // a relocated JNA: the class file names com.sun.jna's Pointer
+        }
         try {
             MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(pointer, MethodHandles.lookup());
             Class<?> defined;
             try {
-                defined = lookup.defineClass(bytes(name.replace('.', '/')));
+                defined = lookup.defineClass(classFile());
             } catch (LinkageError e) {
                 // another thread defined it first (a ClassValue may compute twice)
                 defined = Class.forName(name, false, pointer.getClassLoader());
@@ -80,59 +80,16 @@ final class JnaHandles {
     }
 
     /**
-     * {@code public final class NcclguardHandle extends JnaHandle}, whose {@code of(arg)} is
-     * {@code arg instanceof Pointer ? Pointer.nativeValue((Pointer) arg) : arg instanceof
-     * PointerType ? Pointer.nativeValue(((PointerType) arg).getPointer()) : other.of(arg)}.
+     * The class file of {@code public final class com.sun.jna.NcclguardHandle extends JnaHandle},
+     * whose {@code of(arg)} is {@code arg instanceof Pointer ? Pointer.nativeValue((Pointer) arg) :
+     * arg instanceof PointerType ? Pointer.nativeValue(((PointerType) arg).getPointer()) :
+     * other.of(arg)}. Kept as bytes, not generated at the first JNA call: generating it would load
+     * ASM (some 30 classes) into every JNA application's start. JnaHandlesTest generates it with
+     * ASM and checks that these bytes are the same.
      */
-    private static byte[] bytes(String name) {
-        ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
-        cw.visit(Opcodes.V1_8, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, name, null, SUPER, null);
-        String handleDesc = "L" + SUPER + ";";
-        cw.visitField(Opcodes.ACC_PRIVATE | Opcodes.ACC_FINAL, "other", handleDesc, null, null).visitEnd();
+    static final String CLASS_FILE = "yv66vgAAADQAIAEAG2NvbS9zdW4vam5hL05jY2xndWFyZEhhbmRsZQcAAQEAIWRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZQcAAwEABW90aGVyAQAjTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTsBAAY8aW5pdD4BACYoTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTspVgEAAygpVgwABwAJCgAEAAoMAAUABgkAAgAMAQACb2YBABUoTGphdmEvbGFuZy9PYmplY3Q7KUoBABNjb20vc3VuL2puYS9Qb2ludGVyBwAQAQALbmF0aXZlVmFsdWUBABgoTGNvbS9zdW4vam5hL1BvaW50ZXI7KUoMABIAEwoAEQAUAQAXY29tL3N1bi9qbmEvUG9pbnRlclR5cGUHABYBAApnZXRQb2ludGVyAQAXKClMY29tL3N1bi9qbmEvUG9pbnRlcjsMABgAGQoAFwAaDAAOAA8KAAQAHAEABENvZGUBAA1TdGFja01hcFRhYmxlADEAAgAEAAAAAQASAAUABgAAAAIAAQAHAAgAAQAeAAAAFgACAAIAAAAKKrcACyortQANsQAAAAAAAQAOAA8AAQAeAAAAQAACAAIAAAAqK8EAEZkACyvAABG4ABWtK8EAF5kADivAABe2ABu4ABWtKrQADSu2AB2tAAAAAQAfAAAABAACDxEAAA==";
 
-        MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "(" + handleDesc + ")V", null, null);
-        init.visitCode();
-        init.visitVarInsn(Opcodes.ALOAD, 0);
-        init.visitMethodInsn(Opcodes.INVOKESPECIAL, SUPER, "<init>", "()V", false);
-        init.visitVarInsn(Opcodes.ALOAD, 0);
-        init.visitVarInsn(Opcodes.ALOAD, 1);
-        init.visitFieldInsn(Opcodes.PUTFIELD, name, "other", handleDesc);
-        init.visitInsn(Opcodes.RETURN);
-        init.visitMaxs(0, 0);
-        init.visitEnd();
-
-        String nativeValue = "(L" + POINTER + ";)J";
-        MethodVisitor of = cw.visitMethod(Opcodes.ACC_PUBLIC, "of", "(Ljava/lang/Object;)J", null, null);
-        of.visitCode();
-        Label notPointer = new Label();
-        Label notPointerType = new Label();
-        of.visitVarInsn(Opcodes.ALOAD, 1);
-        of.visitTypeInsn(Opcodes.INSTANCEOF, POINTER);
-        of.visitJumpInsn(Opcodes.IFEQ, notPointer);
-        of.visitVarInsn(Opcodes.ALOAD, 1);
-        of.visitTypeInsn(Opcodes.CHECKCAST, POINTER);
-        of.visitMethodInsn(Opcodes.INVOKESTATIC, POINTER, "nativeValue", nativeValue, false);
-        of.visitInsn(Opcodes.LRETURN);
-        of.visitLabel(notPointer);
-        of.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
-        of.visitVarInsn(Opcodes.ALOAD, 1);
-        of.visitTypeInsn(Opcodes.INSTANCEOF, POINTER_TYPE);
-        of.visitJumpInsn(Opcodes.IFEQ, notPointerType);
-        of.visitVarInsn(Opcodes.ALOAD, 1);
-        of.visitTypeInsn(Opcodes.CHECKCAST, POINTER_TYPE);
-        of.visitMethodInsn(Opcodes.INVOKEVIRTUAL, POINTER_TYPE, "getPointer", "()L" + POINTER + ";", false);
-        of.visitMethodInsn(Opcodes.INVOKESTATIC, POINTER, "nativeValue", nativeValue, false);
-        of.visitInsn(Opcodes.LRETURN);
-        of.visitLabel(notPointerType);
-        of.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
-        of.visitVarInsn(Opcodes.ALOAD, 0);
-        of.visitFieldInsn(Opcodes.GETFIELD, name, "other", handleDesc);
-        of.visitVarInsn(Opcodes.ALOAD, 1);
-        of.visitMethodInsn(Opcodes.INVOKEVIRTUAL, SUPER, "of", "(Ljava/lang/Object;)J", false);
-        of.visitInsn(Opcodes.LRETURN);
-        of.visitMaxs(0, 0);
-        of.visitEnd();
-        cw.visitEnd();
-        return cw.toByteArray();
+    static byte[] classFile() {
+        return java.util.Base64.getDecoder().decode(CLASS_FILE);
     }
 }

@@ -1,5 +1,6 @@
 package dev.ncclguard.bridge;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -11,6 +12,10 @@ import com.sun.jna.ptr.PointerByReference;
 import dev.ncclguard.bootstrap.JnaHandle;
 import java.net.URL;
 import java.net.URLClassLoader;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Label;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
 import org.junit.jupiter.api.Test;
 
 class JnaHandlesTest {
@@ -79,5 +84,70 @@ class JnaHandlesTest {
             assertEquals(0x9abcL, reader.of(p));
             assertEquals(0x9abcL, ours.of(p), "a reader of another JNA still reads it");
         }
+    }
+
+    private static final String JNA_HANDLE = JnaHandle.class.getName().replace('.', '/');
+
+    @Test
+    void theKeptClassFileIsTheOneAsmGenerates() {
+        assertArrayEquals(generated("com/sun/jna/NcclguardHandle"), JnaHandles.classFile());
+    }
+
+    /**
+     * {@code public final class NcclguardHandle extends JnaHandle}, whose {@code of(arg)} is
+     * {@code arg instanceof Pointer ? Pointer.nativeValue((Pointer) arg) : arg instanceof
+     * PointerType ? Pointer.nativeValue(((PointerType) arg).getPointer()) : other.of(arg)}.
+     */
+    static byte[] generated(String name) {
+        ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+        cw.visit(Opcodes.V1_8, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, name, null, JNA_HANDLE, null);
+        String handleDesc = "L" + JNA_HANDLE + ";";
+        cw.visitField(Opcodes.ACC_PRIVATE | Opcodes.ACC_FINAL, "other", handleDesc, null, null).visitEnd();
+
+        MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", "(" + handleDesc + ")V", null, null);
+        init.visitCode();
+        init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitMethodInsn(Opcodes.INVOKESPECIAL, JNA_HANDLE, "<init>", "()V", false);
+        init.visitVarInsn(Opcodes.ALOAD, 0);
+        init.visitVarInsn(Opcodes.ALOAD, 1);
+        init.visitFieldInsn(Opcodes.PUTFIELD, name, "other", handleDesc);
+        init.visitInsn(Opcodes.RETURN);
+        init.visitMaxs(0, 0);
+        init.visitEnd();
+
+        String nativeValue = "(L" + JnaHandles.POINTER + ";)J";
+        MethodVisitor of = cw.visitMethod(Opcodes.ACC_PUBLIC, "of", "(Ljava/lang/Object;)J", null, null);
+        of.visitCode();
+        Label notPointer = new Label();
+        Label notPointerType = new Label();
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitTypeInsn(Opcodes.INSTANCEOF, JnaHandles.POINTER);
+        of.visitJumpInsn(Opcodes.IFEQ, notPointer);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitTypeInsn(Opcodes.CHECKCAST, JnaHandles.POINTER);
+        of.visitMethodInsn(Opcodes.INVOKESTATIC, JnaHandles.POINTER, "nativeValue", nativeValue, false);
+        of.visitInsn(Opcodes.LRETURN);
+        of.visitLabel(notPointer);
+        of.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitTypeInsn(Opcodes.INSTANCEOF, JnaHandles.POINTER_TYPE);
+        of.visitJumpInsn(Opcodes.IFEQ, notPointerType);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitTypeInsn(Opcodes.CHECKCAST, JnaHandles.POINTER_TYPE);
+        of.visitMethodInsn(Opcodes.INVOKEVIRTUAL, JnaHandles.POINTER_TYPE, "getPointer", "()L" + JnaHandles.POINTER + ";",
+                false);
+        of.visitMethodInsn(Opcodes.INVOKESTATIC, JnaHandles.POINTER, "nativeValue", nativeValue, false);
+        of.visitInsn(Opcodes.LRETURN);
+        of.visitLabel(notPointerType);
+        of.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
+        of.visitVarInsn(Opcodes.ALOAD, 0);
+        of.visitFieldInsn(Opcodes.GETFIELD, name, "other", handleDesc);
+        of.visitVarInsn(Opcodes.ALOAD, 1);
+        of.visitMethodInsn(Opcodes.INVOKEVIRTUAL, JNA_HANDLE, "of", "(Ljava/lang/Object;)J", false);
+        of.visitInsn(Opcodes.LRETURN);
+        of.visitMaxs(0, 0);
+        of.visitEnd();
+        cw.visitEnd();
+        return cw.toByteArray();
     }
 }
