@@ -1,5 +1,6 @@
 package dev.ncclguard.report;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.math.BigDecimal;
@@ -7,6 +8,7 @@ import java.math.BigInteger;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.IdentityHashMap;
 import java.util.Map;
 
 /**
@@ -18,22 +20,37 @@ import java.util.Map;
  */
 final class JsonOut {
     private static final int SIZE = 1 << 16;
+    /** A fragment's: parts of a few hundred bytes, made a few dozen times a report. */
+    private static final int FRAGMENT_SIZE = 512;
     /** Room kept free at the end of the buffer: the longest thing written without a check (a \\u escape, a time, a long). */
-    private static final int LIMIT = SIZE - 64;
+    private static final int MARGIN = 64;
     private static final byte[] NULL = {'n', 'u', 'l', 'l'};
     private static final byte[] TRUE = {'t', 'r', 'u', 'e'};
     private static final byte[] FALSE = {'f', 'a', 'l', 's', 'e'};
+    /** A line break and the indentation of up to 15 levels, copied in one go. */
+    private static final byte[] NEWLINE_AND_SPACES = ("\n" + " ".repeat(30)).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     private static final byte[] HEX = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
+    /** Enough for the names, apis, bridges, threads and streams of a report; unique strings do not stay. */
+    private static final int MAX_REPEATED = 4096;
+
     private final OutputStream sink;
-    private final byte[] buf = new byte[SIZE];
+    private final Map<String, byte[]> repeated = new IdentityHashMap<>();
+    private final byte[] buf;
+    private final int limit;
     private int pos;
     private int depth;
     /** Members written so far in each open object or array, by depth. */
     private int[] members = new int[16];
 
     JsonOut(OutputStream sink) {
+        this(sink, SIZE);
+    }
+
+    private JsonOut(OutputStream sink, int size) {
         this.sink = sink;
+        this.buf = new byte[size];
+        this.limit = size - MARGIN;
     }
 
     JsonOut beginObject() {
@@ -55,7 +72,7 @@ final class JsonOut {
     /** The next member of the open object: its name, then a value must follow. */
     JsonOut name(String name) throws IOException {
         member();
-        string(name);
+        repeated(name);
         room();
         buf[pos++] = ':';
         buf[pos++] = ' ';
@@ -68,6 +85,42 @@ final class JsonOut {
         return this;
     }
 
+    /**
+     * A string that recurs by identity (a field name, an api, a thread name, a stream's hex handle
+     * shared by its events): escaped and encoded once, then copied. Unique strings go through
+     * {@link #string} once the cache is full.
+     */
+    JsonOut repeated(String text) throws IOException {
+        if (text == null) {
+            return nullValue();
+        }
+        byte[] encoded = repeated.get(text);
+        if (encoded == null) {
+            if (repeated.size() >= MAX_REPEATED) {
+                return string(text);
+            }
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream(text.length() + 2);
+            new JsonOut(bytes, FRAGMENT_SIZE).string(text).flush();
+            encoded = bytes.toByteArray();
+            repeated.put(text, encoded);
+        }
+        return bytes(encoded);
+    }
+
+    /** A handle as the JSON string "0x…", lower-case hex without leading zeros. */
+    JsonOut hexHandle(long handle) throws IOException {
+        room();
+        buf[pos++] = '"';
+        buf[pos++] = '0';
+        buf[pos++] = 'x';
+        int digits = Math.max(1, (Long.SIZE - Long.numberOfLeadingZeros(handle) + 3) / 4);
+        for (int i = digits - 1; i >= 0; i--) {
+            buf[pos++] = HEX[(int) (handle >>> (4 * i)) & 0xf];
+        }
+        buf[pos++] = '"';
+        return this;
+    }
+
     JsonOut string(CharSequence text) throws IOException {
         if (text == null) {
             return bytes(NULL);
@@ -76,7 +129,7 @@ final class JsonOut {
         buf[pos++] = '"';
         int n = text.length();
         for (int i = 0; i < n; i++) {
-            if (pos > LIMIT) {
+            if (pos > limit) {
                 drain();
             }
             char c = text.charAt(i);
@@ -201,6 +254,8 @@ final class JsonOut {
     JsonOut value(Object value) throws IOException {
         if (value == null) {
             return nullValue();
+        } else if (value instanceof String text) {
+            return repeated(text);
         } else if (value instanceof CharSequence text) {
             return string(text);
         } else if (value instanceof Boolean flag) {
@@ -236,9 +291,9 @@ final class JsonOut {
 
     /** Bytes that are already JSON (a cached fragment), as they are. */
     JsonOut bytes(byte[] json) throws IOException {
-        if (json.length > SIZE - pos) {
+        if (json.length > buf.length - pos) {
             drain();
-            if (json.length > SIZE) {
+            if (json.length > buf.length) {
                 sink.write(json);
                 return this;
             }
@@ -253,11 +308,26 @@ final class JsonOut {
         return depth;
     }
 
-    /** Starts a writer of fragments at {@code depth}, for {@link #bytes} into a writer at that depth. */
-    static JsonOut fragment(OutputStream sink, int depth) {
-        JsonOut out = new JsonOut(sink);
+    /** What writes a fragment. */
+    interface Fragment {
+        void writeTo(JsonOut out) throws IOException;
+    }
+
+    /**
+     * The bytes {@code body} writes when {@code members} members of the object or array at
+     * {@code depth} are written already: to be copied with {@link #bytes} into a writer in that state.
+     */
+    static byte[] fragment(int depth, int members, Fragment body) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+        JsonOut out = new JsonOut(bytes, FRAGMENT_SIZE);
         out.depth = depth;
-        return out;
+        if (depth >= out.members.length) {
+            out.members = Arrays.copyOf(out.members, depth + 16);
+        }
+        out.members[depth] = members;
+        body.writeTo(out);
+        out.flush();
+        return bytes.toByteArray();
     }
 
     JsonOut newline() throws IOException {
@@ -273,7 +343,7 @@ final class JsonOut {
 
     private JsonOut ascii(String text) throws IOException {
         for (int i = 0; i < text.length(); i++) {
-            if (pos > LIMIT) {
+            if (pos > limit) {
                 drain();
             }
             buf[pos++] = (byte) text.charAt(i);
@@ -311,8 +381,14 @@ final class JsonOut {
     }
 
     private void newlineAndIndent(int levels) throws IOException {
+        int spaces = 2 * levels;
+        if (spaces < NEWLINE_AND_SPACES.length) {
+            System.arraycopy(NEWLINE_AND_SPACES, 0, buf, pos, spaces + 1);
+            pos += spaces + 1;
+            return;
+        }
         buf[pos++] = '\n';
-        for (int spaces = 2 * levels; spaces > 0; ) {
+        for (; spaces > 0; ) {
             room();
             int run = Math.min(spaces, 32);
             Arrays.fill(buf, pos, pos + run, (byte) ' ');
@@ -322,7 +398,7 @@ final class JsonOut {
     }
 
     private void room() throws IOException {
-        if (pos > LIMIT) {
+        if (pos > limit) {
             drain();
         }
     }

@@ -1,5 +1,9 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.track.Details;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Kind;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -7,6 +11,8 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,11 +57,45 @@ public final class JsonReportWriter {
         }
     }
 
-    /** One report's writing: the stacks already written, by identity, as JSON at their depth. */
+    /**
+     * One report's writing. A leak entry is mostly made of parts that repeat from leak to leak (the
+     * field names and indentation, api, bridge and thread, the stack, the details, the cleanup):
+     * those are written once as bytes and copied, so a leak costs a few copies, its hex handle and
+     * its time. Only immutable parts are cached: {@link Details}, and the stack lists of a report.
+     */
     private static final class Document {
+        /** Bounds the caches: parts that do not repeat are written afresh once it is reached. */
+        private static final int MAX_PARTS = 1024;
+        /** Members of a leak entry written when its handle is next, and when its stack is next. */
+        private static final int BEFORE_API = 2;
+        private static final int BEFORE_STACK = 6;
+
         private final JsonOut json;
         /** A distinct stack is one List shared by its leaks (StackFrames.Cache), written out once. */
         private final Map<List<String>, byte[]> stacks = new IdentityHashMap<>();
+        private final Map<Kind, byte[]> heads = new EnumMap<>(Kind.class);
+        private final Map<Middle, byte[]> middles = new HashMap<>();
+        private final Map<Tail, byte[]> tails = new HashMap<>();
+        private Middle lastMiddle;
+        private byte[] lastMiddleBytes;
+        private Details lastCacheable;
+        private Tail lastTail;
+        private byte[] lastTailBytes;
+
+        /** From the api to the createdAt's name. */
+        private record Middle(String api, String bridge, String thread) {
+            boolean sameAs(HandleView v) {
+                return api == v.api() && bridge == v.bridge() && thread == v.thread();
+            }
+        }
+
+        /** From the stack to the end of the entry, for a leak without cleanup note or suppression. */
+        private record Tail(List<String> stack, Details details, Boolean stillPending, CleanupOutcome cleanup) {
+            boolean sameAs(Leak leak, Details d) {
+                return stack == leak.stack() && details == d && stillPending == leak.stillPending()
+                        && cleanup == leak.cleanup();
+            }
+        }
 
         Document(JsonOut json) {
             this.json = json;
@@ -125,17 +165,105 @@ public final class JsonReportWriter {
         }
 
         private void leak(Leak leak, String suppression) throws IOException {
+            HandleView view = leak.view();
+            int depth = json.depth() + 1; // the entry's, inside the array
+            Details d = cacheable(view.details());
+            if (d == null || leak.cleanupNote() != null || suppression != null) {
+                generic(leak, suppression);
+                return;
+            }
+            byte[] head = heads.get(view.kind());
+            if (head == null) {
+                head = JsonOut.fragment(depth - 1, 1, out -> {
+                    out.beginObject();
+                    out.name("kind").repeated(view.kind().word());
+                    out.name("handle");
+                });
+                heads.put(view.kind(), head);
+            }
+            json.bytes(head);
+            json.hexHandle(view.handle());
+            json.bytes(middle(view, depth));
+            json.time(view.createdAtMillis());
+            json.bytes(tail(leak, d, depth));
+        }
+
+        /** The view's details when they are a Details of the tracker's kind (immutable, without stillPending). */
+        private Details cacheable(Object details) {
+            if (details == lastCacheable && details != null) {
+                return lastCacheable;
+            }
+            if (details instanceof Details d && !d.containsKey("stillPending")) {
+                lastCacheable = d;
+                return d;
+            }
+            return null;
+        }
+
+        private byte[] middle(HandleView view, int depth) throws IOException {
+            if (lastMiddle != null && lastMiddle.sameAs(view)) {
+                return lastMiddleBytes;
+            }
+            Middle key = new Middle(view.api(), view.bridge(), view.thread());
+            byte[] bytes = middles.get(key);
+            if (bytes == null) {
+                bytes = JsonOut.fragment(depth, BEFORE_API, out -> {
+                    out.name("api").repeated(view.api());
+                    out.name("bridge").repeated(view.bridge());
+                    out.name("thread").repeated(view.thread());
+                    out.name("createdAt");
+                });
+                if (middles.size() < MAX_PARTS) {
+                    middles.put(key, bytes);
+                }
+            }
+            lastMiddle = key;
+            lastMiddleBytes = bytes;
+            return bytes;
+        }
+
+        private byte[] tail(Leak leak, Details d, int depth) throws IOException {
+            if (lastTail != null && lastTail.sameAs(leak, d)) {
+                return lastTailBytes;
+            }
+            Tail key = new Tail(leak.stack(), d, leak.stillPending(), leak.cleanup());
+            byte[] bytes = tails.get(key);
+            if (bytes == null) {
+                bytes = JsonOut.fragment(depth, BEFORE_STACK, out -> {
+                    out.name("stack").value(leak.stack());
+                    out.name("details");
+                    details(out, d, leak.stillPending());
+                    out.name("cleanup").repeated(leak.cleanup().word());
+                    out.endObject();
+                });
+                if (tails.size() < MAX_PARTS) {
+                    tails.put(key, bytes);
+                }
+            }
+            lastTail = key;
+            lastTailBytes = bytes;
+            return bytes;
+        }
+
+        /** Field by field, for the leaks whose parts are not cached. */
+        private void generic(Leak leak, String suppression) throws IOException {
+            HandleView view = leak.view();
             json.beginObject();
-            json.name("kind").string(leak.kind().word());
-            json.name("handle").string(leak.handle());
-            json.name("api").string(leak.api());
-            json.name("bridge").string(leak.bridge());
-            json.name("thread").string(leak.thread());
-            json.name("createdAt").time(leak.createdAt());
+            json.name("kind").repeated(view.kind().word());
+            json.name("handle").hexHandle(view.handle());
+            json.name("api").repeated(view.api());
+            json.name("bridge").repeated(view.bridge());
+            json.name("thread").repeated(view.thread());
+            json.name("createdAt").time(view.createdAtMillis());
             json.name("stack");
             stack(leak.stack());
-            json.name("details").value(leak.details());
-            json.name("cleanup").string(leak.cleanup().word());
+            json.name("details");
+            if (view.details() instanceof Details d && !d.containsKey("stillPending")) {
+                details(json, d, leak.stillPending());
+            } else {
+                json.value(leak.details());
+            }
+            json.name("cleanup").repeated(leak.cleanup().word());
             if (leak.cleanupNote() != null) {
                 json.name("cleanupNote").string(leak.cleanupNote());
             }
@@ -145,6 +273,22 @@ public final class JsonReportWriter {
             json.endObject();
         }
 
+        /** The view's details and the probe's stillPending, without merging them into a map first. */
+        private static void details(JsonOut out, Details d, Boolean stillPending) throws IOException {
+            if (d.isEmpty() && stillPending == null) {
+                out.value(d);
+                return;
+            }
+            out.beginObject();
+            for (int i = 0; i < d.size(); i++) {
+                out.name(d.key(i)).value(d.value(i));
+            }
+            if (stillPending != null) {
+                out.name("stillPending").bool(stillPending);
+            }
+            out.endObject();
+        }
+
         private void stack(List<String> frames) throws IOException {
             if (frames == null || frames.isEmpty()) {
                 json.value(frames);
@@ -152,10 +296,7 @@ public final class JsonReportWriter {
             }
             byte[] written = stacks.get(frames);
             if (written == null) {
-                ByteArrayOutputStream bytes = new ByteArrayOutputStream(128 * frames.size());
-                JsonOut fragment = JsonOut.fragment(bytes, json.depth());
-                fragment.value(frames).flush();
-                written = bytes.toByteArray();
+                written = JsonOut.fragment(json.depth(), 0, out -> out.value(frames));
                 stacks.put(frames, written);
             }
             json.bytes(written);
