@@ -1,10 +1,15 @@
 package dev.ncclguard.cleanup;
 
+import dev.ncclguard.bridge.NativeAccess;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Kind;
+import java.util.AbstractMap;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -12,8 +17,17 @@ import java.util.concurrent.TimeUnit;
  * event and stream is still in flight (cudaEventQuery / cudaStreamQuery). The queries run on a
  * daemon thread; the caller waits at most until {@code deadlineNanos}, and what was not answered
  * by then stays unknown (absent from the answer).
+ *
+ * <p>An event last recorded on a live, ordinary stream ({@link HandleView#recordedOn()}) is
+ * complete once that stream is idle: one cudaStreamQuery answers for all of that stream's events,
+ * so 100,000 events recorded on one finished stream cost one native call rather than 100,000,
+ * and their answers are that stream's rather than 100,000 map entries. The events of a stream
+ * still busy are asked one by one, as are the others.
  */
 public final class ExitProbe {
+    /** How long past the deadline the caller waits for a prober that is not stuck in a call to stop. */
+    private static final long STOP_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
     private ExitProbe() {
     }
 
@@ -30,33 +44,182 @@ public final class ExitProbe {
 
     /** Like {@link #stillPending}, and says whether a query was left hanging. */
     public static Result probe(List<HandleView> leaks, long deadlineNanos) {
-        Map<HandleView, Boolean> answers = new ConcurrentHashMap<>();
-        Thread prober = new Thread(() -> {
-            for (HandleView view : leaks) {
-                if (view.kind() == Kind.COMM || view.access() == null) {
-                    continue;
-                }
-                String query = view.kind() == Kind.EVENT ? "cudaEventQuery" : "cudaStreamQuery";
-                try {
-                    int status = view.access().call(query, view.handle());
-                    if (status == Cleanup.CUDA_SUCCESS || status == Cleanup.CUDA_ERROR_NOT_READY) {
-                        answers.put(view, status == Cleanup.CUDA_ERROR_NOT_READY);
-                    }
-                } catch (RuntimeException e) {
-                    // unknown: the report leaves stillPending out for this handle
-                }
-            }
-        }, "ncclguard-exit-probe");
-        prober.setDaemon(true);
-        prober.start();
+        Prober prober = new Prober(leaks, deadlineNanos);
+        Thread thread = new Thread(prober, "ncclguard-exit-probe");
+        thread.setDaemon(true);
+        thread.start();
         try {
-            long waitNanos = deadlineNanos - System.nanoTime();
+            // the prober stops asking at the deadline; one that is late to start or between two
+            // calls then ends on its own: only one inside a call is left hanging
+            long waitNanos = deadlineNanos + STOP_GRACE_NANOS - System.nanoTime();
             if (waitNanos > 0) {
-                TimeUnit.NANOSECONDS.timedJoin(prober, waitNanos);
+                TimeUnit.NANOSECONDS.timedJoin(thread, waitNanos);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return new Result(Map.copyOf(answers), prober.isAlive());
+        boolean alive = thread.isAlive();
+        return new Result(prober.answers(alive), alive && prober.inCall);
+    }
+
+    private static final class Prober implements Runnable {
+        private static final int UNKNOWN = Integer.MIN_VALUE;
+
+        private final List<HandleView> leaks;
+        private final long deadlineNanos;
+        // Written by the prober under this; read once it ended (join orders its writes), or copied under this.
+        private final Map<HandleView, Boolean> byHandle = new IdentityHashMap<>();
+        /** cudaStreamQuery's status per library and stream, asked once for the events recorded on it. */
+        private final Map<NativeAccess, Map<Long, Integer>> streams = new IdentityHashMap<>();
+        private NativeAccess lastAccess;
+        private long lastStream;
+        private int lastStatus;
+        /** A query is in progress: the library has not returned yet. */
+        volatile boolean inCall;
+
+        Prober(List<HandleView> leaks, long deadlineNanos) {
+            this.leaks = leaks;
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        @Override
+        public void run() {
+            for (HandleView view : leaks) {
+                if (System.nanoTime() - deadlineNanos > 0) {
+                    return; // the rest stays unknown
+                }
+                probe(view); // the work per handle in a method of its own: compiled after a few hundred, not 60,000
+            }
+        }
+
+        private void probe(HandleView view) {
+            if (view.kind() == Kind.COMM || view.access() == null) {
+                return;
+            }
+            if (view.kind() == Kind.STREAM) {
+                answer(view, call(view.access(), "cudaStreamQuery", view.handle()));
+                return;
+            }
+            if (view.recordedOn() != 0 && streamStatus(view.access(), view.recordedOn()) == Cleanup.CUDA_SUCCESS) {
+                return; // answered by its stream
+            }
+            answer(view, call(view.access(), "cudaEventQuery", view.handle()));
+        }
+
+        private void answer(HandleView view, int status) {
+            if (status == Cleanup.CUDA_SUCCESS || status == Cleanup.CUDA_ERROR_NOT_READY) {
+                synchronized (this) {
+                    byHandle.put(view, status == Cleanup.CUDA_ERROR_NOT_READY);
+                }
+            }
+        }
+
+        private int streamStatus(NativeAccess access, long stream) {
+            if (access == lastAccess && stream == lastStream) {
+                return lastStatus; // the usual run of events recorded on one stream
+            }
+            Integer status = statusOf(streams, access, stream);
+            if (status == null) {
+                status = call(access, "cudaStreamQuery", stream);
+                synchronized (this) {
+                    streams.computeIfAbsent(access, a -> new HashMap<>()).put(stream, status);
+                }
+            }
+            lastAccess = access;
+            lastStream = stream;
+            lastStatus = status;
+            return status;
+        }
+
+        private int call(NativeAccess access, String query, long handle) {
+            inCall = true;
+            try {
+                return access.call(query, handle);
+            } catch (RuntimeException e) {
+                return UNKNOWN; // unknown: the report leaves stillPending out for this handle
+            } finally {
+                inCall = false;
+            }
+        }
+
+        /** @param running the prober may still add answers: copies; else its maps as they are */
+        Map<HandleView, Boolean> answers(boolean running) {
+            if (!running) {
+                return new Answers(leaks, byHandle, streams);
+            }
+            synchronized (this) {
+                Map<NativeAccess, Map<Long, Integer>> s = new IdentityHashMap<>();
+                streams.forEach((access, statuses) -> s.put(access, new HashMap<>(statuses)));
+                return new Answers(leaks, new IdentityHashMap<>(byHandle), s);
+            }
+        }
+    }
+
+    private static Integer statusOf(Map<NativeAccess, Map<Long, Integer>> streams, NativeAccess access, long stream) {
+        Map<Long, Integer> statuses = streams.get(access);
+        return statuses == null ? null : statuses.get(stream);
+    }
+
+    /**
+     * The probe's answers as a map: a handle's own, or for an event recorded on a stream found idle,
+     * "not pending". Immutable; its lookups are meant for one thread (the report's).
+     */
+    private static final class Answers extends AbstractMap<HandleView, Boolean> {
+        private final List<HandleView> leaks;
+        private final Map<HandleView, Boolean> byHandle;
+        private final Map<NativeAccess, Map<Long, Integer>> streams;
+        private NativeAccess lastAccess;
+        private long lastStream;
+        private boolean lastIdle;
+        private Set<Entry<HandleView, Boolean>> entries;
+
+        Answers(List<HandleView> leaks, Map<HandleView, Boolean> byHandle,
+                Map<NativeAccess, Map<Long, Integer>> streams) {
+            this.leaks = leaks;
+            this.byHandle = byHandle;
+            this.streams = streams;
+        }
+
+        @Override
+        public Boolean get(Object key) {
+            if (!(key instanceof HandleView view)) {
+                return null;
+            }
+            Boolean own = byHandle.get(view);
+            if (own != null || view.kind() != Kind.EVENT || view.recordedOn() == 0 || view.access() == null) {
+                return own;
+            }
+            return idle(view.access(), view.recordedOn()) ? Boolean.FALSE : null;
+        }
+
+        @Override
+        public boolean containsKey(Object key) {
+            return get(key) != null;
+        }
+
+        private boolean idle(NativeAccess access, long stream) {
+            if (access != lastAccess || stream != lastStream) {
+                Integer status = statusOf(streams, access, stream);
+                lastAccess = access;
+                lastStream = stream;
+                lastIdle = status != null && status == Cleanup.CUDA_SUCCESS;
+            }
+            return lastIdle;
+        }
+
+        @Override
+        public Set<Entry<HandleView, Boolean>> entrySet() {
+            if (entries == null) {
+                Map<HandleView, Boolean> all = new IdentityHashMap<>();
+                for (HandleView view : leaks) {
+                    Boolean answer = get(view);
+                    if (answer != null) {
+                        all.put(view, answer);
+                    }
+                }
+                entries = Collections.unmodifiableMap(all).entrySet();
+            }
+            return entries;
+        }
     }
 }

@@ -46,6 +46,9 @@ final class JfrEvents {
 
     /** One LeakFound per leak of the exit report, and one CleanupAction per leak cleanup acted on. */
     static void exitReport(Report report) {
+        // leaks made at one place share one stack list: joined once for the run of them
+        java.util.List<String> lastStack = null;
+        String joined = null;
         for (Leak leak : report.leaks()) {
             LeakFound found = new LeakFound();
             if (found.isEnabled()) {
@@ -54,8 +57,12 @@ final class JfrEvents {
                 found.api = leak.api();
                 found.bridge = leak.bridge();
                 found.thread = leak.thread();
-                found.createdAt = leak.createdAt().toEpochMilli();
-                found.creationStack = String.join("\n", leak.stack());
+                found.createdAt = leak.createdAtMillis();
+                if (leak.stack() != lastStack) {
+                    lastStack = leak.stack();
+                    joined = String.join("\n", lastStack);
+                }
+                found.creationStack = joined;
                 found.commit();
             }
             if (leak.cleanup() != dev.ncclguard.cleanup.CleanupOutcome.NONE) {

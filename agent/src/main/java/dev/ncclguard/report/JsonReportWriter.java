@@ -1,257 +1,327 @@
 package dev.ncclguard.report;
 
-import java.math.BigDecimal;
-import java.math.BigInteger;
+import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.track.Details;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Kind;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashMap;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Writes a report as pretty-printed UTF-8 JSON in the field order of schema ncclguard-report/1.
- * No library: the agent must not bring a JSON library onto an application's class path. Any Java
- * string becomes valid JSON: quotes, backslashes and control characters are escaped, and an
- * unpaired surrogate (which UTF-8 cannot encode) becomes U+FFFD.
+ * Writes a report as pretty-printed UTF-8 JSON in the field order of schema ncclguard-report/1,
+ * streaming from the report model into the output (see {@link JsonOut}): 100,000 leaks are some
+ * 35 MB, which must not be built as a tree of maps and a String first. No library: the agent must
+ * not bring a JSON library onto an application's class path.
  */
 public final class JsonReportWriter {
-    private static final String INDENT = "  ";
-    private static final char REPLACEMENT = '\uFFFD';
-
     private JsonReportWriter() {
     }
 
+    /** Writes the report to {@code out} (buffered here; {@code out} is neither flushed nor closed). */
+    public static void write(Report report, OutputStream out) throws IOException {
+        JsonOut json = new JsonOut(out);
+        new Document(json).report(report);
+        json.flush();
+    }
+
     public static byte[] toBytes(Report report) {
-        return toJson(report).getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(4096 + 512 * Math.min(report.leaks().size(), 1 << 12));
+        try {
+            write(report, bytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not throw
+        }
+        return bytes.toByteArray();
     }
 
     public static String toJson(Report report) {
-        // about 350 bytes per leak with stacks=off, 1-2 KB with a stack: grown as needed rather
-        // than 2 KB per leak up front (200 MB for 100,000 leaks)
-        StringBuilder out = new StringBuilder(1024 + 512 * Math.min(report.leaks().size(), 1 << 16));
-        value(out, tree(report), 0);
-        return out.append('\n').toString();
-    }
-
-    /** The report as ordered maps and lists: the schema's field order, in one place. */
-    private static Map<String, Object> tree(Report report) {
-        Map<String, Object> root = new LinkedHashMap<>();
-        root.put("schema", report.schema());
-        root.put("agentVersion", report.agentVersion());
-        root.put("pid", report.pid());
-        root.put("host", report.host());
-        root.put("action", report.action());
-        root.put("startedAt", iso(report.startedAt()));
-        root.put("writtenAt", iso(report.writtenAt()));
-        if (report.live()) {
-            root.put("live", true); // a dump of a running JVM; absent from exit reports
-        }
-        if (report.attachedAt() != null) {
-            root.put("attachedAt", iso(report.attachedAt()));
-        }
-        Report.BeforeAttach before = report.beforeAttach();
-        if (before != null) {
-            Map<String, Object> b = new LinkedHashMap<>();
-            b.put("ras", before.ras());
-            if (before.communicators() != null) {
-                b.put("communicators", before.communicators());
-            }
-            if (before.ranksHere() != null) {
-                b.put("ranksInThisProcess", before.ranksHere());
-            }
-            b.put("note", before.note());
-            root.put("beforeAttach", b);
-        }
-        Report.Summary s = report.summary();
-        Map<String, Object> summary = new LinkedHashMap<>();
-        summary.put("commsCreated", s.commsCreated());
-        summary.put("commsReleased", s.commsReleased());
-        summary.put("leakedComms", s.leakedComms());
-        summary.put("pendingEvents", s.pendingEvents());
-        summary.put("unsyncedStreams", s.unsyncedStreams());
-        summary.put("cleaned", s.cleaned());
-        summary.put("cleanupFailed", s.cleanupFailed());
-        summary.put("suppressed", s.suppressed());
-        root.put("summary", summary);
-        List<Object> leaks = new ArrayList<>(report.leaks().size());
-        for (Leak leak : report.leaks()) {
-            leaks.add(leak(leak));
-        }
-        root.put("leaks", leaks);
-        // Additions to schema ncclguard-report/1 (docs/spec.md): after every field of the SPEC.
-        List<Object> suppressed = new ArrayList<>(report.suppressed().size());
-        for (Report.Suppressed entry : report.suppressed()) {
-            Map<String, Object> fields = leak(entry.leak());
-            fields.put("suppression", entry.rule());
-            suppressed.add(fields);
-        }
-        root.put("suppressed", suppressed);
-        List<Object> communicators = new ArrayList<>(report.communicators().size());
-        for (Report.Communicator c : report.communicators()) {
-            communicators.add(communicator(c));
-        }
-        root.put("communicators", communicators);
-        root.put("communicatorsOmitted", report.communicatorsOmitted());
-        return root;
-    }
-
-    private static Map<String, Object> leak(Leak leak) {
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("kind", leak.kind().word());
-        entry.put("handle", leak.handle());
-        entry.put("api", leak.api());
-        entry.put("bridge", leak.bridge());
-        entry.put("thread", leak.thread());
-        entry.put("createdAt", iso(leak.createdAt()));
-        entry.put("stack", leak.stack());
-        entry.put("details", leak.details());
-        entry.put("cleanup", leak.cleanup().word());
-        if (leak.cleanupNote() != null) {
-            entry.put("cleanupNote", leak.cleanupNote());
-        }
-        return entry;
-    }
-
-    private static Map<String, Object> communicator(Report.Communicator c) {
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("commId", c.commId());
-        entry.put("rank", c.rank());
-        entry.put("nranks", c.nranks());
-        entry.put("device", c.device());
-        entry.put("handle", c.handle());
-        entry.put("api", c.api());
-        entry.put("thread", c.thread());
-        entry.put("createdAt", iso(c.createdAt()));
-        entry.put("releasedAt", c.releasedAt() == null ? null : iso(c.releasedAt()));
-        entry.put("releasedBy", c.releasedBy());
-        entry.put("leaked", c.leaked());
-        if (c.suppressed()) {
-            entry.put("suppressed", true);
-        }
-        if (c.cleanup() != null) {
-            entry.put("cleanup", c.cleanup().word());
-        }
-        return entry;
+        return new String(toBytes(report), StandardCharsets.UTF_8);
     }
 
     /** ISO-8601 in UTC, to the millisecond like the creation times the tracker records. */
     static String iso(Instant instant) {
-        return instant.truncatedTo(ChronoUnit.MILLIS).toString();
-    }
-
-    private static void value(StringBuilder out, Object value, int depth) {
-        if (value == null) {
-            out.append("null");
-        } else if (value instanceof CharSequence text) {
-            string(out, text);
-        } else if (value instanceof Boolean flag) {
-            out.append(flag);
-        } else if (value instanceof Number number) {
-            number(out, number);
-        } else if (value instanceof Map<?, ?> map) {
-            object(out, map, depth);
-        } else if (value instanceof Collection<?> items) {
-            array(out, items, depth);
-        } else {
-            string(out, String.valueOf(value));
+        try {
+            return IsoTime.format(instant.toEpochMilli());
+        } catch (ArithmeticException e) {
+            return instant.truncatedTo(ChronoUnit.MILLIS).toString();
         }
     }
 
-    private static void object(StringBuilder out, Map<?, ?> map, int depth) {
-        if (map.isEmpty()) {
-            out.append("{}");
-            return;
-        }
-        out.append("{\n");
-        int i = 0;
-        for (Map.Entry<?, ?> field : map.entrySet()) {
-            indent(out, depth + 1);
-            string(out, String.valueOf(field.getKey()));
-            out.append(": ");
-            value(out, field.getValue(), depth + 1);
-            out.append(++i < map.size() ? ",\n" : "\n");
-        }
-        indent(out, depth);
-        out.append('}');
-    }
+    /**
+     * One report's writing. A leak entry is mostly made of parts that repeat from leak to leak (the
+     * field names and indentation, api, bridge and thread, the stack, the details, the cleanup):
+     * those are written once as bytes and copied, so a leak costs a few copies, its hex handle and
+     * its time. Only immutable parts are cached: {@link Details}, and the stack lists of a report.
+     */
+    private static final class Document {
+        /** Bounds the caches: parts that do not repeat are written afresh once it is reached. */
+        private static final int MAX_PARTS = 1024;
+        /** Members of a leak entry written when its handle is next, and when its stack is next. */
+        private static final int BEFORE_API = 2;
+        private static final int BEFORE_STACK = 6;
 
-    private static void array(StringBuilder out, Collection<?> items, int depth) {
-        if (items.isEmpty()) {
-            out.append("[]");
-            return;
-        }
-        out.append("[\n");
-        int i = 0;
-        for (Object item : items) {
-            indent(out, depth + 1);
-            value(out, item, depth + 1);
-            out.append(++i < items.size() ? ",\n" : "\n");
-        }
-        indent(out, depth);
-        out.append(']');
-    }
+        private final JsonOut json;
+        /** A distinct stack is one List shared by its leaks (StackFrames.Cache), written out once. */
+        private final Map<List<String>, byte[]> stacks = new IdentityHashMap<>();
+        private final Map<Kind, byte[]> heads = new EnumMap<>(Kind.class);
+        private final Map<Middle, byte[]> middles = new HashMap<>();
+        private final Map<Tail, byte[]> tails = new HashMap<>();
+        private Middle lastMiddle;
+        private byte[] lastMiddleBytes;
+        private Details lastCacheable;
+        private Tail lastTail;
+        private byte[] lastTailBytes;
 
-    private static void number(StringBuilder out, Number number) {
-        if (number instanceof Integer || number instanceof Long || number instanceof Short
-                || number instanceof Byte || number instanceof BigInteger || number instanceof BigDecimal) {
-            out.append(number);
-        } else if ((number instanceof Double || number instanceof Float) && Double.isFinite(number.doubleValue())) {
-            out.append(number);
-        } else {
-            // NaN, infinities and unknown Number types have no JSON number form.
-            string(out, String.valueOf(number));
+        /** From the api to the createdAt's name. */
+        private record Middle(String api, String bridge, String thread) {
+            boolean sameAs(HandleView v) {
+                return api == v.api() && bridge == v.bridge() && thread == v.thread();
+            }
         }
-    }
 
-    static void string(StringBuilder out, CharSequence text) {
-        out.append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                case '\b' -> out.append("\\b");
-                case '\f' -> out.append("\\f");
-                // Legal in JSON, but they end a line in JavaScript source that embeds the report.
-                case '\u2028' -> out.append("\\u2028");
-                case '\u2029' -> out.append("\\u2029");
-                default -> {
-                    if (c < 0x20) {
-                        out.append("\\u00").append(Character.forDigit(c >> 4, 16)).append(Character.forDigit(c & 0xf, 16));
-                    } else if (Character.isHighSurrogate(c) && i + 1 < text.length()
-                            && Character.isLowSurrogate(text.charAt(i + 1))) {
-                        out.append(c).append(text.charAt(++i));
-                    } else if (Character.isSurrogate(c)) {
-                        out.append(REPLACEMENT);
-                    } else {
-                        out.append(c);
-                    }
+        /** From the stack to the end of the entry, for a leak without cleanup note or suppression. */
+        private record Tail(List<String> stack, Details details, Boolean stillPending, CleanupOutcome cleanup) {
+            boolean sameAs(Leak leak, Details d) {
+                return stack == leak.stack() && details == d && stillPending == leak.stillPending()
+                        && cleanup == leak.cleanup();
+            }
+        }
+
+        Document(JsonOut json) {
+            this.json = json;
+        }
+
+        void report(Report report) throws IOException {
+            json.beginObject();
+            json.name("schema").string(report.schema());
+            json.name("agentVersion").string(report.agentVersion());
+            json.name("pid").number(report.pid());
+            json.name("host").string(report.host());
+            json.name("action").string(report.action());
+            json.name("startedAt").time(report.startedAt());
+            json.name("writtenAt").time(report.writtenAt());
+            if (report.live()) {
+                json.name("live").bool(true); // a dump of a running JVM; absent from exit reports
+            }
+            if (report.attachedAt() != null) {
+                json.name("attachedAt").time(report.attachedAt());
+            }
+            Report.BeforeAttach before = report.beforeAttach();
+            if (before != null) {
+                json.name("beforeAttach").beginObject();
+                json.name("ras").string(before.ras());
+                if (before.communicators() != null) {
+                    json.name("communicators").number(before.communicators());
+                }
+                if (before.ranksHere() != null) {
+                    json.name("ranksInThisProcess").number(before.ranksHere());
+                }
+                json.name("note").string(before.note());
+                json.endObject();
+            }
+            Report.Summary s = report.summary();
+            json.name("summary").beginObject();
+            json.name("commsCreated").number(s.commsCreated());
+            json.name("commsReleased").number(s.commsReleased());
+            json.name("leakedComms").number(s.leakedComms());
+            json.name("pendingEvents").number(s.pendingEvents());
+            json.name("unsyncedStreams").number(s.unsyncedStreams());
+            json.name("cleaned").number(s.cleaned());
+            json.name("cleanupFailed").number(s.cleanupFailed());
+            json.name("suppressed").number(s.suppressed());
+            json.endObject();
+            json.name("leaks").beginArray();
+            for (Leak leak : report.leaks()) {
+                json.element();
+                leak(leak, null);
+            }
+            json.endArray();
+            // Additions to schema ncclguard-report/1 (docs/spec.md): after every field of the SPEC.
+            json.name("suppressed").beginArray();
+            for (Report.Suppressed entry : report.suppressed()) {
+                json.element();
+                leak(entry.leak(), entry.rule());
+            }
+            json.endArray();
+            json.name("communicators").beginArray();
+            for (Report.Communicator c : report.communicators()) {
+                json.element();
+                communicator(c);
+            }
+            json.endArray();
+            json.name("communicatorsOmitted").number(report.communicatorsOmitted());
+            json.endObject();
+            json.newline();
+        }
+
+        private void leak(Leak leak, String suppression) throws IOException {
+            HandleView view = leak.view();
+            int depth = json.depth() + 1; // the entry's, inside the array
+            Details d = cacheable(view.details());
+            if (d == null || leak.cleanupNote() != null || suppression != null) {
+                generic(leak, suppression);
+                return;
+            }
+            byte[] head = heads.get(view.kind());
+            if (head == null) {
+                head = JsonOut.fragment(depth - 1, 1, out -> {
+                    out.beginObject();
+                    out.name("kind").repeated(view.kind().word());
+                    out.name("handle");
+                });
+                heads.put(view.kind(), head);
+            }
+            json.bytes(head);
+            json.hexHandle(view.handle());
+            json.bytes(middle(view, depth));
+            json.time(view.createdAtMillis());
+            json.bytes(tail(leak, d, depth));
+        }
+
+        /** The view's details when they are a Details of the tracker's kind (immutable, without stillPending). */
+        private Details cacheable(Object details) {
+            if (details == lastCacheable && details != null) {
+                return lastCacheable;
+            }
+            if (details instanceof Details d && !d.containsKey("stillPending")) {
+                lastCacheable = d;
+                return d;
+            }
+            return null;
+        }
+
+        private byte[] middle(HandleView view, int depth) throws IOException {
+            if (lastMiddle != null && lastMiddle.sameAs(view)) {
+                return lastMiddleBytes;
+            }
+            Middle key = new Middle(view.api(), view.bridge(), view.thread());
+            byte[] bytes = middles.get(key);
+            if (bytes == null) {
+                bytes = JsonOut.fragment(depth, BEFORE_API, out -> {
+                    out.name("api").repeated(view.api());
+                    out.name("bridge").repeated(view.bridge());
+                    out.name("thread").repeated(view.thread());
+                    out.name("createdAt");
+                });
+                if (middles.size() < MAX_PARTS) {
+                    middles.put(key, bytes);
                 }
             }
+            lastMiddle = key;
+            lastMiddleBytes = bytes;
+            return bytes;
         }
-        out.append('"');
-    }
 
-    /** Printable ASCII with neither quote nor backslash: JSON as it is. */
-    private static boolean plain(CharSequence text) {
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
-                return false;
+        private byte[] tail(Leak leak, Details d, int depth) throws IOException {
+            if (lastTail != null && lastTail.sameAs(leak, d)) {
+                return lastTailBytes;
             }
+            Tail key = new Tail(leak.stack(), d, leak.stillPending(), leak.cleanup());
+            byte[] bytes = tails.get(key);
+            if (bytes == null) {
+                bytes = JsonOut.fragment(depth, BEFORE_STACK, out -> {
+                    out.name("stack").value(leak.stack());
+                    out.name("details");
+                    details(out, d, leak.stillPending());
+                    out.name("cleanup").repeated(leak.cleanup().word());
+                    out.endObject();
+                });
+                if (tails.size() < MAX_PARTS) {
+                    tails.put(key, bytes);
+                }
+            }
+            lastTail = key;
+            lastTailBytes = bytes;
+            return bytes;
         }
-        return true;
-    }
 
-    private static void indent(StringBuilder out, int depth) {
-        for (int i = 0; i < depth; i++) {
-            out.append(INDENT);
+        /** Field by field, for the leaks whose parts are not cached. */
+        private void generic(Leak leak, String suppression) throws IOException {
+            HandleView view = leak.view();
+            json.beginObject();
+            json.name("kind").repeated(view.kind().word());
+            json.name("handle").hexHandle(view.handle());
+            json.name("api").repeated(view.api());
+            json.name("bridge").repeated(view.bridge());
+            json.name("thread").repeated(view.thread());
+            json.name("createdAt").time(view.createdAtMillis());
+            json.name("stack");
+            stack(leak.stack());
+            json.name("details");
+            if (view.details() instanceof Details d && !d.containsKey("stillPending")) {
+                details(json, d, leak.stillPending());
+            } else {
+                json.value(leak.details());
+            }
+            json.name("cleanup").repeated(leak.cleanup().word());
+            if (leak.cleanupNote() != null) {
+                json.name("cleanupNote").string(leak.cleanupNote());
+            }
+            if (suppression != null) {
+                json.name("suppression").string(suppression);
+            }
+            json.endObject();
+        }
+
+        /** The view's details and the probe's stillPending, without merging them into a map first. */
+        private static void details(JsonOut out, Details d, Boolean stillPending) throws IOException {
+            if (d.isEmpty() && stillPending == null) {
+                out.value(d);
+                return;
+            }
+            out.beginObject();
+            for (int i = 0; i < d.size(); i++) {
+                out.name(d.key(i)).value(d.value(i));
+            }
+            if (stillPending != null) {
+                out.name("stillPending").bool(stillPending);
+            }
+            out.endObject();
+        }
+
+        private void stack(List<String> frames) throws IOException {
+            if (frames == null || frames.isEmpty()) {
+                json.value(frames);
+                return;
+            }
+            byte[] written = stacks.get(frames);
+            if (written == null) {
+                written = JsonOut.fragment(json.depth(), 0, out -> out.value(frames));
+                stacks.put(frames, written);
+            }
+            json.bytes(written);
+        }
+
+        private void communicator(Report.Communicator c) throws IOException {
+            json.beginObject();
+            json.name("commId").string(c.commId());
+            json.name("rank").value(c.rank());
+            json.name("nranks").value(c.nranks());
+            json.name("device").number(c.device());
+            json.name("handle").string(c.handle());
+            json.name("api").string(c.api());
+            json.name("thread").string(c.thread());
+            json.name("createdAt").time(c.createdAt());
+            json.name("releasedAt").time(c.releasedAt());
+            json.name("releasedBy").string(c.releasedBy());
+            json.name("leaked").bool(c.leaked());
+            if (c.suppressed()) {
+                json.name("suppressed").bool(true);
+            }
+            if (c.cleanup() != null) {
+                json.name("cleanup").string(c.cleanup().word());
+            }
+            json.endObject();
         }
     }
 }

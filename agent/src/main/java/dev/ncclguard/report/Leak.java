@@ -1,29 +1,68 @@
 package dev.ncclguard.report;
 
 import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.track.Details;
+import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Kind;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
 /**
- * One entry of the report's {@code leaks}, in the field order of schema ncclguard-report/1.
+ * One entry of the report's {@code leaks}: the tracker's view of the handle and what the exit
+ * learned about it. It keeps the view rather than copies of its fields (the hex handle, the
+ * creation time, a details map with stillPending added): an exit report makes 100,000 of these,
+ * and the writers read the view's fields as they are.
  *
- * @param handle      the handle as "0x…"
- * @param stack       application frames first, empty when stacks=off
- * @param details     comm: rank, nranks, device, commId; event: stream, device, stillPending;
- *                    stream: pendingOps, device, stillPending (stillPending absent when unknown)
- * @param cleanupNote why, for a cleanup that failed or timed out; null when there is nothing to say
+ * @param view         the handle as the tracker saw it
+ * @param stack        application frames first, empty when stacks=off; leaks created at the same
+ *                     place share one list (StackFrames.Cache)
+ * @param stillPending the exit probe's answer for an event or stream (still in flight, or not); null
+ *                     when unknown, and always for a communicator
+ * @param cleanupNote  why, for a cleanup that failed or timed out; null when there is nothing to say
  */
 public record Leak(
-        Kind kind,
-        String handle,
-        String api,
-        String bridge,
-        String thread,
-        Instant createdAt,
+        HandleView view,
         List<String> stack,
-        Map<String, Object> details,
+        Boolean stillPending,
         CleanupOutcome cleanup,
         String cleanupNote) {
+
+    public Kind kind() {
+        return view.kind();
+    }
+
+    /** The handle as "0x…". */
+    public String handle() {
+        return view.hexHandle();
+    }
+
+    public String api() {
+        return view.api();
+    }
+
+    public String bridge() {
+        return view.bridge();
+    }
+
+    public String thread() {
+        return view.thread();
+    }
+
+    public long createdAtMillis() {
+        return view.createdAtMillis();
+    }
+
+    public Instant createdAt() {
+        return Instant.ofEpochMilli(view.createdAtMillis());
+    }
+
+    /**
+     * The report's {@code details}, in report order: comm: rank, nranks, device, commId; event:
+     * stream, device, stillPending; stream: pendingOps, device, stillPending (stillPending absent
+     * when unknown).
+     */
+    public Map<String, Object> details() {
+        return Details.copyOf(view.details()).with("stillPending", stillPending);
+    }
 }

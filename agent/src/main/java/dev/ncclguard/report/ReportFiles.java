@@ -2,7 +2,8 @@ package dev.ncclguard.report;
 
 import dev.ncclguard.log.Log;
 import java.io.IOException;
-import java.nio.ByteBuffer;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -34,6 +35,13 @@ public final class ReportFiles {
         }
     }
 
+    /** What goes into a report file, written into the temporary file as it is produced. */
+    @FunctionalInterface
+    public interface Content {
+        /** Writes everything to {@code out}; it need not flush or close it. */
+        void writeTo(OutputStream out) throws IOException;
+    }
+
     /** Writes the JSON report (option {@code report=}) to {@code target}. */
     public static void writeAtomically(Path target, byte[] content) throws ReportWriteException {
         writeAtomically(target, content, "report");
@@ -44,6 +52,14 @@ public final class ReportFiles {
      * chose the path, for the fix in the failure message. Leaves no temporary file behind.
      */
     public static void writeAtomically(Path target, byte[] content, String optionKey) throws ReportWriteException {
+        writeAtomically(target, out -> out.write(content), optionKey);
+    }
+
+    /**
+     * Like {@link #writeAtomically(Path, byte[], String)} for content that is written as it is made
+     * (a 35 MB report need not exist as one array first); content that fails half way leaves no file.
+     */
+    public static void writeAtomically(Path target, Content content, String optionKey) throws ReportWriteException {
         Path file = target.toAbsolutePath().normalize();
         Path dir = file.getParent();
         if (dir == null || file.getFileName() == null) {
@@ -61,10 +77,7 @@ public final class ReportFiles {
         boolean moved = false;
         try {
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ByteBuffer buffer = ByteBuffer.wrap(content);
-                while (buffer.hasRemaining()) {
-                    channel.write(buffer);
-                }
+                content.writeTo(Channels.newOutputStream(channel));
                 channel.force(true);
             }
             try {
@@ -92,6 +105,11 @@ public final class ReportFiles {
      * instead of throwing: a report that cannot be written must not disturb the application's exit.
      */
     public static boolean write(Path target, byte[] content, String optionKey) {
+        return write(target, out -> out.write(content), optionKey);
+    }
+
+    /** Like {@link #write(Path, byte[], String)}, the content written as it is made. */
+    public static boolean write(Path target, Content content, String optionKey) {
         try {
             writeAtomically(target, content, optionKey);
             return true;

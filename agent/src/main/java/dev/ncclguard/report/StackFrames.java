@@ -1,7 +1,10 @@
 package dev.ncclguard.report;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Turns a creating stack, captured cheaply as a Throwable, into report frames: the agent's, JNA's
@@ -33,7 +36,61 @@ public final class StackFrames {
         if (creation == null) {
             return List.of();
         }
-        StackTraceElement[] trace = creation.getStackTrace();
+        return format(creation.getStackTrace());
+    }
+
+    /**
+     * Formats each distinct stack once, for one report: 100,000 leaks made at one place share one
+     * immutable list (and writers can write it once). Not thread-safe.
+     */
+    public static final class Cache {
+        private final Map<Frames, List<String>> formatted = new HashMap<>();
+        /** ncclCommInitAll's communicators share one creation stack: the last one is kept. */
+        private Throwable last;
+        private List<String> lastFormatted;
+
+        public List<String> format(Throwable creation) {
+            if (creation == null) {
+                return List.of();
+            }
+            if (creation == last) {
+                return lastFormatted;
+            }
+            StackTraceElement[] trace = creation.getStackTrace();
+            Frames key = new Frames(trace);
+            List<String> frames = formatted.get(key);
+            if (frames == null) {
+                frames = List.copyOf(StackFrames.format(trace));
+                formatted.put(key, frames);
+            }
+            last = creation;
+            lastFormatted = frames;
+            return frames;
+        }
+    }
+
+    /** A stack by the content of its elements (class, method, file, line, loader and module). */
+    private static final class Frames {
+        private final StackTraceElement[] trace;
+        private final int hash;
+
+        Frames(StackTraceElement[] trace) {
+            this.trace = trace;
+            this.hash = Arrays.hashCode(trace);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Frames f && f.hash == hash && Arrays.equals(f.trace, trace);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
+    private static List<String> format(StackTraceElement[] trace) {
         List<String> frames = new ArrayList<>(Math.min(trace.length, MAX_FRAMES + 1));
         int kept = 0;
         for (StackTraceElement element : trace) {

@@ -4,17 +4,28 @@ import dev.ncclguard.cleanup.CleanupOutcome;
 import dev.ncclguard.track.Kind;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The human-readable report, after LeakSanitizer and Netty's ResourceLeakDetector: per leak what
  * leaked, where it was created and what to do, then exactly one line starting with
  * {@code SUMMARY: ncclguard:}. A clean run prints only that line.
+ *
+ * <p>Leaks alike (same kind, api, bridge, creating stack, state and cleanup) are one block, as
+ * LeakSanitizer groups leaks by stack: the first in full, a few more by handle, then a count; the
+ * JSON report lists every one. 100,000 events leaked in one loop are some 10 lines, not 36 MB on
+ * stderr. At most {@link #MAX_GROUPS} blocks are printed.
  */
 public final class TextReportWriter {
     public static final String SUMMARY_PREFIX = "SUMMARY: ncclguard: ";
+    /** Blocks printed; the rest are counted in one line. */
+    static final int MAX_GROUPS = 50;
+    /** Leaks of a block listed by handle after its first. */
+    static final int MORE_LISTED = 5;
 
     private TextReportWriter() {
     }
@@ -36,25 +47,11 @@ public final class TextReportWriter {
             }
             out.append(report.pid()).append(" on ").append(printable(report.host()))
                     .append(", action=").append(report.action()).append(")\n\n");
-            for (Leak leak : report.leaks()) {
-                leak(out, leak, Report.ACTION_CLEANUP.equals(report.action()) && !report.live());
-                out.append('\n');
-            }
+            blocks(out, report.leaks(), Report.ACTION_CLEANUP.equals(report.action()) && !report.live(), true);
         }
         if (!report.suppressed().isEmpty()) {
             out.append("Suppressed (listed, not counted):\n");
-            for (Report.Suppressed s : report.suppressed()) {
-                Leak leak = s.leak();
-                String details = details(leak);
-                out.append("  ").append(title(leak.kind())).append(' ').append(leak.handle());
-                if (!details.isEmpty()) {
-                    out.append(" (").append(details).append(')');
-                }
-                if (!leak.stack().isEmpty()) {
-                    out.append(" at ").append(printable(leak.stack().get(0)));
-                }
-                out.append(": suppressed by '").append(printable(s.rule())).append("'\n");
-            }
+            suppressed(out, report.suppressed());
             out.append('\n');
         }
         if (report.attachedAt() != null) {
@@ -72,16 +69,171 @@ public final class TextReportWriter {
                 + ", when it was attached to the running JVM; handles created before then are unknown to it";
     }
 
-    /** Each leak as the exit report prints it (what, where created, what to do), without header or summary. */
+    /**
+     * The leaks as the exit report prints them (what, where created, what to do; leaks alike in
+     * one block), without header or summary.
+     */
     public static String leakBlocks(List<Leak> leaks) {
         StringBuilder out = new StringBuilder();
+        blocks(out, leaks, false, false);
+        return out.toString();
+    }
+
+    /** What makes two leaks one block: all that the block's first leak says of them. */
+    private record Alike(Kind kind, String api, String bridge, List<String> stack, Boolean stillPending,
+            CleanupOutcome cleanup, String cleanupNote) {
+        static Alike of(Leak leak) {
+            return new Alike(leak.kind(), leak.api(), leak.bridge(), leak.stack(), leak.stillPending(),
+                    leak.cleanup(), leak.cleanupNote());
+        }
+
+        /** Without making a key: leaks of one loop come one after the other. */
+        static boolean same(Leak a, Leak b) {
+            return a.kind() == b.kind() && Objects.equals(a.api(), b.api()) && Objects.equals(a.bridge(), b.bridge())
+                    && (a.stack() == b.stack() || a.stack().equals(b.stack()))
+                    && Objects.equals(a.stillPending(), b.stillPending()) && a.cleanup() == b.cleanup()
+                    && Objects.equals(a.cleanupNote(), b.cleanupNote());
+        }
+    }
+
+    /** The leaks of one block: the first, the next few, and how many in all. */
+    private static final class Group {
+        final Leak first;
+        final List<Leak> listed = new ArrayList<>(MORE_LISTED);
+        int count = 1;
+
+        Group(Leak first) {
+            this.first = first;
+        }
+
+        void add(Leak leak) {
+            if (listed.size() < MORE_LISTED) {
+                listed.add(leak);
+            }
+            count++;
+        }
+    }
+
+    /** Leaks alike grouped, in the order of each group's first leak. */
+    private static Collection<Group> groups(List<Leak> leaks) {
+        Map<Alike, Group> groups = new LinkedHashMap<>();
+        Group last = null;
         for (Leak leak : leaks) {
-            if (out.length() > 0) {
+            last = group(groups, last, leak);
+        }
+        return groups.values();
+    }
+
+    /** Adds the leak to its group, which it returns. */
+    private static Group group(Map<Alike, Group> groups, Group last, Leak leak) {
+        if (last != null && Alike.same(last.first, leak)) {
+            last.add(leak);
+            return last;
+        }
+        Alike key = Alike.of(leak);
+        Group g = groups.get(key);
+        if (g == null) {
+            g = new Group(leak);
+            groups.put(key, g);
+        } else {
+            g.add(leak);
+        }
+        return g;
+    }
+
+    /** @param trailingBlank a blank line after each block (the exit report) rather than between them */
+    private static void blocks(StringBuilder out, List<Leak> leaks, boolean cleanup, boolean trailingBlank) {
+        int shown = 0;
+        int hiddenLeaks = 0;
+        Collection<Group> groups = groups(leaks);
+        for (Group g : groups) {
+            if (shown == MAX_GROUPS) {
+                hiddenLeaks += g.count;
+                continue;
+            }
+            if (shown > 0 && !trailingBlank) {
                 out.append('\n');
             }
-            leak(out, leak, false);
+            shown++;
+            leak(out, g.first, cleanup);
+            if (g.count > 1) {
+                more(out, g);
+            }
+            if (trailingBlank) {
+                out.append('\n');
+            }
         }
-        return out.toString();
+        if (hiddenLeaks > 0) {
+            if (!trailingBlank) {
+                out.append('\n');
+            }
+            out.append("ncclguard: ").append(count(hiddenLeaks, "more leaked handle", "more leaked handles"))
+                    .append(" created at ").append(count(groups.size() - shown, "other place", "other places"))
+                    .append(" or in other states, not shown; the JSON report (option report=) lists every one.\n");
+            if (trailingBlank) {
+                out.append('\n');
+            }
+        }
+    }
+
+    /** The rest of a block's leaks: a few by handle, then how many more. */
+    private static void more(StringBuilder out, Group g) {
+        int more = g.count - 1;
+        out.append("  And ").append(more).append(" more ").append(plural(g.first.kind(), more))
+                .append(" like it (same api, creating stack and state):\n");
+        for (Leak leak : g.listed) {
+            String details = details(leak);
+            out.append("    ").append(leak.handle());
+            if (!details.isEmpty()) {
+                out.append(" (").append(details).append(')');
+            }
+            out.append(", thread \"").append(printable(leak.thread())).append("\" at ")
+                    .append(IsoTime.format(leak.createdAtMillis())).append('\n');
+        }
+        int rest = more - g.listed.size();
+        if (rest > 0) {
+            out.append("    ... ").append(rest).append(" more; the JSON report (option report=) lists every one.\n");
+        }
+    }
+
+    /** One line per suppressed leak, leaks alike (same kind, api, first frame and rule) as one line with a count. */
+    private static void suppressed(StringBuilder out, List<Report.Suppressed> suppressed) {
+        record Line(Kind kind, String api, String topFrame, String rule) {
+        }
+        Map<Line, Group> lines = new LinkedHashMap<>();
+        for (Report.Suppressed s : suppressed) {
+            Leak leak = s.leak();
+            Line line = new Line(leak.kind(), leak.api(), leak.stack().isEmpty() ? null : leak.stack().get(0), s.rule());
+            Group g = lines.get(line);
+            if (g == null) {
+                lines.put(line, new Group(leak));
+            } else {
+                g.count++;
+            }
+        }
+        int shown = 0;
+        for (Map.Entry<Line, Group> entry : lines.entrySet()) {
+            if (shown++ == MAX_GROUPS) {
+                out.append("  ... ").append(lines.size() - MAX_GROUPS)
+                        .append(" more lines; the JSON report (option report=) lists every one.\n");
+                break;
+            }
+            Leak leak = entry.getValue().first;
+            String details = details(leak);
+            out.append("  ").append(title(leak.kind())).append(' ').append(leak.handle());
+            if (!details.isEmpty()) {
+                out.append(" (").append(details).append(')');
+            }
+            if (entry.getKey().topFrame() != null) {
+                out.append(" at ").append(printable(entry.getKey().topFrame()));
+            }
+            out.append(": suppressed by '").append(printable(entry.getKey().rule())).append('\'');
+            int more = entry.getValue().count - 1;
+            if (more > 0) {
+                out.append(", and ").append(more).append(" more like it");
+            }
+            out.append('\n');
+        }
     }
 
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {
@@ -92,7 +244,7 @@ public final class TextReportWriter {
         }
         out.append(": created by ").append(printable(leak.api())).append(", ").append(state(leak)).append('\n');
         out.append("  Created on thread \"").append(printable(leak.thread())).append("\" at ")
-                .append(JsonReportWriter.iso(leak.createdAt())).append(" through ").append(printable(leak.bridge())).append(":\n");
+                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge())).append(":\n");
         if (leak.stack().isEmpty()) {
             out.append("    (no stack recorded; run with stacks=on to see where it was created)\n");
         }
@@ -117,8 +269,14 @@ public final class TextReportWriter {
         };
     }
 
+    /** "pending events", "leaked communicators", "unsynchronized streams" (or one of them). */
+    private static String plural(Kind kind, int n) {
+        String one = title(kind).toLowerCase(java.util.Locale.ROOT);
+        return n == 1 ? one : one + "s";
+    }
+
     private static String state(Leak leak) {
-        Object pending = leak.details().get("stillPending");
+        Object pending = leak.stillPending();
         String atExit = Boolean.TRUE.equals(pending) ? "; still pending at exit"
                 : Boolean.FALSE.equals(pending) ? "; its work had completed by exit" : "";
         return switch (leak.kind()) {

@@ -25,6 +25,8 @@ final class EventRecord extends Tracked {
         }
     }
 
+    static final Object NOT_PENDING = new Object();
+
     private volatile long lastRecordSeq;
     private volatile long completedSeq;
     private StreamRecord stream;
@@ -66,12 +68,11 @@ final class EventRecord extends Tracked {
         }
     }
 
-    /** Recorded, and its last record never seen complete. */
-    synchronized boolean pending() {
-        return lastRecordSeq != 0 && completedSeq != lastRecordSeq;
-    }
-
-    synchronized StreamRecord stream() {
-        return stream;
+    /**
+     * {@link #NOT_PENDING} unless recorded and its last record never seen complete; else the
+     * stream of that record. One lock for what a snapshot asks of each of 100,000 events.
+     */
+    synchronized Object pendingOn() {
+        return lastRecordSeq != 0 && completedSeq != lastRecordSeq ? stream : NOT_PENDING;
     }
 }

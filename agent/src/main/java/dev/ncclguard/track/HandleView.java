@@ -12,6 +12,10 @@ import java.util.Map;
  *                 when stacks=off
  * @param access   the library instance that created the handle, for queries and cleanup
  * @param claim    the right to release it at exit, shared with the application's own releases
+ * @param recordedOn for an event, the stream its last record went to when that stream is live and
+ *                 an ordinary one (not 0x0, cudaStreamLegacy or cudaStreamPerThread, which mean
+ *                 another stream on another thread or device): once that stream is idle, so is
+ *                 the event. 0 otherwise
  */
 public record HandleView(
         Kind kind,
@@ -24,13 +28,28 @@ public record HandleView(
         int device,
         Map<String, Object> details,
         NativeAccess access,
-        ReleaseClaim claim) {
+        ReleaseClaim claim,
+        long recordedOn) {
+
+    public HandleView(Kind kind, long handle, String api, String bridge, String thread, long createdAtMillis,
+            Throwable creation, int device, Map<String, Object> details, NativeAccess access, ReleaseClaim claim) {
+        this(kind, handle, api, bridge, thread, createdAtMillis, creation, device, details, access, claim, 0);
+    }
 
     /** A view of a handle no tracker follows: any claim on it succeeds. */
     public HandleView(Kind kind, long handle, String api, String bridge, String thread, long createdAtMillis,
             Throwable creation, int device, Map<String, Object> details, NativeAccess access) {
         this(kind, handle, api, bridge, thread, createdAtMillis, creation, device, details, access,
                 ReleaseClaim.UNTRACKED);
+    }
+
+    /**
+     * Cheap, and consistent with the record's equals: views are map keys (probe answers, cleanup
+     * outcomes) 100,000 at a time, and hashing every component (the details map) costs more.
+     */
+    @Override
+    public int hashCode() {
+        return Long.hashCode(handle) * 31 + Long.hashCode(createdAtMillis);
     }
 
     public String hexHandle() {

@@ -192,6 +192,55 @@ class JsonReportWriterTest {
     }
 
     @Test
+    void eachOfManyLeaksHasItsOwnFieldsWhereTheyRepeatAndWhereTheyChange() throws IOException {
+        // parts of an entry that repeat from leak to leak are written once and copied: each
+        // field that can change is changed on its own, in runs and alone
+        Throwable step = Views.stack("com.example.Train.step");
+        Throwable eval = Views.stack("com.example.Train.eval");
+        String[] threads = {"main", "worker-1"};
+        List<HandleView> views = new ArrayList<>();
+        Map<HandleView, Boolean> pending = new java.util.IdentityHashMap<>();
+        Map<HandleView, CleanupResult> cleanup = new java.util.IdentityHashMap<>();
+        for (int i = 0; i < 400; i++) {
+            Map<String, Object> details = new LinkedHashMap<>();
+            details.put("stream", "0x" + Integer.toHexString(0x90 + i / 100));
+            details.put("device", i / 200);
+            HandleView v = new HandleView(Kind.EVENT, 0x1000 + i, i % 7 == 0 ? "cudaEventCreateWithFlags" : "cudaEventCreate",
+                    "jna-interface", threads[i / 50 % 2], Views.T0 + i * 1000L, i % 3 == 0 ? eval : step, i / 200,
+                    dev.ncclguard.track.Details.copyOf(details), null);
+            views.add(v);
+            if (i % 5 != 0) {
+                pending.put(v, i % 2 == 0);
+            }
+            cleanup.put(v, new CleanupResult(i % 11 == 0 ? CleanupOutcome.DESTROYED : CleanupOutcome.NONE,
+                    i % 13 == 0 ? "note " + i : null));
+        }
+        Report report = Report.builder().action("cleanup").leaks(views).stillPending(pending).cleanup(cleanup).build();
+
+        JsonNode leaks = parse(report).get("leaks");
+
+        assertEquals(views.size(), leaks.size());
+        for (int i = 0; i < views.size(); i++) {
+            HandleView v = views.get(i);
+            JsonNode leak = leaks.get(i);
+            String at = "leak " + i + ": " + leak;
+            assertEquals(v.hexHandle(), leak.get("handle").asText(), at);
+            assertEquals(v.api(), leak.get("api").asText(), at);
+            assertEquals(v.thread(), leak.get("thread").asText(), at);
+            assertEquals(Instant.ofEpochMilli(v.createdAtMillis()).toString(), leak.get("createdAt").asText(), at);
+            assertEquals(StackFrames.format(v.creation()).get(0), leak.get("stack").get(0).asText(), at);
+            assertEquals(v.details().get("stream"), leak.get("details").get("stream").asText(), at);
+            assertEquals(v.details().get("device"), leak.get("details").get("device").asInt(), at);
+            assertEquals(pending.containsKey(v), leak.get("details").has("stillPending"), at);
+            if (pending.containsKey(v)) {
+                assertEquals(pending.get(v), leak.get("details").get("stillPending").asBoolean(), at);
+            }
+            assertEquals(cleanup.get(v).outcome().word(), leak.get("cleanup").asText(), at);
+            assertEquals(cleanup.get(v).note(), leak.has("cleanupNote") ? leak.get("cleanupNote").asText() : null, at);
+        }
+    }
+
+    @Test
     void outputIsPrettyPrintedAndEndsWithANewline() throws CharacterCodingException {
         String json = JsonReportWriter.toJson(sample());
 

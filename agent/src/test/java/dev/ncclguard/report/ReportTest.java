@@ -3,6 +3,7 @@ package dev.ncclguard.report;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.ncclguard.cleanup.CleanupOutcome;
@@ -47,6 +48,38 @@ class ReportTest {
         Report report = Report.builder().leaks(List.of(stream, event, olderStream, comm)).build();
 
         assertEquals(List.of("0x10", "0x20", "0x1", "0x30"), report.leaks().stream().map(Leak::handle).toList());
+    }
+
+    @Test
+    void leaksNearlyInOrderOrShuffledAreSortedStablyLikeAComparatorSort() {
+        java.util.Random random = new java.util.Random(11);
+        for (int swaps : new int[] {0, 3, 50, 100_000}) {
+            List<HandleView> views = new java.util.ArrayList<>();
+            for (int i = 0; i < 3_000; i++) {
+                Kind kind = Kind.values()[i * 3 / 3_000];
+                // runs of equal times keep their order: the sort must be stable
+                views.add(new HandleView(kind, i, "api", "b", "t", Views.T0 + i / 4, null, 0, Map.of(), null));
+            }
+            for (int i = 0; i < swaps; i++) {
+                java.util.Collections.swap(views, random.nextInt(views.size()), random.nextInt(views.size()));
+            }
+            List<HandleView> expected = new java.util.ArrayList<>(views);
+            expected.sort(java.util.Comparator.comparing(HandleView::kind).thenComparingLong(HandleView::createdAtMillis));
+
+            assertEquals(expected, Report.Builder.sortNearlyOrdered(views), swaps + " swaps");
+        }
+    }
+
+    @Test
+    void leaksMadeAtOnePlaceShareOneFormattedStack() {
+        HandleView a = Views.event(0x21, 0x99, Views.stack("com.example.Train.step", "com.example.Train.main"));
+        HandleView b = Views.event(0x22, 0x99, Views.stack("com.example.Train.step", "com.example.Train.main"));
+        HandleView c = Views.event(0x23, 0x99, Views.stack("com.example.Train.eval", "com.example.Train.main"));
+        List<Leak> leaks = Report.builder().leaks(List.of(a, b, c)).build().leaks();
+
+        assertSame(leaks.get(0).stack(), leaks.get(1).stack());
+        assertEquals(List.of("com.example.Train.eval(Train.java:10)", "com.example.Train.main(Train.java:11)"),
+                leaks.get(2).stack());
     }
 
     @Test

@@ -107,4 +107,88 @@ class TextReportWriterTest {
         assertTrue(text.contains("thread \"t\\nSUMMARY: ncclguard: no leaks (0 communicators created, 0 released)"
                 + "\\r\\u0000\""), text);
     }
+
+    private static List<HandleView> events(int n, long firstHandle, Throwable creation) {
+        List<HandleView> events = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            events.add(Views.event(firstHandle + i, 0x99, creation));
+        }
+        return events;
+    }
+
+    private static long count(String text, String part) {
+        return text.lines().filter(line -> line.startsWith(part)).count();
+    }
+
+    @Test
+    void leaksAlikeAreOneBlockTheFirstInFullThenAFewByHandleThenACount() {
+        Throwable step = Views.stack("com.example.Train.step", "com.example.Train.main");
+
+        String text = TextReportWriter.toText(Report.builder().leaks(events(1_000, 0x1000, step)).build());
+
+        assertTrue(text.startsWith("ncclguard: 1000 leaked handles at exit"), text);
+        assertEquals(1, count(text, "Pending event 0x"), text);
+        assertEquals(1, count(text, "    at com.example.Train.step(Train.java:10)"), text);
+        assertTrue(text.contains("Pending event 0x1000 (device 0, recorded on stream 0x99): created by cudaEventCreate,"
+                + " recorded and never seen complete\n"), text);
+        assertTrue(text.contains("  What to do: synchronize it (cudaEventSynchronize) before exit.\n"
+                + "  And 999 more pending events like it (same api, creating stack and state):\n"
+                + "    0x1001 (device 0, recorded on stream 0x99), thread \"worker-1\" at "
+                + java.time.Instant.ofEpochMilli(Views.T0 + 0x1001) + "\n"), text);
+        assertEquals(TextReportWriter.MORE_LISTED, count(text, "    0x"), text);
+        assertTrue(text.contains("    ... 994 more; the JSON report (option report=) lists every one.\n"), text);
+        assertEquals(List.of("SUMMARY: ncclguard: 1000 pending events"), summaryLines(text));
+    }
+
+    @Test
+    void leaksOfAnotherStackOrStateAreBlocksOfTheirOwn() {
+        List<HandleView> leaks = new java.util.ArrayList<>(events(3, 0x1000, Views.stack("com.example.Train.step")));
+        leaks.addAll(events(2, 0x2000, Views.stack("com.example.Train.eval")));
+        leaks.addAll(events(2, 0x3000, Views.stack("com.example.Train.step")));
+        Map<HandleView, Boolean> pending = new java.util.HashMap<>();
+        leaks.subList(5, 7).forEach(v -> pending.put(v, true));
+
+        String text = TextReportWriter.toText(Report.builder().leaks(leaks).stillPending(pending).build());
+
+        assertEquals(3, count(text, "Pending event 0x"), text);
+        assertTrue(text.contains("  And 2 more pending events like it"), text);
+        assertTrue(text.contains("Pending event 0x2000 (device 0, recorded on stream 0x99): created by cudaEventCreate,"
+                + " recorded and never seen complete\n"), text);
+        assertTrue(text.contains("  And 1 more pending event like it (same api, creating stack and state):\n"
+                + "    0x2001 "), text);
+        assertTrue(text.contains("Pending event 0x3000 (device 0, recorded on stream 0x99): created by cudaEventCreate,"
+                + " recorded and never seen complete; still pending at exit\n"), text);
+        assertFalse(text.contains("... "), text);
+    }
+
+    @Test
+    void blocksBeyondTheMostPrintedAreCountedInOneLine() {
+        List<HandleView> leaks = new java.util.ArrayList<>();
+        int places = TextReportWriter.MAX_GROUPS + 10;
+        for (int i = 0; i < places; i++) {
+            leaks.addAll(events(2, 0x10_000 * (i + 1), Views.stack("com.example.Train.step" + i)));
+        }
+
+        String text = TextReportWriter.toText(Report.builder().leaks(leaks).build());
+
+        assertEquals(TextReportWriter.MAX_GROUPS, count(text, "Pending event 0x"), text);
+        assertTrue(text.contains("\nncclguard: 20 more leaked handles created at 10 other places or in other states,"
+                + " not shown; the JSON report (option report=) lists every one.\n"), text);
+        assertEquals(List.of("SUMMARY: ncclguard: " + 2 * places + " pending events"), summaryLines(text));
+    }
+
+    @Test
+    void suppressedLeaksAlikeAreOneLineWithACount() {
+        Throwable warmup = Views.stack("com.example.Warmup.init");
+        List<HandleView> leaks = new java.util.ArrayList<>(events(500, 0x1000, warmup));
+        leaks.add(comm1);
+
+        String text = TextReportWriter.toText(Report.builder().leaks(leaks)
+                .suppressions(Suppressions.of("test", Suppressions.parse(List.of("event:Warmup.init")))).build());
+
+        assertTrue(text.contains("Suppressed (listed, not counted):\n  Pending event 0x1000 (device 0, recorded on stream"
+                + " 0x99) at com.example.Warmup.init(Warmup.java:10): suppressed by 'event:Warmup.init', and 499 more"
+                + " like it\n\n"), text);
+        assertEquals(List.of("SUMMARY: ncclguard: 1 leaked communicator (500 suppressed)"), summaryLines(text));
+    }
 }
