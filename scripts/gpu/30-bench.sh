@@ -28,7 +28,7 @@ else
       done
     done
     mw=$(bench_median without "$tsv"); mg=$(bench_median with "$tsv")
-    say "allreduce $bytes bytes on 2 GPUs: median GB/s without the agent $mw, with $mg," \
+    say "allreduce $bytes bytes on ${GPU_RANKS:-2} GPUs: median GB/s without the agent $mw, with $mg," \
         "ratio $(awk -v a="$mg" -v b="$mw" 'BEGIN {if (b > 0) printf "%.4f", a / b; else print "nan"}') (target >= 0.99)"
   done
 fi
