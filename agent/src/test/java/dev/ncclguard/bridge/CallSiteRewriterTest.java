@@ -100,18 +100,7 @@ class CallSiteRewriterTest {
         assertNotNull(bytes);
         assertEquals(3, count[0], "call sites rewritten");
         Hooks.natives = sink;
-        String name = Callers.class.getName();
-        ClassLoader loader = new ClassLoader(getClass().getClassLoader()) {
-            @Override
-            protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException {
-                if (n.equals(name)) {
-                    Class<?> c = findLoadedClass(n);
-                    return c != null ? c : defineClass(n, bytes, 0, bytes.length);
-                }
-                return super.loadClass(n, resolve);
-            }
-        };
-        return Class.forName(name, true, loader);
+        return NativeFixtures.define(Callers.class.getName(), bytes, getClass().getClassLoader());
     }
 
     private static Object call(Class<?> c, String method, Object... args) throws Throwable {

@@ -17,6 +17,21 @@ final class NativeFixtures {
         }
     }
 
+    /** Defines {@code bytes} as class {@code name} in a fresh loader under {@code parent}, and initializes it. */
+    static Class<?> define(String name, byte[] bytes, ClassLoader parent) throws ClassNotFoundException {
+        ClassLoader loader = new ClassLoader(parent) {
+            @Override
+            protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException {
+                if (n.equals(name)) {
+                    Class<?> c = findLoadedClass(n);
+                    return c != null ? c : defineClass(n, bytes, 0, bytes.length);
+                }
+                return super.loadClass(n, resolve);
+            }
+        };
+        return Class.forName(name, true, loader);
+    }
+
     /** Hand-written JNI named as the C functions: static and instance, every kind of argument and result. */
     static class Jni {
         static native int cudaEventQuery(long event);

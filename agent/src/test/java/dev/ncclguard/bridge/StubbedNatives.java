@@ -45,17 +45,6 @@ final class StubbedNatives {
             }
         }, 0);
         byte[] bytes = writer.toByteArray();
-        String name = fixture.getName();
-        ClassLoader loader = new ClassLoader(StubbedNatives.class.getClassLoader()) {
-            @Override
-            protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException {
-                if (n.equals(name)) {
-                    Class<?> c = findLoadedClass(n);
-                    return c != null ? c : defineClass(n, bytes, 0, bytes.length);
-                }
-                return super.loadClass(n, resolve);
-            }
-        };
-        return Class.forName(name, true, loader);
+        return NativeFixtures.define(fixture.getName(), bytes, StubbedNatives.class.getClassLoader());
     }
 }
