@@ -125,7 +125,7 @@ final class Lifecycle {
     private static void writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
         String json = options.reportPath(pid, host);
         if (json != null) {
-            ReportFiles.write(Path.of(json), out -> JsonReportWriter.write(report, out), "report");
+            ReportFiles.write(Path.of(json), JsonReportWriter.content(report), "report");
         }
         // A JVM that never touched NCCL or CUDA gets no text at all: the agent stays invisible.
         if (!sawAnyCall && !report.hasLeaks()) {

@@ -122,7 +122,12 @@ public final class ExitProbe {
             if (status == null) {
                 status = call(access, "cudaStreamQuery", stream);
                 synchronized (this) {
-                    streams.computeIfAbsent(access, a -> new HashMap<>()).put(stream, status);
+                    Map<Long, Integer> statuses = streams.get(access);
+                    if (statuses == null) {
+                        statuses = new HashMap<>();
+                        streams.put(access, statuses);
+                    }
+                    statuses.put(stream, status);
                 }
             }
             lastAccess = access;
@@ -149,7 +154,9 @@ public final class ExitProbe {
             }
             synchronized (this) {
                 Map<NativeAccess, Map<Long, Integer>> s = new IdentityHashMap<>();
-                streams.forEach((access, statuses) -> s.put(access, new HashMap<>(statuses)));
+                for (Map.Entry<NativeAccess, Map<Long, Integer>> e : streams.entrySet()) {
+                    s.put(e.getKey(), new HashMap<>(e.getValue()));
+                }
                 return new Answers(leaks, new IdentityHashMap<>(byHandle), s);
             }
         }

@@ -99,9 +99,7 @@ final class JsonOut {
             if (repeated.size() >= MAX_REPEATED) {
                 return string(text);
             }
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream(text.length() + 2);
-            new JsonOut(bytes, FRAGMENT_SIZE).string(text).flush();
-            encoded = bytes.toByteArray();
+            encoded = fragment(0, 0).string(text).fragmentBytes();
             repeated.put(text, encoded);
         }
         return bytes(encoded);
@@ -308,26 +306,25 @@ final class JsonOut {
         return depth;
     }
 
-    /** What writes a fragment. */
-    interface Fragment {
-        void writeTo(JsonOut out) throws IOException;
-    }
-
     /**
-     * The bytes {@code body} writes when {@code members} members of the object or array at
-     * {@code depth} are written already: to be copied with {@link #bytes} into a writer in that state.
+     * A writer of a fragment: what it writes as if {@code members} members of the object or array at
+     * {@code depth} were written already, to be taken with {@link #fragmentBytes} and copied with
+     * {@link #bytes} into a writer in that state.
      */
-    static byte[] fragment(int depth, int members, Fragment body) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
-        JsonOut out = new JsonOut(bytes, FRAGMENT_SIZE);
+    static JsonOut fragment(int depth, int members) {
+        JsonOut out = new JsonOut(new ByteArrayOutputStream(256), FRAGMENT_SIZE);
         out.depth = depth;
         if (depth >= out.members.length) {
             out.members = Arrays.copyOf(out.members, depth + 16);
         }
         out.members[depth] = members;
-        body.writeTo(out);
-        out.flush();
-        return bytes.toByteArray();
+        return out;
+    }
+
+    /** What a {@link #fragment} writer wrote. */
+    byte[] fragmentBytes() throws IOException {
+        drain();
+        return ((ByteArrayOutputStream) sink).toByteArray();
     }
 
     JsonOut newline() throws IOException {

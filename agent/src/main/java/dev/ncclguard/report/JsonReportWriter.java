@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Writes a report as pretty-printed UTF-8 JSON in the field order of schema ncclguard-report/1,
@@ -32,6 +33,16 @@ public final class JsonReportWriter {
         JsonOut json = new JsonOut(out);
         new Document(json).report(report);
         json.flush();
+    }
+
+    /** The report as the content of a report file, written into it as it is made. */
+    public static ReportFiles.Content content(Report report) {
+        return new ReportFiles.Content() { // a class, not a lambda: no method handles to link at exit
+            @Override
+            public void writeTo(OutputStream out) throws IOException {
+                write(report, out);
+            }
+        };
     }
 
     public static byte[] toBytes(Report report) {
@@ -82,18 +93,66 @@ public final class JsonReportWriter {
         private Tail lastTail;
         private byte[] lastTailBytes;
 
+        // Keys of the part caches. Classes rather than records: a record's equals and hashCode are
+        // linked through method handles the first time they run, tens of milliseconds at exit.
+
         /** From the api to the createdAt's name. */
-        private record Middle(String api, String bridge, String thread) {
+        private static final class Middle {
+            final String api;
+            final String bridge;
+            final String thread;
+
+            Middle(HandleView v) {
+                api = v.api();
+                bridge = v.bridge();
+                thread = v.thread();
+            }
+
             boolean sameAs(HandleView v) {
                 return api == v.api() && bridge == v.bridge() && thread == v.thread();
+            }
+
+            @Override
+            public boolean equals(Object o) {
+                return o instanceof Middle m && Objects.equals(api, m.api) && Objects.equals(bridge, m.bridge)
+                        && Objects.equals(thread, m.thread);
+            }
+
+            @Override
+            public int hashCode() {
+                return Objects.hashCode(api) * 961 + Objects.hashCode(bridge) * 31 + Objects.hashCode(thread);
             }
         }
 
         /** From the stack to the end of the entry, for a leak without cleanup note or suppression. */
-        private record Tail(List<String> stack, Details details, Boolean stillPending, CleanupOutcome cleanup) {
+        private static final class Tail {
+            final List<String> stack;
+            final Details details;
+            final Boolean stillPending;
+            final CleanupOutcome cleanup;
+
+            Tail(Leak leak, Details details) {
+                stack = leak.stack();
+                this.details = details;
+                stillPending = leak.stillPending();
+                cleanup = leak.cleanup();
+            }
+
             boolean sameAs(Leak leak, Details d) {
                 return stack == leak.stack() && details == d && stillPending == leak.stillPending()
                         && cleanup == leak.cleanup();
+            }
+
+            @Override
+            public boolean equals(Object o) {
+                return o instanceof Tail t && stack.equals(t.stack) && details.equals(t.details)
+                        && Objects.equals(stillPending, t.stillPending) && cleanup == t.cleanup;
+            }
+
+            @Override
+            public int hashCode() {
+                return (stack.hashCode() * 31 + details.hashCode()) * 31 + Objects.hashCode(stillPending) * 7
+                        + cleanup.ordinal();
             }
         }
 
@@ -174,11 +233,11 @@ public final class JsonReportWriter {
             }
             byte[] head = heads.get(view.kind());
             if (head == null) {
-                head = JsonOut.fragment(depth - 1, 1, out -> {
-                    out.beginObject();
-                    out.name("kind").repeated(view.kind().word());
-                    out.name("handle");
-                });
+                JsonOut out = JsonOut.fragment(depth - 1, 1);
+                out.beginObject();
+                out.name("kind").repeated(view.kind().word());
+                out.name("handle");
+                head = out.fragmentBytes();
                 heads.put(view.kind(), head);
             }
             json.bytes(head);
@@ -204,15 +263,15 @@ public final class JsonReportWriter {
             if (lastMiddle != null && lastMiddle.sameAs(view)) {
                 return lastMiddleBytes;
             }
-            Middle key = new Middle(view.api(), view.bridge(), view.thread());
+            Middle key = new Middle(view);
             byte[] bytes = middles.get(key);
             if (bytes == null) {
-                bytes = JsonOut.fragment(depth, BEFORE_API, out -> {
-                    out.name("api").repeated(view.api());
-                    out.name("bridge").repeated(view.bridge());
-                    out.name("thread").repeated(view.thread());
-                    out.name("createdAt");
-                });
+                JsonOut out = JsonOut.fragment(depth, BEFORE_API);
+                out.name("api").repeated(view.api());
+                out.name("bridge").repeated(view.bridge());
+                out.name("thread").repeated(view.thread());
+                out.name("createdAt");
+                bytes = out.fragmentBytes();
                 if (middles.size() < MAX_PARTS) {
                     middles.put(key, bytes);
                 }
@@ -226,16 +285,16 @@ public final class JsonReportWriter {
             if (lastTail != null && lastTail.sameAs(leak, d)) {
                 return lastTailBytes;
             }
-            Tail key = new Tail(leak.stack(), d, leak.stillPending(), leak.cleanup());
+            Tail key = new Tail(leak, d);
             byte[] bytes = tails.get(key);
             if (bytes == null) {
-                bytes = JsonOut.fragment(depth, BEFORE_STACK, out -> {
-                    out.name("stack").value(leak.stack());
-                    out.name("details");
-                    details(out, d, leak.stillPending());
-                    out.name("cleanup").repeated(leak.cleanup().word());
-                    out.endObject();
-                });
+                JsonOut out = JsonOut.fragment(depth, BEFORE_STACK);
+                out.name("stack").value(leak.stack());
+                out.name("details");
+                details(out, d, leak.stillPending());
+                out.name("cleanup").repeated(leak.cleanup().word());
+                out.endObject();
+                bytes = out.fragmentBytes();
                 if (tails.size() < MAX_PARTS) {
                     tails.put(key, bytes);
                 }
@@ -296,7 +355,7 @@ public final class JsonReportWriter {
             }
             byte[] written = stacks.get(frames);
             if (written == null) {
-                written = JsonOut.fragment(json.depth(), 0, out -> out.value(frames));
+                written = JsonOut.fragment(json.depth(), 0).value(frames).fragmentBytes();
                 stacks.put(frames, written);
             }
             json.bytes(written);

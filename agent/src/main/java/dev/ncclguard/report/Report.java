@@ -358,9 +358,6 @@ public record Report(
             return Collections.unmodifiableList(out);
         }
 
-        private static final Comparator<HandleView> REPORT_ORDER =
-                Comparator.comparing(HandleView::kind).thenComparingLong(HandleView::createdAtMillis);
-
         /**
          * The views in report order. The tracker's snapshot is in creation order, which is that order
          * but for the odd pair of handles made in the same millisecond on two threads: an insertion
@@ -379,7 +376,7 @@ public record Report(
                     j--;
                     if (--budget < 0) {
                         List<HandleView> sorted = new ArrayList<>(views);
-                        sorted.sort(REPORT_ORDER);
+                        sorted.sort(Comparator.comparing(HandleView::kind).thenComparingLong(HandleView::createdAtMillis));
                         return sorted;
                     }
                 }

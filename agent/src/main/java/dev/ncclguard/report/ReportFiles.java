@@ -42,6 +42,20 @@ public final class ReportFiles {
         void writeTo(OutputStream out) throws IOException;
     }
 
+    /** Content made already. A class, not a lambda: no method handles to link at exit. */
+    private static final class Bytes implements Content {
+        private final byte[] content;
+
+        Bytes(byte[] content) {
+            this.content = content;
+        }
+
+        @Override
+        public void writeTo(OutputStream out) throws IOException {
+            out.write(content);
+        }
+    }
+
     /** Writes the JSON report (option {@code report=}) to {@code target}. */
     public static void writeAtomically(Path target, byte[] content) throws ReportWriteException {
         writeAtomically(target, content, "report");
@@ -52,7 +66,7 @@ public final class ReportFiles {
      * chose the path, for the fix in the failure message. Leaves no temporary file behind.
      */
     public static void writeAtomically(Path target, byte[] content, String optionKey) throws ReportWriteException {
-        writeAtomically(target, out -> out.write(content), optionKey);
+        writeAtomically(target, new Bytes(content), optionKey);
     }
 
     /**
@@ -72,8 +86,10 @@ public final class ReportFiles {
         } catch (IOException | RuntimeException e) {
             throw failure(target, "cannot create directory " + dir + ": " + reason(e), optionKey, e);
         }
-        Path temp = dir.resolve("." + file.getFileName() + "." + ProcessHandle.current().pid() + "."
-                + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
+        // a StringBuilder, not +: at exit a concatenation of this shape links method handles (ms)
+        Path temp = dir.resolve(new StringBuilder(64).append('.').append(file.getFileName()).append('.')
+                .append(ProcessHandle.current().pid()).append('.')
+                .append(Long.toHexString(ThreadLocalRandom.current().nextLong())).append(".tmp").toString());
         boolean moved = false;
         try {
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
@@ -105,7 +121,7 @@ public final class ReportFiles {
      * instead of throwing: a report that cannot be written must not disturb the application's exit.
      */
     public static boolean write(Path target, byte[] content, String optionKey) {
-        return write(target, out -> out.write(content), optionKey);
+        return write(target, new Bytes(content), optionKey);
     }
 
     /** Like {@link #write(Path, byte[], String)}, the content written as it is made. */

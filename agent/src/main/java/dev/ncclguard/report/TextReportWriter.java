@@ -4,6 +4,7 @@ import dev.ncclguard.cleanup.CleanupOutcome;
 import dev.ncclguard.track.Kind;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -79,12 +80,16 @@ public final class TextReportWriter {
         return out.toString();
     }
 
-    /** What makes two leaks one block: all that the block's first leak says of them. */
-    private record Alike(Kind kind, String api, String bridge, List<String> stack, Boolean stillPending,
-            CleanupOutcome cleanup, String cleanupNote) {
-        static Alike of(Leak leak) {
-            return new Alike(leak.kind(), leak.api(), leak.bridge(), leak.stack(), leak.stillPending(),
-                    leak.cleanup(), leak.cleanupNote());
+    /**
+     * What makes two leaks one block: all that the block's first leak says of them. A class rather
+     * than a record: a record's equals and hashCode are linked through method handles the first
+     * time they run, tens of milliseconds at exit.
+     */
+    private static final class Alike {
+        private final Leak leak;
+
+        Alike(Leak leak) {
+            this.leak = leak;
         }
 
         /** Without making a key: leaks of one loop come one after the other. */
@@ -93,6 +98,17 @@ public final class TextReportWriter {
                     && (a.stack() == b.stack() || a.stack().equals(b.stack()))
                     && Objects.equals(a.stillPending(), b.stillPending()) && a.cleanup() == b.cleanup()
                     && Objects.equals(a.cleanupNote(), b.cleanupNote());
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Alike other && same(leak, other.leak);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(leak.kind(), leak.api(), leak.bridge(), leak.stack(), leak.stillPending(),
+                    leak.cleanup(), leak.cleanupNote());
         }
     }
 
@@ -130,7 +146,7 @@ public final class TextReportWriter {
             last.add(leak);
             return last;
         }
-        Alike key = Alike.of(leak);
+        Alike key = new Alike(leak);
         Group g = groups.get(key);
         if (g == null) {
             g = new Group(leak);
@@ -198,12 +214,10 @@ public final class TextReportWriter {
 
     /** One line per suppressed leak, leaks alike (same kind, api, first frame and rule) as one line with a count. */
     private static void suppressed(StringBuilder out, List<Report.Suppressed> suppressed) {
-        record Line(Kind kind, String api, String topFrame, String rule) {
-        }
-        Map<Line, Group> lines = new LinkedHashMap<>();
+        Map<List<Object>, Group> lines = new LinkedHashMap<>();
         for (Report.Suppressed s : suppressed) {
             Leak leak = s.leak();
-            Line line = new Line(leak.kind(), leak.api(), leak.stack().isEmpty() ? null : leak.stack().get(0), s.rule());
+            List<Object> line = Arrays.asList(leak.kind(), leak.api(), topFrame(leak), s.rule());
             Group g = lines.get(line);
             if (g == null) {
                 lines.put(line, new Group(leak));
@@ -212,7 +226,7 @@ public final class TextReportWriter {
             }
         }
         int shown = 0;
-        for (Map.Entry<Line, Group> entry : lines.entrySet()) {
+        for (Map.Entry<List<Object>, Group> entry : lines.entrySet()) {
             if (shown++ == MAX_GROUPS) {
                 out.append("  ... ").append(lines.size() - MAX_GROUPS)
                         .append(" more lines; the JSON report (option report=) lists every one.\n");
@@ -224,16 +238,20 @@ public final class TextReportWriter {
             if (!details.isEmpty()) {
                 out.append(" (").append(details).append(')');
             }
-            if (entry.getKey().topFrame() != null) {
-                out.append(" at ").append(printable(entry.getKey().topFrame()));
+            if (topFrame(leak) != null) {
+                out.append(" at ").append(printable(topFrame(leak)));
             }
-            out.append(": suppressed by '").append(printable(entry.getKey().rule())).append('\'');
+            out.append(": suppressed by '").append(printable((String) entry.getKey().get(3))).append('\'');
             int more = entry.getValue().count - 1;
             if (more > 0) {
                 out.append(", and ").append(more).append(" more like it");
             }
             out.append('\n');
         }
+    }
+
+    private static String topFrame(Leak leak) {
+        return leak.stack().isEmpty() ? null : leak.stack().get(0);
     }
 
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {

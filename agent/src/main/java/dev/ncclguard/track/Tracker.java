@@ -43,6 +43,14 @@ public final class Tracker {
     private static final long LEGACY_STREAM_KEY = 0x8000_0000_0000_0000L;
     private static final long PER_THREAD_STREAM_KEY = 0xC000_0000_0000_0000L;
 
+    /** A class, not a lambda: communicators() runs at exit, where a lambda's first call links method handles. */
+    private static final Comparator<CommLife> BY_CREATION = new Comparator<>() {
+        @Override
+        public int compare(CommLife a, CommLife b) {
+            return Long.compare(a.createdAtMillis(), b.createdAtMillis());
+        }
+    };
+
     /** The details of an event and of a stream leak, in report order: shared by every leak. */
     private static final String[] EVENT_DETAILS = {"stream", "device"};
     private static final String[] STREAM_DETAILS = {"pendingOps", "device"};
@@ -485,7 +493,7 @@ public final class Tracker {
         for (CommRecord c : live) {
             all.add(CommLife.of(c, 0, null));
         }
-        all.sort(Comparator.comparingLong(CommLife::createdAtMillis));
+        all.sort(BY_CREATION);
         return all;
     }
 
