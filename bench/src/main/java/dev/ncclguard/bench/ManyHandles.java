@@ -15,7 +15,8 @@ import java.lang.management.MemoryMXBean;
  * and without the agent, the difference divided by N is what the agent keeps per live handle.</li>
  * <li>{@code exit N}: creates N events and records each on one stream, never waiting for them:
  * N leaks for the exit report. Its shutdown hook, the last of the application's, prints
- * {@code hook-end-ms=}; the agent's exit hook starts after it.</li>
+ * {@code hook-end-ms=} and the process's CPU time so far, {@code hook-cpu-ns=}; the agent's exit
+ * hook starts after it.</li>
  * </ul>
  */
 public final class ManyHandles {
@@ -97,7 +98,10 @@ public final class ManyHandles {
             cuda(libs.cudart.cudaEventRecord(ref.getValue(), stream), "cudaEventRecord");
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            System.out.println("hook-end-ms=" + System.currentTimeMillis());
+            // the process's CPU so far (all threads): ProcessBench subtracts it from the total
+            long cpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                    .getProcessCpuTime();
+            System.out.println("hook-cpu-ns=" + cpu + " hook-end-ms=" + System.currentTimeMillis());
             System.out.flush();
         }, "last-application-hook"));
         System.out.println("events=" + n + " main-end-ms=" + System.currentTimeMillis());

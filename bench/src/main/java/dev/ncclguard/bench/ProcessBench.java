@@ -23,7 +23,9 @@ import java.util.regex.Pattern;
  * <li>startup: wall time of {@code java -jar ncclguard-samples.jar clean --ranks 1 --iters 1} (JNA
  * loaded, NCCL and CUDA called), from the launch to the end of the process, exit report included.</li>
  * <li>exit: an application with N leaked events exits; from the end of its last shutdown hook (the
- * agent's hook starts after it) to the report files written (their modification times).</li>
+ * agent's hook starts after it) to the report files written (their modification times), to the
+ * end of the process, and the process's CPU time in between; with stacks=on and off, the text
+ * to a file or to stderr.</li>
  * <li>memory: heap in use after GC with N live events (and communicators), stacks=off, minus the
  * same without the agent, per handle.</li>
  * </ul>
@@ -109,45 +111,98 @@ public final class ProcessBench {
 
     // --- exit ---
 
+    /** One way to run the exit measurement: agent options (null: without it), and where the text goes. */
+    private record ExitVariant(String name, String stacks, boolean textToFile) {
+        boolean agent() {
+            return stacks != null;
+        }
+    }
+
     private String exit(int handles, int runs) throws IOException, InterruptedException {
+        List<ExitVariant> variants = List.of(new ExitVariant("(without the agent)", null, false),
+                new ExitVariant("stacks=on, report=…, text=…", "on", true),
+                new ExitVariant("stacks=off, report=…, text=…", "off", true),
+                new ExitVariant("stacks=off, report=…, text=stderr", "off", false));
+        Map<ExitVariant, List<Double>> written = new java.util.LinkedHashMap<>();
+        Map<ExitVariant, List<Double>> ended = new java.util.LinkedHashMap<>();
+        Map<ExitVariant, List<Double>> cpu = new java.util.LinkedHashMap<>();
+        Map<ExitVariant, String> leaks = new java.util.HashMap<>();
+        for (ExitVariant v : variants) {
+            written.put(v, new ArrayList<>());
+            ended.put(v, new ArrayList<>());
+            cpu.put(v, new ArrayList<>());
+        }
+        // round by round, every variant once, so that each meets the same load on the machine
+        for (int i = 0; i < runs; i++) {
+            for (ExitVariant v : variants) {
+                exitRun(v, handles, written.get(v), ended.get(v), cpu.get(v), leaks);
+            }
+        }
         StringBuilder md = new StringBuilder();
         md.append(String.format(Locale.ROOT, "Exit with %d leaked events (each recorded, never waited for), %d runs"
-                + " per row; ms from the end of the application's last shutdown hook to the JSON and text"
-                + " reports written (file times, a few ms granular), and to the end of the process.%n%n", handles, runs));
-        md.append("| agent options | reports written, ms | process ended, ms | leaks in the JSON report |\n");
-        md.append("| --- | --- | --- | --- |\n");
-        for (String stacks : new String[] {null, "on", "off"}) {
-            List<Double> written = new ArrayList<>();
-            List<Double> ended = new ArrayList<>();
-            String leaks = "";
-            for (int i = 0; i < runs; i++) {
-                Path json = out.resolve("exit-report.json");
-                Path text = out.resolve("exit-report.txt");
-                Files.deleteIfExists(json);
-                Files.deleteIfExists(text);
-                String options = stacks == null ? null : "stacks=" + stacks + ",report=" + json + ",text=" + text;
-                List<String> command = command(options, List.of("-Xmx2g", "-D" + GpuLibraries.EMU_PROPERTY + "=" + emu,
-                        "-cp", benchJar, ManyHandles.class.getName(), "exit", Integer.toString(handles)));
-                String log = "exit-" + (stacks == null ? "without" : "stacks-" + stacks);
-                int status = run(command, log);
-                long end = System.currentTimeMillis();
-                if (status != 0) {
-                    throw new IllegalStateException("exit run failed (" + status + "), see " + out.resolve(log + ".log"));
-                }
-                long hookEnd = valueAfter(out.resolve(log + ".log"), "hook-end-ms=");
-                ended.add((double) (end - hookEnd));
-                if (stacks != null) {
-                    long writtenAt = Math.max(Files.getLastModifiedTime(json).toMillis(),
-                            Files.getLastModifiedTime(text).toMillis());
-                    written.add((double) (writtenAt - hookEnd));
-                    leaks = pendingEvents(json);
-                }
-            }
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |%n",
-                    stacks == null ? "(without the agent)" : "stacks=" + stacks + ", report=…, text=…",
-                    stacks == null ? "" : Stats.of(written).format(0), Stats.of(ended).format(0), leaks));
+                + " per row, rows interleaved; from the end of the application's last shutdown hook: ms to the JSON"
+                + " and text reports written (file times, a few ms granular; with text=stderr the JSON file's,"
+                + " the text follows it on stderr), ms to the end of the process, and the CPU time the process"
+                + " spent in that interval (all threads: exit hook, exit probe, GC, JIT), ms. Min / median / max;"
+                + " load average %s before the runs.%n%n", handles, runs, loadAverage()));
+        md.append("| agent options | reports written, ms | process ended, ms | process CPU after the hook, ms | leaks in the JSON report |\n");
+        md.append("| --- | --- | --- | --- | --- |\n");
+        for (ExitVariant v : variants) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", v.name(),
+                    v.agent() ? Stats.of(written.get(v)).format(0) : "", Stats.of(ended.get(v)).format(0),
+                    Stats.of(cpu.get(v)).format(0), leaks.getOrDefault(v, "")));
         }
         return md.append('\n').toString();
+    }
+
+    private void exitRun(ExitVariant v, int handles, List<Double> written, List<Double> ended, List<Double> cpu,
+            Map<ExitVariant, String> leaks) throws IOException, InterruptedException {
+        Path json = out.resolve("exit-report.json");
+        Path text = out.resolve("exit-report.txt");
+        Files.deleteIfExists(json);
+        Files.deleteIfExists(text);
+        String options = !v.agent() ? null
+                : "stacks=" + v.stacks() + ",report=" + json + ",text=" + (v.textToFile() ? text : "stderr");
+        List<String> command = command(options, List.of("-Xmx2g", "-D" + GpuLibraries.EMU_PROPERTY + "=" + emu,
+                "-cp", benchJar, ManyHandles.class.getName(), "exit", Integer.toString(handles)));
+        String log = "exit-" + (!v.agent() ? "without" : "stacks-" + v.stacks() + (v.textToFile() ? "" : "-stderr"));
+        Path logFile = out.resolve(log + ".log");
+        int status = run(withChildCpu(command), log);
+        long end = System.currentTimeMillis();
+        if (status != 0) {
+            throw new IllegalStateException("exit run failed (" + status + "), see " + logFile);
+        }
+        long hookEnd = valueAfter(logFile, "hook-end-ms=");
+        ended.add((double) (end - hookEnd));
+        double childCpuMs = valueAfter(logFile, "child-cpu-ticks=") * 1000.0 / valueAfter(logFile, "clk-tck=");
+        cpu.add(childCpuMs - valueAfter(logFile, "hook-cpu-ns=") / 1e6);
+        if (v.agent()) {
+            long writtenAt = Math.max(Files.getLastModifiedTime(json).toMillis(),
+                    v.textToFile() ? Files.getLastModifiedTime(text).toMillis() : 0);
+            written.add((double) (writtenAt - hookEnd));
+            leaks.put(v, pendingEvents(json));
+        }
+    }
+
+    /**
+     * The command run by a shell that prints, once it ended, the CPU time it used (user and system,
+     * all threads, in clock ticks of {@code clk-tck=} per second): the shell's children's times
+     * from /proc, which the JVM's own counters cannot give after its last hook.
+     */
+    private static List<String> withChildCpu(List<String> command) {
+        List<String> wrapped = new ArrayList<>(List.of("sh", "-c", "\"$@\"; s=$?; set -- $(cat /proc/$$/stat);"
+                + " echo \"child-cpu-ticks=$((${16} + ${17})) clk-tck=$(getconf CLK_TCK)\"; exit $s", "sh"));
+        wrapped.addAll(command);
+        return wrapped;
+    }
+
+    private static String loadAverage() {
+        try {
+            String[] fields = Files.readString(Path.of("/proc/loadavg")).split(" ");
+            return fields[0] + " " + fields[1] + " " + fields[2];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     private static String pendingEvents(Path json) throws IOException {
