@@ -30,3 +30,21 @@ run() {
     [ -f "$f" ] && { say "--- $(basename "$f")"; cat "$f" >>"$log"; echo >>"$log"; }
   done
 }
+
+# cpu_setup: for the CPU parts (70-, 71-): sets cpu_out and emu, builds the emulator there with
+# this machine's gcc; fails with a line in the log when the bench jar or the build is missing.
+cpu_setup() {
+  bench=${bench:-.gpu/ncclguard-bench.jar}
+  mkdir -p "$reports/cpu"
+  cpu_out=$(cd "$reports/cpu" && pwd)
+  emu="$cpu_out/emu-build/emu"
+  if [ ! -f "$bench" ]; then
+    say "SKIP: no $bench (run scripts/gpu-prepare.sh)"
+    return 1
+  fi
+  if [ ! -f "$emu/libnccl.so.2" ] && ! make -s -C native-shim/src/main/c OUT="$cpu_out/emu-build" all >>"$log" 2>&1; then
+    say "FAILED: the emulator did not build here (see the log)"
+    return 1
+  fi
+  say "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
