@@ -145,7 +145,7 @@ public final class JsonReportWriter {
 
             @Override
             public boolean equals(Object o) {
-                return o instanceof Tail t && stack.equals(t.stack) && details.equals(t.details)
+                return o instanceof Tail t && stack.equals(t.stack) && details.sameFields(t.details)
                         && Objects.equals(stillPending, t.stillPending) && cleanup == t.cleanup;
             }
 

@@ -102,6 +102,11 @@ public final class Details extends AbstractMap<String, Object> {
         return -1;
     }
 
+    /** The same fields in the same order (Map's equals ignores the order, which a writer keeps). */
+    public boolean sameFields(Details other) {
+        return Arrays.equals(keys, other.keys) && Arrays.equals(values, other.values);
+    }
+
     @Override
     public boolean containsKey(Object key) {
         return indexOf(key) >= 0;

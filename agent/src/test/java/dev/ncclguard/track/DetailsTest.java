@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,6 +27,17 @@ class DetailsTest {
         same.put("device", 1);
         assertEquals(same, d);
         assertEquals(same.hashCode(), d.hashCode());
+    }
+
+    @Test
+    void sameFieldsMeansInTheSameOrderToo() {
+        Details d = Details.of(KEYS, "0x99", 1);
+
+        assertTrue(d.sameFields(Details.of(new String[] {"stream", "device"}, "0x99", 1)));
+        Details reordered = Details.of(new String[] {"device", "stream"}, 1, "0x99");
+        assertEquals(d, reordered);
+        assertFalse(d.sameFields(reordered));
+        assertFalse(d.sameFields(Details.of(KEYS, "0x99", 1L)));
     }
 
     @Test
