@@ -1,4 +1,4 @@
-# What the agent costs a real 2-GPU allreduce loop: JVMs with and without the agent, alternating
+# What the agent costs a real 2-GPU allreduce loop (GPU_RANKS=1 on a one-GPU machine): JVMs with and without the agent, alternating
 # (which goes first flips every round), 5 rounds per size; medians and their ratio.
 # Needs .gpu/ncclguard-bench.jar (scripts/gpu-prepare.sh). Proof: the two "ratio" lines, >= 0.99.
 bench=${bench:-.gpu/ncclguard-bench.jar}
@@ -21,14 +21,14 @@ else
         agentarg=()
         [ "$variant" = with ] && agentarg=("-javaagent:$agent=text=none,report=$reports/bench-$bytes-$round.json")
         line=$(NCCL_DEBUG=WARN "$java" "${agentarg[@]}" -cp "$bench" dev.ncclguard.bench.gpu.AllReduceLoop \
-                 --bytes "$bytes" --iters "$iters" --warmup "$warmup" --ranks 2 2>>"$log" | grep '^allreduce ')
+                 --bytes "$bytes" --iters "$iters" --warmup "$warmup" --ranks "${GPU_RANKS:-2}" 2>>"$log" | grep '^allreduce ')
         say "round $round $variant: ${line:-FAILED (see the log above)}"
         gbps=$(echo "$line" | sed -n 's/.*GB\/s=\([0-9.]*\).*/\1/p')
         [ -n "$gbps" ] && printf '%s\t%s\n' "$variant" "$gbps" >>"$tsv"
       done
     done
     mw=$(bench_median without "$tsv"); mg=$(bench_median with "$tsv")
-    say "allreduce $bytes bytes on 2 GPUs: median GB/s without the agent $mw, with $mg," \
+    say "allreduce $bytes bytes on ${GPU_RANKS:-2} GPUs: median GB/s without the agent $mw, with $mg," \
         "ratio $(awk -v a="$mg" -v b="$mw" 'BEGIN {if (b > 0) printf "%.4f", a / b; else print "nan"}') (target >= 0.99)"
   done
 fi

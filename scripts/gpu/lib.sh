@@ -13,6 +13,8 @@ run() {
   local envs=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
+  # GPU_RANKS: ranks per sample on a machine with fewer GPUs than the samples' default of 2
+  [ -n "${GPU_RANKS:-}" ] && set -- "$@" --ranks "$GPU_RANKS"
   local agentarg=()
   [ "$opts" != "none" ] && agentarg=("-javaagent:$agent=$opts")
   say ""

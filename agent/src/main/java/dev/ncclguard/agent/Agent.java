@@ -1,26 +1,29 @@
 package dev.ncclguard.agent;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
-import java.util.LinkedHashMap;
-import java.util.List;
+import java.net.URISyntaxException;
 import java.util.Map;
-import java.lang.reflect.Method;
-import java.security.ProtectionDomain;
 import java.util.Set;
+import java.util.jar.JarFile;
+import java.util.zip.ZipEntry;
 
 /**
  * The agent's entry points: -javaagent (premain) and attach (agentmain). This class only defines
- * the bootstrap package in the bootstrap class loader, then hands over to {@link Installer} by name: it
+ * the bootstrap package in the bootstrap class loader, then hands over to {@link Installer}. It
  * must not link any class of {@code dev.ncclguard.bootstrap} itself, or the system class loader
- * would load a second copy of them before the bootstrap one exists.
+ * would load a second copy of them before the bootstrap one exists; Installer is only linked at
+ * its first call, after that.
  */
 public final class Agent {
     /** Interfaces first: a class is defined after the types it implements. */
-    private static final List<String> BOOTSTRAP_CLASSES = List.of(
-            "dev.ncclguard.bootstrap.JnaSink", "dev.ncclguard.bootstrap.NativeSink", "dev.ncclguard.bootstrap.FfmSink",
-            "dev.ncclguard.bootstrap.Hooks", "dev.ncclguard.bootstrap.LiveView", "dev.ncclguard.bootstrap.Live");
+    private static final String[] BOOTSTRAP_CLASSES = {
+        "dev.ncclguard.bootstrap.JnaSink", "dev.ncclguard.bootstrap.JnaHandle", "dev.ncclguard.bootstrap.NativeSink",
+        "dev.ncclguard.bootstrap.FfmSink",
+        "dev.ncclguard.bootstrap.Hooks", "dev.ncclguard.bootstrap.LiveView", "dev.ncclguard.bootstrap.Live",
+    };
 
     private Agent() {
     }
@@ -37,56 +40,62 @@ public final class Agent {
 
     private static void start(String args, Instrumentation inst, boolean premain) {
         try {
-            appendBootstrap(inst);
-            Class.forName("dev.ncclguard.agent.Installer")
-                    .getMethod("install", String.class, Instrumentation.class, boolean.class)
-                    .invoke(null, args, inst, premain);
-        } catch (java.lang.reflect.InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            System.err.println("ncclguard: not installed: " + cause);
-        } catch (Throwable t) {
-            System.err.println("ncclguard: not installed: " + t);
+            openJdkInternals(inst);
+            defineBootstrapClasses();
+        } catch (IOException | RuntimeException | LinkageError e) {
+            System.err.println("ncclguard: not installed: " + e);
+            return;
+        }
+        try {
+            Installer.install(args, inst, premain);
+        } catch (LinkageError e) {
+            // a runtime exception goes on (a bad option at attach must fail the attach); this must not
+            System.err.println("ncclguard: not installed: " + e);
+        }
+    }
+
+    /** Exports java.base's jdk.internal.access to the agent alone, for {@link JdkInternals}. */
+    static void openJdkInternals(Instrumentation inst) {
+        Module base = Object.class.getModule();
+        Module agent = Agent.class.getModule();
+        if (!base.isExported(JdkInternals.PACKAGE, agent)) {
+            inst.redefineModule(base, Set.of(), Map.of(JdkInternals.PACKAGE, Set.of(agent)), Map.of(), Set.of(),
+                    Map.of());
         }
     }
 
     /**
      * Defines the bootstrap package's classes in the bootstrap class loader. They are injected
      * rather than appended to the bootstrap class path: appending disables class data sharing for
-     * the application's classes and makes the JVM print a warning on every start.
+     * the application's classes and makes the JVM print a warning on every start. The bytes are
+     * read from the agent's jar file directly: a class loader's getResourceAsStream goes through
+     * URL connections, a dozen more classes to load in premain.
      */
-    private static void appendBootstrap(Instrumentation inst) throws IOException {
+    private static void defineBootstrapClasses() throws IOException {
         if (isOnBootstrap()) {
             return; // an earlier attach already put it there
         }
-        Map<String, byte[]> classes = new LinkedHashMap<>();
-        ClassLoader own = Agent.class.getClassLoader();
-        for (String name : BOOTSTRAP_CLASSES) {
-            try (InputStream in = own.getResourceAsStream(name.replace('.', '/') + ".class")) {
-                if (in == null) {
-                    throw new IOException("agent jar lacks " + name);
+        try (JarFile jar = new JarFile(agentJar(), false)) {
+            for (String name : BOOTSTRAP_CLASSES) {
+                String entryName = name.replace('.', '/') + ".class";
+                ZipEntry entry = jar.getEntry(entryName);
+                if (entry == null) {
+                    throw new IOException("agent jar lacks " + entryName);
                 }
-                classes.put(name, in.readAllBytes());
+                byte[] bytes;
+                try (InputStream in = jar.getInputStream(entry)) {
+                    bytes = in.readAllBytes();
+                }
+                JdkInternals.defineInBootLoader(name, bytes);
             }
         }
-        // jdk.internal.misc.Unsafe, opened to the agent alone through Instrumentation: the
-        // sun.misc one that libraries use for this warns on JDK 24+
-        Module base = Object.class.getModule();
-        Module agent = Agent.class.getModule();
-        inst.redefineModule(base, Set.of(), Map.of("jdk.internal.misc", Set.of(agent)),
-                Map.of(), Set.of(), Map.of());
+    }
+
+    private static File agentJar() throws IOException {
         try {
-            Class<?> unsafeClass = Class.forName("jdk.internal.misc.Unsafe");
-            Object unsafe = unsafeClass.getMethod("getUnsafe").invoke(null);
-            Method define = unsafeClass.getMethod("defineClass", String.class, byte[].class, int.class,
-                    int.class, ClassLoader.class, ProtectionDomain.class);
-            for (Map.Entry<String, byte[]> c : classes.entrySet()) {
-                define.invoke(unsafe, c.getKey(), c.getValue(), 0, c.getValue().length, null, null);
-            }
-        } catch (ReflectiveOperationException e) {
-            throw new IOException("cannot define the agent's bootstrap classes: " + e, e);
+            return new File(Agent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException | RuntimeException e) {
+            throw new IOException("cannot locate the agent jar: " + e, e);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.ncclguard.agent;
 
+import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.log.Log;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
@@ -18,13 +19,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * set lookup.
  */
 final class HookTransformer implements ClassFileTransformer {
-    private static final Set<String> TARGETS = Set.of(
-            HookWeaver.JNA_FUNCTION, HookWeaver.SHUTDOWN, HookWeaver.THREAD_GROUP, HookWeaver.APP_SHUTDOWN_HOOKS);
-
     static final String NOT_LOADED = "not loaded yet, instrumented when it loads";
 
+    /** Internal names of the classes to weave. */
+    private final Set<String> targets;
     /** Why the last transformation of a class was not done, for {@link #install}'s answer. */
     private final Map<String, String> failures = new ConcurrentHashMap<>();
+
+    /** @param ffmFirstUse also weave the static methods where FFM use starts (Java 22+) */
+    HookTransformer(boolean ffmFirstUse) {
+        targets = ffmFirstUse
+                ? Set.of(HookWeaver.JNA_FUNCTION, HookWeaver.SHUTDOWN, HookWeaver.THREAD_GROUP,
+                        HookWeaver.APP_SHUTDOWN_HOOKS, HookWeaver.SYMBOL_LOOKUP, HookWeaver.LINKER)
+                : Set.of(HookWeaver.JNA_FUNCTION, HookWeaver.SHUTDOWN, HookWeaver.THREAD_GROUP,
+                        HookWeaver.APP_SHUTDOWN_HOOKS);
+    }
 
     /**
      * Registers the transformer and retransforms the target classes already loaded. Returns, per
@@ -34,12 +43,12 @@ final class HookTransformer implements ClassFileTransformer {
     Map<String, List<String>> install(Instrumentation inst) {
         inst.addTransformer(this, true);
         Map<String, List<String>> outcome = new TreeMap<>();
-        for (String name : TARGETS) {
+        for (String name : targets) {
             outcome.put(name.replace('/', '.'), new ArrayList<>());
         }
         List<Class<?>> loaded = new ArrayList<>();
         for (Class<?> c : inst.getAllLoadedClasses()) {
-            if (TARGETS.contains(c.getName().replace('.', '/'))) {
+            if (outcome.containsKey(c.getName())) { // binary names: no string built per loaded class
                 if (inst.isModifiableClass(c)) {
                     loaded.add(c);
                 } else {
@@ -70,7 +79,7 @@ final class HookTransformer implements ClassFileTransformer {
     @Override
     public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
                             ProtectionDomain domain, byte[] classfile) {
-        if (className == null || !TARGETS.contains(className)) {
+        if (className == null || !targets.contains(className)) {
             return null;
         }
         try {
@@ -81,17 +90,32 @@ final class HookTransformer implements ClassFileTransformer {
                 failures.put(className, "its class loader cannot see the agent's bootstrap classes");
                 return null;
             }
-            byte[] woven = HookWeaver.weave(className, classfile);
+            byte[] woven = HookWeaver.weave(className, classfile, redefined);
             if (woven == null) {
                 Log.once("shape-" + className, className.replace('/', '.')
                         + " has not the shape this agent knows (JNA 5.x expected); its calls are not tracked");
                 failures.put(className, "not the shape this agent knows");
+                installFfmNowIfItsTrigger(className);
             }
             return woven;
         } catch (Throwable t) {
             Log.warn("cannot instrument " + className.replace('/', '.') + ", it runs untracked: " + t);
             failures.put(className, String.valueOf(t));
+            installFfmNowIfItsTrigger(className);
             return null;
+        }
+    }
+
+    /**
+     * A class where FFM use starts could not get its first-use hook: the FFM bridge is installed
+     * now rather than never, on a thread of its own (not inside this class's loading).
+     */
+    private static void installFfmNowIfItsTrigger(String className) {
+        if ((className.equals(HookWeaver.SYMBOL_LOOKUP) || className.equals(HookWeaver.LINKER))
+                && Hooks.ffmInstall != null) {
+            Thread t = new Thread(Hooks::ffmFirstUse, "ncclguard-ffm-install");
+            t.setDaemon(true);
+            t.start();
         }
     }
 

@@ -3,6 +3,7 @@ package dev.ncclguard.agent;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bootstrap.Live;
 import dev.ncclguard.bridge.Bindings;
+import dev.ncclguard.bridge.FfmFirstUse;
 import dev.ncclguard.bridge.FfmHooks;
 import dev.ncclguard.bridge.JnaBridge;
 import dev.ncclguard.bridge.NativeBridge;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * Installs the agent: options, tracker, bridges, exit hook. Does as little as possible here: it
@@ -54,25 +56,32 @@ public final class Installer {
         }
         try {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
-            Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), System::currentTimeMillis));
+            Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
             LiveMonitor live = LiveMonitor.listenTo(tracker);
             Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             Hooks.jna = new JnaBridge(tracker);
             Live.view = new LiveReport(tracker, options.suppressions());
-            Map<String, List<String>> instrumented = instrument(inst);
+            boolean ffm = Runtime.version().feature() >= 22;
+            Map<String, List<String>> instrumented = new HookTransformer(ffm).install(inst);
             // no application shutdown hook can exist before the class that holds them is loaded
-            JfrShutdown.hooksMayExist = !instrumented.getOrDefault(HookWeaver.APP_SHUTDOWN_HOOKS.replace('/', '.'),
-                    List.of()).contains(HookTransformer.NOT_LOADED);
+            JfrShutdown.hooksMayExist = !notLoaded(instrumented, HookWeaver.APP_SHUTDOWN_HOOKS);
             NativeBridge natives = NativeMethods.install(inst, tracker, bindings, premain);
-            FfmHooks.install(inst, tracker);
-            String ffm = Runtime.version().feature() >= 22
+            if (ffm) {
+                if (premain && notLoaded(instrumented, HookWeaver.SYMBOL_LOOKUP)
+                        && notLoaded(instrumented, HookWeaver.LINKER)) {
+                    FfmFirstUse.arm(inst, tracker); // installed at the first FFM use, if any
+                } else {
+                    FfmHooks.install(inst, tracker);
+                }
+            }
+            String ffmCoverage = ffm
                     ? "FFM downcalls (java.lang.foreign): handles made from now on; any made before are not tracked"
                     : "FFM downcalls (java.lang.foreign): not on Java " + Runtime.version().feature() + " (22 and later)";
             AgentState state = new AgentState(tracker, options,
                     premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), instrumented,
                     List.of(natives != null ? natives.coverage()
                             : "JNA direct mapping, JNI and JavaCPP native methods: NOT tracked (the reason is on stderr)",
-                            ffm));
+                            ffmCoverage));
             new Lifecycle(state).registerExitHook(inst);
             AgentState.publish(state);
             System.setProperty(INSTALLED, premain ? "premain" : "attach");
@@ -81,6 +90,7 @@ public final class Installer {
             Hooks.jna = null;
             Hooks.natives = null;
             Hooks.ffm = null;
+            Hooks.ffmInstall = null;
             Log.error("not installed, the application runs without it", t);
         }
     }
@@ -96,7 +106,15 @@ public final class Installer {
         return null;
     }
 
-    private static Map<String, List<String>> instrument(Instrumentation inst) {
-        return new HookTransformer().install(inst);
+    private static boolean notLoaded(Map<String, List<String>> instrumented, String internalName) {
+        return instrumented.getOrDefault(internalName.replace('/', '.'), List.of()).contains(HookTransformer.NOT_LOADED);
+    }
+
+    /** The tracker's clock; a class of its own rather than a method reference, which costs more in premain. */
+    private static final class WallClock implements LongSupplier {
+        @Override
+        public long getAsLong() {
+            return System.currentTimeMillis();
+        }
     }
 }

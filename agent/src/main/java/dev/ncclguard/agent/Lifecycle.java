@@ -17,11 +17,9 @@ import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
-import java.lang.reflect.Method;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -45,35 +43,38 @@ final class Lifecycle {
     }
 
     void registerExitHook(Instrumentation inst) {
-        Runnable hook = this::atExitSafely;
+        Runnable hook = new ExitHook(this);
         try {
-            Module base = Object.class.getModule();
-            if (!base.isExported("jdk.internal.access", Lifecycle.class.getModule())) {
-                inst.redefineModule(base, Set.of(), Map.of("jdk.internal.access", Set.of(Lifecycle.class.getModule())),
-                        Map.of(), Set.of(), Map.of());
-            }
-            Class<?> secrets = Class.forName("jdk.internal.access.SharedSecrets");
-            Object access = secrets.getMethod("getJavaLangAccess").invoke(null);
-            Method register = Class.forName("jdk.internal.access.JavaLangAccess")
-                    .getMethod("registerShutdownHook", int.class, boolean.class, Runnable.class);
+            Agent.openJdkInternals(inst);
             for (int slot = LAST_SLOT; slot >= FIRST_FREE_SLOT; slot--) {
                 try {
-                    register.invoke(access, slot, false, hook);
+                    JdkInternals.registerShutdownHook(slot, hook);
                     JfrShutdown.deferUntilAfterReport(inst);
                     return;
-                } catch (java.lang.reflect.InvocationTargetException e) {
-                    if (!(e.getCause() instanceof InternalError)) {
-                        throw e;
-                    }
+                } catch (InternalError e) {
                     // slot taken by the JDK itself: try the one before
                 }
             }
             throw new IllegalStateException("no free system shutdown slot");
-        } catch (ReflectiveOperationException | RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             // Still report at exit, but possibly while application hooks run: say so once.
             Log.warn("cannot order the exit report after the application's shutdown hooks (" + e
                     + "); a handle released in an application hook may be reported as leaked");
             Runtime.getRuntime().addShutdownHook(new Thread(hook, "ncclguard-exit"));
+        }
+    }
+
+    /** The exit hook; a class rather than a method reference, which costs more in premain. */
+    private static final class ExitHook implements Runnable {
+        private final Lifecycle lifecycle;
+
+        ExitHook(Lifecycle lifecycle) {
+            this.lifecycle = lifecycle;
+        }
+
+        @Override
+        public void run() {
+            lifecycle.atExitSafely();
         }
     }
 
@@ -105,7 +106,9 @@ final class Lifecycle {
         }
         List<HandleView> leaks = snapshot.leaks();
         boolean cleanup = options.action() == Options.Action.CLEANUP;
-        ExitProbe.Result probe = ExitProbe.probe(leaks, Math.min(deadline, start + PROBE_MAX_NANOS));
+        // no leak, no question for the library: a clean run starts no probe thread at exit
+        ExitProbe.Result probe = leaks.isEmpty() ? new ExitProbe.Result(Map.of(), false)
+                : ExitProbe.probe(leaks, Math.min(deadline, start + PROBE_MAX_NANOS));
         Map<HandleView, Boolean> stillPending = probe.stillPending();
         CleanupRun run = CleanupRun.NOTHING;
         if (cleanup && !leaks.isEmpty()) {

@@ -10,9 +10,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.function.Function;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The agent's options (SPEC.md "Options"). Each key is read from the agent argument string
@@ -32,23 +29,24 @@ public final class Options {
     }
 
     /**
-     * One option: its key, its default (null: none), the choices in words for the error line, and
-     * a parser that answers the typed value or null if the text is not one of the choices.
+     * One option: its key, its default (null: none), and the choices in words for the error line;
+     * {@link #value} parses its text. No lambdas, regular expressions or java.time here: this runs
+     * in premain, where each costs start-up time of the application.
      */
-    private record Key(String name, String defaultValue, String expected, Function<String, Object> parser) {
+    private record Key(String name, String defaultValue, String expected) {
     }
 
-    /** The option table: a new option is one line here and a typed getter below. */
+    /** The option table: a new option is one line here, a case in {@link #value} and a typed getter below. */
     private static final List<Key> KEYS = List.of(
-            new Key("action", "report", "report, cleanup or off", v -> word(v, Action.class)),
-            new Key("report", "none", "none or a file path (it may hold %p and %h)", Options::pathOrNone),
-            new Key("text", "stderr", "stderr, none or a file path", Options::nonEmpty),
-            new Key("exit-code", "0", "an integer from 0 to 255", Options::exitCode),
-            new Key("stacks", "on", "on or off", Options::onOff),
-            new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m", Options::duration),
-            new Key("logging", "stderr", "stderr or application", v -> word(v, Logging.class)),
-            new Key("bindings", "none", "none or the path of a bindings file", Options::pathOrNone),
-            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines", Suppressions::option));
+            new Key("action", "report", "report, cleanup or off"),
+            new Key("report", "none", "none or a file path (it may hold %p and %h)"),
+            new Key("text", "stderr", "stderr, none or a file path"),
+            new Key("exit-code", "0", "an integer from 0 to 255"),
+            new Key("stacks", "on", "on or off"),
+            new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m"),
+            new Key("logging", "stderr", "stderr or application"),
+            new Key("bindings", "none", "none or the path of a bindings file"),
+            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -107,7 +105,7 @@ public final class Options {
                 text = key.defaultValue();
                 source = "default";
             }
-            Object value = key.parser().apply(text);
+            Object value = value(key.name(), text);
             if (value == null) {
                 String from = source.equals("argument") ? "" : " (" + source + ")";
                 throw new OptionsException("ncclguard: invalid value '" + oneLine(text) + "' for option "
@@ -168,7 +166,7 @@ public final class Options {
     }
 
     public Duration timeout() {
-        return (Duration) values.get("timeout");
+        return ((Timeout) values.get("timeout")).duration();
     }
 
     public Logging logging() {
@@ -217,7 +215,7 @@ public final class Options {
             String shown = v == NONE ? "none"
                     : v instanceof Enum<?> e ? e.name().toLowerCase(Locale.ROOT)
                     : v instanceof Boolean b ? (b ? "on" : "off")
-                    : v instanceof Duration d ? d.toMillis() + "ms"
+                    : v instanceof Timeout t ? t.duration().toMillis() + "ms"
                     : String.valueOf(v);
             parts.add(k.name() + "=" + shown);
         }
@@ -278,8 +276,32 @@ public final class Options {
 
     // --- value parsers: the typed value, or null when the text is not a valid choice ---
 
-    private static <E extends Enum<E>> E word(String text, Class<E> type) {
-        for (E e : type.getEnumConstants()) {
+    private static Object value(String key, String text) {
+        switch (key) {
+            case "action":
+                return word(text, Action.values());
+            case "report":
+            case "bindings":
+                return pathOrNone(text);
+            case "text":
+                return nonEmpty(text);
+            case "exit-code":
+                return exitCode(text);
+            case "stacks":
+                return onOff(text);
+            case "timeout":
+                return Timeout.parse(text);
+            case "logging":
+                return word(text, Logging.values());
+            case "suppress":
+                return Suppressions.option(text);
+            default:
+                throw new IllegalStateException("option " + key + " has no parser");
+        }
+    }
+
+    private static <E extends Enum<E>> E word(String text, E[] choices) {
+        for (E e : choices) {
             if (e.name().toLowerCase(Locale.ROOT).equals(text)) {
                 return e;
             }
@@ -299,32 +321,62 @@ public final class Options {
         return text.isEmpty() ? null : text;
     }
 
-    private static final Pattern EXIT_CODE = Pattern.compile("[0-9]{1,3}");
-
     private static Object exitCode(String text) {
-        if (!EXIT_CODE.matcher(text).matches()) {
-            return null;
-        }
-        int code = Integer.parseInt(text);
-        return code <= 255 ? code : null;
+        long code = digits(text, 0, text.length(), 3);
+        return code >= 0 && code <= 255 ? (int) code : null;
     }
 
-    private static final Pattern DURATION = Pattern.compile("([0-9]{1,12})(ms|s|m|h)");
+    /** The value of text[from, to) if it is 1 to {@code max} ASCII digits, else -1. */
+    private static long digits(String text, int from, int to, int max) {
+        if (to <= from || to - from > max) {
+            return -1;
+        }
+        long n = 0;
+        for (int i = from; i < to; i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            n = n * 10 + (c - '0');
+        }
+        return n;
+    }
 
-    private static Object duration(String text) {
-        Matcher m = DURATION.matcher(text);
-        if (!m.matches()) {
-            return null;
+    /** The timeout as given (1 to 12 digits and ms, s, m or h); a Duration only when asked, at exit. */
+    private record Timeout(long amount, char unit) {
+        static Timeout parse(String text) {
+            int digitsEnd = 0;
+            while (digitsEnd < text.length() && text.charAt(digitsEnd) >= '0' && text.charAt(digitsEnd) <= '9') {
+                digitsEnd++;
+            }
+            long n = digits(text, 0, digitsEnd, 12);
+            String unit = text.substring(digitsEnd);
+            if (n <= 0) {
+                return null;
+            }
+            switch (unit) {
+                case "ms":
+                    return new Timeout(n, 'M');
+                case "s":
+                case "m":
+                case "h":
+                    return new Timeout(n, unit.charAt(0));
+                default:
+                    return null;
+            }
         }
-        long n = Long.parseLong(m.group(1));
-        if (n == 0) {
-            return null;
+
+        Duration duration() {
+            switch (unit) {
+                case 'M':
+                    return Duration.ofMillis(amount);
+                case 's':
+                    return Duration.ofSeconds(amount);
+                case 'm':
+                    return Duration.ofMinutes(amount);
+                default:
+                    return Duration.ofHours(amount);
+            }
         }
-        return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            default -> Duration.ofHours(n);
-        };
     }
 }

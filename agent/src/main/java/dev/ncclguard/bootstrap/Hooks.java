@@ -17,6 +17,13 @@ public final class Hooks {
     /** The FFM bridge (java.lang.foreign, JDK 22+); null until installed. */
     public static volatile FfmSink ffm;
 
+    /**
+     * Installs the FFM bridge at the first call of a static method of SymbolLookup or Linker,
+     * where every FFM use starts; null when there is nothing to install (before Java 22, or done).
+     */
+    public static volatile Runnable ffmInstall;
+    private static final Object FFM_INSTALL_LOCK = new Object();
+
     /** The status the JVM was asked to exit with (System.exit, signals); -1 while none. */
     public static volatile int exitStatus = -1;
 
@@ -53,18 +60,31 @@ public final class Hooks {
         }
     }
 
+    /** After {@link #jnaLookup}: what a tracked call acts on, for {@link #jnaEnter} and {@link #jnaExit}. */
+    public static Object jnaFind(Object fn, Object[] args) {
+        if (fn == null) {
+            return null;
+        }
+        try {
+            JnaSink sink = jna;
+            return sink == null ? null : sink.find(fn, args);
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
     /**
-     * After {@link #jnaLookup}: the token for {@link #jnaExit}; 0 for untracked calls. Does not
+     * After {@link #jnaFind}: the token for {@link #jnaExit}; 0 for untracked calls. Does not
      * return when the call would release a handle the agent's exit-time cleanup has claimed.
      */
-    public static long jnaEnter(Object fn, Object[] args) {
+    public static long jnaEnter(Object fn, Object found, Object[] args) {
         if (fn == null) {
             return 0L;
         }
         long token;
         try {
             JnaSink sink = jna;
-            token = sink == null ? 0L : sink.enter(fn, args);
+            token = sink == null ? 0L : sink.enter(fn, found, args);
         } catch (Throwable t) {
             return 0L;
         }
@@ -86,12 +106,12 @@ public final class Hooks {
     }
 
     /** Before the call returns {@code result} (not when it throws); returns {@code result} unchanged. */
-    public static Object jnaExit(Object result, Object fn, Object library, Object[] args, long token) {
+    public static Object jnaExit(Object result, Object fn, Object found, Object library, Object[] args, long token) {
         if (fn != null) {
             try {
                 JnaSink sink = jna;
                 if (sink != null) {
-                    sink.exit(fn, library, args, result, token);
+                    sink.exit(fn, found, library, args, result, token);
                 }
             } catch (Throwable t) {
                 // the bridge logs its own failures; nothing may reach the application
@@ -118,17 +138,19 @@ public final class Hooks {
     }
 
     /**
-     * Called by a generated native-method wrapper before the renamed native. Never throws; does not
+     * Called by a generated native-method wrapper (or a rewritten call site) before the renamed
+     * native, with the site's argument slots (see {@link NativeSink}). Never throws; does not
      * return when the call would release a handle the agent's exit-time cleanup has claimed.
      */
-    public static long nativeEnter(int site, Object[] args) {
+    public static long nativeEnter(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
+            long w3, Object r3, long w4, Object r4) {
         NativeSink sink = natives;
         if (sink == null) {
             return 0L;
         }
         long token;
         try {
-            token = sink.enter(site, args);
+            token = sink.enter(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4);
         } catch (Throwable t) {
             return 0L;
         }
@@ -139,13 +161,36 @@ public final class Hooks {
     }
 
     /** Called by a generated native-method wrapper after the renamed native returned. Never throws. */
-    public static void nativeExit(int site, Object[] args, long result, long token) {
+    public static void nativeExit(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
+            long w3, Object r3, long w4, Object r4, long result, Object receiver, long token) {
         NativeSink sink = natives;
         if (sink != null) {
             try {
-                sink.exit(site, args, result, token);
+                sink.exit(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, result, receiver, token);
             } catch (Throwable t) {
                 // the application's call has returned; tracking must never change its outcome
+            }
+        }
+    }
+
+    /**
+     * Called by code woven at the entry of SymbolLookup's and Linker's static methods. The first
+     * call installs the FFM bridge before any lookup runs; calls meanwhile on other threads wait
+     * for it. Never throws.
+     */
+    public static void ffmFirstUse() {
+        if (ffmInstall == null) {
+            return;
+        }
+        synchronized (FFM_INSTALL_LOCK) {
+            Runnable install = ffmInstall;
+            ffmInstall = null; // before it runs: the installing thread's own FFM calls pass straight on
+            if (install != null) {
+                try {
+                    install.run();
+                } catch (Throwable t) {
+                    // the installer logs its own failures; the application's call goes on untracked
+                }
             }
         }
     }

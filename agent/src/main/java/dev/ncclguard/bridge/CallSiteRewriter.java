@@ -15,26 +15,25 @@ import net.bytebuddy.jar.asm.Type;
 /**
  * After an attach, reaches the native methods of classes loaded before it (which cannot gain the
  * wrapper {@link NativeWrapper} adds: a loaded class cannot get new methods) through their call
- * sites: in every class that calls one, the invoke is surrounded, inline, by what the wrapper does:
+ * sites: in every class that calls one, the invoke is surrounded, inline, by the wrapper's own hook
+ * calls ({@link NativeWrapper#callEnter}, {@link NativeWrapper#callExit}):
  * <pre>
- *   args = new Object[] {a0 .. an-1, null, receiver}; token = Hooks.nativeEnter(site, args);
+ *   token = Hooks.nativeEnter(site, slots);
  *   result = the same invoke, on the same arguments;
- *   args[n] = result (a reference); Hooks.nativeExit(site, args, result as long, token);
+ *   Hooks.nativeExit(site, slots, result as long, receiver, token);
  * </pre>
  * The arguments are parked in new locals above the method's own. The inserted code has no branch
  * and the hooks never throw, so no stack map frame changes; what the native throws passes as
  * before. Registered retransformable: it rewrites loaded callers, and callers loaded later.
  */
 final class CallSiteRewriter implements ClassFileTransformer {
-    private static final String HOOKS = "dev/ncclguard/bootstrap/Hooks";
-
     /** "owner.name(desc)" (owner internal) to the site of that native method. */
-    private final Map<String, Integer> sites;
+    private final Map<String, NativeSite> sites;
     private final ClassScan scan;
     /** Call sites rewritten, per internal class name; read by the attach command's answer. */
     final Map<String, Integer> rewritten = new ConcurrentHashMap<>();
 
-    CallSiteRewriter(Map<String, Integer> sites, ClassScan scan) {
+    CallSiteRewriter(Map<String, NativeSite> sites, ClassScan scan) {
         this.sites = Map.copyOf(sites);
         this.scan = scan;
     }
@@ -66,7 +65,7 @@ final class CallSiteRewriter implements ClassFileTransformer {
     }
 
     /** The class with its calls of the sites' methods rewritten, or null when it has none. */
-    static byte[] rewrite(byte[] classfile, Map<String, Integer> sites, Counter counter) {
+    static byte[] rewrite(byte[] classfile, Map<String, NativeSite> sites, Counter counter) {
         ClassReader reader = new ClassReader(classfile);
         Map<String, Integer> maxLocals = maxLocals(reader);
         ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
@@ -105,11 +104,11 @@ final class CallSiteRewriter implements ClassFileTransformer {
 
     /** Rewrites the invokes of site methods in one method body. */
     private static final class Sites extends MethodVisitor {
-        private final Map<String, Integer> sites;
+        private final Map<String, NativeSite> sites;
         private final int firstFree;
         private final int[] count;
 
-        Sites(MethodVisitor mv, Map<String, Integer> sites, int firstFree, int[] count) {
+        Sites(MethodVisitor mv, Map<String, NativeSite> sites, int firstFree, int[] count) {
             super(Opcodes.ASM9, mv);
             this.sites = sites;
             this.firstFree = firstFree;
@@ -118,7 +117,7 @@ final class CallSiteRewriter implements ClassFileTransformer {
 
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean isInterface) {
-            Integer site = opcode == Opcodes.INVOKEINTERFACE || opcode == Opcodes.INVOKEDYNAMIC ? null
+            NativeSite site = opcode == Opcodes.INVOKEINTERFACE || opcode == Opcodes.INVOKEDYNAMIC ? null
                     : sites.get(owner + "." + name + desc);
             if (site == null) {
                 super.visitMethodInsn(opcode, owner, name, desc, isInterface);
@@ -129,76 +128,39 @@ final class CallSiteRewriter implements ClassFileTransformer {
             Type[] params = Type.getArgumentTypes(desc);
             Type ret = Type.getReturnType(desc);
             // park the arguments (and the receiver) in new locals
-            int[] slots = new int[params.length];
+            int[] paramLocals = new int[params.length];
             int next = firstFree;
             int receiver = -1;
             if (!isStatic) {
                 receiver = next++;
             }
             for (int i = 0; i < params.length; i++) {
-                slots[i] = next;
+                paramLocals[i] = next;
                 next += params[i].getSize();
             }
-            int argsLocal = next++;
             int tokenLocal = next;
             next += 2;
             int resultLocal = next;
             for (int i = params.length - 1; i >= 0; i--) {
-                mv.visitVarInsn(params[i].getOpcode(Opcodes.ISTORE), slots[i]);
+                mv.visitVarInsn(params[i].getOpcode(Opcodes.ISTORE), paramLocals[i]);
             }
             if (!isStatic) {
                 mv.visitVarInsn(Opcodes.ASTORE, receiver);
             }
-            // args = {a0 .. an-1, (result), receiver}
-            NativeWrapper.push(mv, params.length + 2);
-            mv.visitTypeInsn(Opcodes.ANEWARRAY, "java/lang/Object");
-            for (int i = 0; i < params.length; i++) {
-                mv.visitInsn(Opcodes.DUP);
-                NativeWrapper.push(mv, i);
-                mv.visitVarInsn(params[i].getOpcode(Opcodes.ILOAD), slots[i]);
-                NativeWrapper.box(mv, params[i]);
-                mv.visitInsn(Opcodes.AASTORE);
-            }
-            if (!isStatic) {
-                mv.visitInsn(Opcodes.DUP);
-                NativeWrapper.push(mv, params.length + 1);
-                mv.visitVarInsn(Opcodes.ALOAD, receiver);
-                mv.visitInsn(Opcodes.AASTORE);
-            }
-            mv.visitVarInsn(Opcodes.ASTORE, argsLocal);
-            NativeWrapper.push(mv, site);
-            mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
-            mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeEnter", "(I[Ljava/lang/Object;)J", false);
+            NativeWrapper.callEnter(mv, site.id, site.slots, params, paramLocals);
             mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
             // the application's own call, unchanged
             if (!isStatic) {
                 mv.visitVarInsn(Opcodes.ALOAD, receiver);
             }
             for (int i = 0; i < params.length; i++) {
-                mv.visitVarInsn(params[i].getOpcode(Opcodes.ILOAD), slots[i]);
+                mv.visitVarInsn(params[i].getOpcode(Opcodes.ILOAD), paramLocals[i]);
             }
             super.visitMethodInsn(opcode, owner, name, desc, isInterface);
             if (ret.getSort() != Type.VOID) {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ISTORE), resultLocal);
             }
-            if (ret.getSort() == Type.OBJECT || ret.getSort() == Type.ARRAY) {
-                mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
-                NativeWrapper.push(mv, params.length);
-                mv.visitVarInsn(Opcodes.ALOAD, resultLocal);
-                mv.visitInsn(Opcodes.AASTORE);
-            }
-            NativeWrapper.push(mv, site);
-            mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
-            switch (ret.getSort()) {
-                case Type.BOOLEAN, Type.BYTE, Type.CHAR, Type.SHORT, Type.INT -> {
-                    mv.visitVarInsn(Opcodes.ILOAD, resultLocal);
-                    mv.visitInsn(Opcodes.I2L);
-                }
-                case Type.LONG -> mv.visitVarInsn(Opcodes.LLOAD, resultLocal);
-                default -> mv.visitInsn(Opcodes.LCONST_0);
-            }
-            mv.visitVarInsn(Opcodes.LLOAD, tokenLocal);
-            mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeExit", "(I[Ljava/lang/Object;JJ)V", false);
+            NativeWrapper.callExit(mv, site.id, site.slots, params, paramLocals, ret, resultLocal, receiver, tokenLocal);
             if (ret.getSort() != Type.VOID) {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ILOAD), resultLocal);
             }

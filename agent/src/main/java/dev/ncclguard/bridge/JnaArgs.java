@@ -1,5 +1,7 @@
 package dev.ncclguard.bridge;
 
+import java.util.concurrent.atomic.AtomicInteger;
+
 /**
  * {@link CallArgs} over the argument array of a JNA call, and what else the bridge keeps per
  * thread. One instance per thread is reused, so decoding a tracked call allocates nothing, and a
@@ -7,6 +9,9 @@ package dev.ncclguard.bridge;
  */
 final class JnaArgs implements CallArgs {
     private static final ThreadLocal<JnaArgs> PER_THREAD = ThreadLocal.withInitial(JnaArgs::new);
+
+    /** The agent's own calls into the libraries in progress, on any thread. */
+    private static final AtomicInteger AGENT_CALLS = new AtomicInteger();
 
     /** Set while the agent itself calls into the library on this thread: the tracker ignores those calls. */
     boolean agentCall;
@@ -20,6 +25,31 @@ final class JnaArgs implements CallArgs {
 
     static JnaArgs current() {
         return PER_THREAD.get();
+    }
+
+    /**
+     * Whether this thread is inside one of the agent's own calls. Those are rare (the exit-time
+     * probe and cleanup), so the application's calls skip the thread-local while none is.
+     */
+    static boolean agentCallOnThisThread() {
+        return AGENT_CALLS.get() != 0 && PER_THREAD.get().agentCall;
+    }
+
+    /** Marks the start of an agent's own call on this thread; returns whether it is the outermost. */
+    static boolean agentCallStarts() {
+        JnaArgs thread = PER_THREAD.get();
+        if (thread.agentCall) {
+            return false;
+        }
+        AGENT_CALLS.incrementAndGet();
+        thread.agentCall = true;
+        return true;
+    }
+
+    /** Ends what {@link #agentCallStarts} started, when that returned true. */
+    static void agentCallEnds() {
+        PER_THREAD.get().agentCall = false;
+        AGENT_CALLS.decrementAndGet();
     }
 
     /** This thread's instance over {@code args}. */

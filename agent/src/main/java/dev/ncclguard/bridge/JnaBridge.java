@@ -1,5 +1,6 @@
 package dev.ncclguard.bridge;
 
+import dev.ncclguard.bootstrap.JnaHandle;
 import dev.ncclguard.bootstrap.JnaSink;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
@@ -12,10 +13,18 @@ import dev.ncclguard.track.Tracker;
  */
 public final class JnaBridge implements JnaSink {
     public static final String NAME = "jna-interface";
+    private static final int HANDLE = 0;
+    private static final int STREAM = 1;
 
     private final Tracker tracker;
     /** (library, access) pairs; an application loads two or three libraries, so a scan is cheapest. */
     private volatile Object[] accesses = new Object[0];
+    /**
+     * Per catalog function and argument (its handle, its stream): the reader for the JNA of the
+     * first argument seen there. Every reader reads any argument, only slower when it is not of
+     * its JNA. Written without ordering: a reader is immutable, and a lost write only repeats.
+     */
+    private final JnaHandle[] readers = new JnaHandle[Catalog.size() * 2];
 
     public JnaBridge(Tracker tracker) {
         this.tracker = tracker;
@@ -26,15 +35,39 @@ public final class JnaBridge implements JnaSink {
         return Catalog.lookup(symbol);
     }
 
+    /**
+     * The hot calls (Tracker.onHandles) find their record here, decoding the handles straight
+     * from JNA's arguments; the others go through {@link JnaArgs} in {@link #enter} and
+     * {@link #exit}. Finding changes no state, so the agent's own calls need no check here.
+     */
     @Override
-    public long enter(Object fn, Object[] args) {
+    public Object find(Object fn, Object[] args) {
+        NativeFunction f = (NativeFunction) fn;
+        if (!Tracker.onHandles(f)) {
+            return null;
+        }
+        try {
+            return Tracker.findsByStream(f) ? tracker.find(f, 0L, handle(f, STREAM, args))
+                    : tracker.find(f, handle(f, HANDLE, args), 0L);
+        } catch (Throwable t) {
+            Log.once("jna-find", "tracking failed in " + fn + ", tracking goes on: " + t);
+            return null;
+        }
+    }
+
+    @Override
+    public long enter(Object fn, Object found, Object[] args) {
+        NativeFunction f = (NativeFunction) fn;
+        if (Tracker.onHandles(f)) {
+            return tracker.token(f, found);
+        }
         JnaArgs a = JnaArgs.current();
         if (a.agentCall) {
             return 0L;
         }
         a.with(args);
         try {
-            long token = tracker.enter((NativeFunction) fn, a);
+            long token = tracker.enter(f, a);
             return token == Tracker.CLAIMED_BY_CLEANUP ? JnaSink.PARK : token;
         } catch (Throwable t) {
             Log.once("jna-enter", "tracking failed in " + fn + ", tracking goes on: " + t);
@@ -45,19 +78,56 @@ public final class JnaBridge implements JnaSink {
     }
 
     @Override
-    public void exit(Object fn, Object library, Object[] args, Object result, long token) {
+    public void exit(Object fn, Object found, Object library, Object[] args, Object result, long token) {
+        NativeFunction f = (NativeFunction) fn;
+        if (Tracker.onHandles(f)) {
+            if (JnaArgs.agentCallOnThisThread()) {
+                return;
+            }
+            try {
+                if (Tracker.exitReadsHandles(f, found)) {
+                    tracker.exit(f, found, handle(f, HANDLE, args), handle(f, STREAM, args), JnaValues.status(result),
+                            token, NAME, access(library));
+                } else {
+                    tracker.exit(f, found, Tracker.NOT_READ, Tracker.NOT_READ, JnaValues.status(result), token, NAME,
+                            null);
+                }
+            } catch (Throwable t) {
+                Log.once("jna-exit", "tracking failed in " + fn + ", tracking goes on: " + t);
+            }
+            return;
+        }
         JnaArgs a = JnaArgs.current();
         if (a.agentCall) {
             return;
         }
         a.with(args);
         try {
-            tracker.exit((NativeFunction) fn, a, JnaValues.status(result), token, NAME, access(library));
+            tracker.exit(f, a, JnaValues.status(result), token, NAME, access(library));
         } catch (Throwable t) {
             Log.once("jna-exit", "tracking failed in " + fn + ", tracking goes on: " + t);
         } finally {
             a.clear();
         }
+    }
+
+    /** The handle passed by value at {@code f}'s handle or stream position, 0 if none. */
+    private long handle(NativeFunction f, int which, Object[] args) {
+        int index = which == HANDLE ? f.handle() : f.stream();
+        if (args == null || index < 0 || index >= args.length) {
+            return 0L;
+        }
+        Object arg = args[index];
+        if (arg == null) {
+            return 0L;
+        }
+        int slot = f.id() * 2 + which;
+        JnaHandle reader = readers[slot];
+        if (reader == null) {
+            reader = JnaHandles.forArgument(arg);
+            readers[slot] = reader;
+        }
+        return reader.of(arg);
     }
 
     private NativeAccess access(Object library) {

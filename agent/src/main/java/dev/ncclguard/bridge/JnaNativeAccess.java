@@ -52,14 +52,12 @@ final class JnaNativeAccess implements NativeAccess {
                 jnaArgs[i] = a instanceof Long ? newPointer.invoke((long) (Long) a) : a;
             }
             Object fn = getFunction.invoke(library, symbol);
-            JnaArgs thread = JnaArgs.current();
-            boolean outer = !thread.agentCall;
-            thread.agentCall = true;
+            boolean outer = JnaArgs.agentCallStarts();
             try {
                 return (int) invokeInt.invoke(fn, jnaArgs);
             } finally {
                 if (outer) {
-                    thread.agentCall = false;
+                    JnaArgs.agentCallEnds();
                 }
             }
         } catch (RuntimeException | Error e) {

@@ -29,7 +29,7 @@ final class LoadedNatives {
     /** Reaches them and returns what was done, in one line for the attach command. */
     static String reach(Instrumentation inst, NativeBridge bridge, NativeMethodTransformer transformer) {
         long start = System.nanoTime();
-        Map<String, Integer> sites = new HashMap<>();
+        Map<String, NativeSite> sites = new HashMap<>();
         Set<String> names = new LinkedHashSet<>();
         Set<String> owners = new LinkedHashSet<>();
         List<Class<?>> candidates = new ArrayList<>();
@@ -63,8 +63,9 @@ final class LoadedNatives {
                 int id = transformer.siteFor(loader, internal, label, m.getModifiers(), m.getName(), desc, null,
                         new ArrayList<>());
                 if (id >= 0) {
-                    bridge.site(id).renamed = false;
-                    sites.put(internal + "." + m.getName() + desc, id);
+                    NativeSite site = bridge.site(id);
+                    site.renamed = false;
+                    sites.put(internal + "." + m.getName() + desc, site);
                     names.add(m.getName());
                     owners.add(c.getName());
                 }

@@ -1,48 +1,105 @@
 package dev.ncclguard.bridge;
 
 /**
- * {@link CallArgs} over the boxed arguments a native-method wrapper hands over, and its result.
- * Positions are those of the site's function: Java argument indexes, or {@link NativeSite#RESULT}.
- * One instance per thread is reused. Values are read like JNA's (numbers, arrays, buffers, JNA
+ * {@link CallArgs} over the argument slots a native-method wrapper hands over (see
+ * {@link dev.ncclguard.bootstrap.NativeSink}), and its result. Positions are those of the site's
+ * function: Java argument indexes, or {@link NativeSite#RESULT}; the site says which slot holds
+ * which. One instance per thread is reused. References are read like JNA's (arrays, buffers, JNA
  * pointers and references) and JavaCPP's (Pointer objects and their subclasses).
  */
 final class NativeArgs implements CallArgs {
     private static final ThreadLocal<NativeArgs> PER_THREAD = ThreadLocal.withInitial(NativeArgs::new);
 
-    private Object[] args;
-    private int count;
+    private NativeSite site;
+    private long w0;
+    private long w1;
+    private long w2;
+    private long w3;
+    private long w4;
+    private Object r0;
+    private Object r1;
+    private Object r2;
+    private Object r3;
+    private Object r4;
+    /** Whether r0..r4 were set for this call, so must be dropped after it. */
+    private boolean holdsReferences;
     private long result;
 
-    static NativeArgs of(NativeSite site, Object[] args, long result) {
+    // Reference fields are written only when they change or the site passes references: each such
+    // store costs a GC write barrier, more than the rest of handing a hot call over.
+    static NativeArgs of(NativeSite site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
+            long w3, Object r3, long w4, Object r4, long result) {
         NativeArgs a = PER_THREAD.get();
-        a.args = args;
-        a.count = site.paramCount;
+        if (a.site != site) {
+            a.site = site; // kept after the call: sites live as long as the bridge
+        }
+        a.w0 = w0;
+        a.w1 = w1;
+        a.w2 = w2;
+        a.w3 = w3;
+        a.w4 = w4;
         a.result = result;
+        if (site.passesReferences) {
+            a.r0 = r0;
+            a.r1 = r1;
+            a.r2 = r2;
+            a.r3 = r3;
+            a.r4 = r4;
+            a.holdsReferences = true;
+        }
         return a;
     }
 
+    /** Drops the references, which must not outlive the call. */
     void clear() {
-        args = null;
+        if (holdsReferences) {
+            r0 = null;
+            r1 = null;
+            r2 = null;
+            r3 = null;
+            r4 = null;
+            holdsReferences = false;
+        }
     }
 
-    private Object at(int index) {
-        Object[] a = args;
-        return a == null || index < 0 || index >= count || index >= a.length ? null : a[index];
+    private int slot(int index) {
+        return site.slotOf(index);
     }
 
-    /** The reference a method returned: the wrapper puts it after the arguments. */
-    private Object returned() {
-        Object[] a = args;
-        return a == null || count >= a.length ? null : a[count];
+    private long word(int k) {
+        switch (k) {
+            case 0: return w0;
+            case 1: return w1;
+            case 2: return w2;
+            case 3: return w3;
+            default: return w4;
+        }
+    }
+
+    private Object reference(int k) {
+        switch (k) {
+            case 0: return r0;
+            case 1: return r1;
+            case 2: return r2;
+            case 3: return r3;
+            default: return r4;
+        }
     }
 
     @Override
     public long handle(int index) {
         if (index == NativeSite.RESULT) {
-            Object r = returned();
-            return r != null ? JnaValues.handle(r) : result;
+            return result;
         }
-        return JnaValues.handle(at(index));
+        int k = slot(index);
+        if (k < 0) {
+            return 0L;
+        }
+        if (site.slotIsWord[k]) {
+            return word(k);
+        }
+        Object r = reference(k);
+        return r == null ? 0L : JnaValues.handle(site.reader(k, r), r);
     }
 
     @Override
@@ -53,24 +110,44 @@ final class NativeArgs implements CallArgs {
     @Override
     public long handleOut(int index, int i) {
         if (index == NativeSite.RESULT) {
-            Object r = returned();
-            return r != null ? JnaValues.handleOut(r, i) : i == 0 ? result : 0L;
+            return i == 0 ? result : 0L;
         }
-        return JnaValues.handleOut(at(index), i);
+        int k = slot(index);
+        if (k < 0) {
+            return 0L;
+        }
+        if (site.slotIsWord[k]) {
+            return i == 0 ? word(k) : 0L;
+        }
+        Object r = reference(k);
+        return r == null ? 0L : JnaValues.handleOut(site.reader(k, r), r, i);
     }
 
     @Override
     public int intArg(int index) {
-        return JnaValues.intAt(at(index), 0, 0);
+        return intArray(index, 0, 0);
     }
 
     @Override
     public int intArray(int index, int i, int fallback) {
-        return JnaValues.intAt(at(index), i, fallback);
+        int k = slot(index);
+        if (k < 0) {
+            return fallback;
+        }
+        if (site.slotIsWord[k]) {
+            return i == 0 ? (int) word(k) : fallback;
+        }
+        Object r = reference(k);
+        return r == null ? fallback : JnaValues.intAt(site.reader(k, r), r, i, fallback);
     }
 
     @Override
     public byte[] bytes(int index, int length) {
-        return JnaValues.bytes(at(index), length);
+        int k = slot(index);
+        if (k < 0 || site.slotIsWord[k]) {
+            return null;
+        }
+        Object r = reference(k);
+        return r == null ? null : JnaValues.bytes(site.reader(k, r), r, length);
     }
 }

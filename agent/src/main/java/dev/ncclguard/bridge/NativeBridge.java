@@ -1,6 +1,8 @@
 package dev.ncclguard.bridge;
 
 import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import java.util.ArrayList;
@@ -57,6 +59,21 @@ public final class NativeBridge implements NativeSink {
         return site.id;
     }
 
+    /**
+     * Adds the site of a static JNI method named as catalog function {@code symbol}, as the
+     * transformer does when its class loads, and returns its id; for benchmarks of the bridge alone.
+     */
+    public int addStaticSite(String owner, String symbol, String descriptor) {
+        NativeFunction fn = Catalog.lookup(symbol);
+        if (fn == null) {
+            throw new IllegalArgumentException(symbol + " is not in the catalog");
+        }
+        int params = net.bytebuddy.jar.asm.Type.getArgumentTypes(descriptor).length;
+        char returnKind = descriptor.endsWith(")I") ? 'I' : descriptor.endsWith(")J") ? 'J' : 'V';
+        return add(id -> new NativeSite(id, fn, JNI, owner, null, symbol, descriptor, true, params, returnKind,
+                NativeSite.identity(params)));
+    }
+
     /** Reserves the self-check's site: its calls are counted, not tracked. */
     synchronized int addProbe() {
         NativeSite[] grown = Arrays.copyOf(sites, sites.length + 1);
@@ -92,7 +109,8 @@ public final class NativeBridge implements NativeSink {
     }
 
     @Override
-    public long enter(int id, Object[] args) {
+    public long enter(int id, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3, Object r3,
+            long w4, Object r4) {
         NativeSite site = site(id);
         if (site == null) {
             if (id == probeSite) {
@@ -100,7 +118,7 @@ public final class NativeBridge implements NativeSink {
             }
             return 0L;
         }
-        NativeArgs a = NativeArgs.of(site, args, 0L);
+        NativeArgs a = NativeArgs.of(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, 0L);
         try {
             long token = tracker.enter(site.fn, a);
             return token == Tracker.CLAIMED_BY_CLEANUP ? NativeSink.PARK : token;
@@ -113,27 +131,22 @@ public final class NativeBridge implements NativeSink {
     }
 
     @Override
-    public void exit(int id, Object[] args, long result, long token) {
+    public void exit(int id, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3, Object r3,
+            long w4, Object r4, long result, Object receiver, long token) {
         NativeSite site = site(id);
         if (site == null) {
             return;
         }
-        if (!site.isStatic && args != null && args.length > site.paramCount + 1) {
-            rememberReceiver(site, args[site.paramCount + 1]);
+        if (receiver != null && site.receiver == null) {
+            site.receiver = receiver;
         }
-        NativeArgs a = NativeArgs.of(site, args, result);
+        NativeArgs a = NativeArgs.of(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, result);
         try {
             tracker.exit(site.fn, a, site.status(result), token, site.bridge, access(site));
         } catch (Throwable t) {
             Log.once("native-exit", "tracking failed in " + site + ", tracking goes on: " + t);
         } finally {
             a.clear();
-        }
-    }
-
-    private static void rememberReceiver(NativeSite site, Object receiver) {
-        if (receiver != null && site.receiver == null) {
-            site.receiver = receiver;
         }
     }
 

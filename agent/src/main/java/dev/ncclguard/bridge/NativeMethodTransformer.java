@@ -31,6 +31,14 @@ final class NativeMethodTransformer implements ClassFileTransformer {
     private volatile int probeSite = -1;
     private volatile boolean probeWrapped;
 
+    /** Under -javaagent, the install check still to run before the first class is wrapped; else null. */
+    private volatile NativeMethods.Check pendingCheck;
+    private Thread checking;
+    /** The install check failed: nothing is wrapped. */
+    private volatile boolean failedCheck;
+
+    private static final ClassLoader PLATFORM = ClassLoader.getPlatformClassLoader();
+
     NativeMethodTransformer(NativeBridge bridge, Bindings bindings, String prefix, boolean wrapJnaDirect) {
         this.bridge = bridge;
         this.bindings = bindings;
@@ -57,6 +65,42 @@ final class NativeMethodTransformer implements ClassFileTransformer {
         return probeWrapped;
     }
 
+    /** Runs {@code check} when a class is first about to be wrapped (and makes others wait for it). */
+    void checkBeforeFirstWrap(NativeMethods.Check check) {
+        pendingCheck = check;
+    }
+
+    /** False when the install check failed. Runs it if still pending; the checking thread's own loads pass. */
+    private boolean mayWrap() {
+        if (pendingCheck == null) {
+            return !failedCheck;
+        }
+        synchronized (this) {
+            NativeMethods.Check check = pendingCheck;
+            if (check != null && checking != Thread.currentThread()) {
+                checking = Thread.currentThread();
+                try {
+                    failedCheck = !check.passes();
+                } finally {
+                    checking = null;
+                    pendingCheck = null;
+                }
+            }
+        }
+        return !failedCheck;
+    }
+
+    @Override
+    public byte[] transform(Module module, ClassLoader loader, String className, Class<?> redefined,
+                            ProtectionDomain domain, byte[] classfile) {
+        String[] p = probe;
+        if (module != null && module.isNamed() && (loader == null || loader == PLATFORM)
+                && (p == null || !p[0].equals(className))) {
+            return null; // the JDK's own modules: no NCCL or CUDA natives there, and most classes loaded are these
+        }
+        return transform(loader, className, redefined, domain, classfile);
+    }
+
     @Override
     public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
                             ProtectionDomain domain, byte[] classfile) {
@@ -69,6 +113,9 @@ final class NativeMethodTransformer implements ClassFileTransformer {
         if (!isProbe && !bound && !scan.hasNativeNamed(classfile)) {
             return null;
         }
+        if (!isProbe && !mayWrap()) {
+            return null;
+        }
         try {
             String label = isProbe ? NativeBridge.JNI : ClassScan.bridgeOf(classfile);
             if (label.equals(NativeBridge.JNA_DIRECT) && !wrapJnaDirect) {
@@ -76,26 +123,39 @@ final class NativeMethodTransformer implements ClassFileTransformer {
                         + " is not tracked: jna.profiler.prefix is set to an empty string");
                 return null;
             }
-            ClassReader reader = new ClassReader(classfile);
-            ClassWriter writer = new ClassWriter(reader, 0);
             List<Bindings.Entry> used = new ArrayList<>();
-            NativeWrapper wrapper = new NativeWrapper(writer, prefix,
-                    (access, name, descriptor) -> siteFor(loader, className, label, access, name, descriptor, p, used),
-                    site -> site == probeSite);
-            reader.accept(wrapper, 0);
+            byte[] wrapped = Rewrite.wrap(this, loader, className, label, p, used, classfile);
             if (bound) {
                 warnUnused(className, used);
             }
-            if (!wrapper.wrappedAny()) {
-                return null;
-            }
-            if (isProbe) {
+            if (wrapped != null && isProbe) {
                 probeWrapped = true;
             }
-            return writer.toByteArray();
+            return wrapped;
         } catch (Throwable t) {
             Log.warn("cannot wrap the native methods of " + className.replace('/', '.') + ", they run untracked: " + t);
             return null;
+        }
+    }
+
+    /**
+     * The ASM part, in a class of its own: verifying the transformer's own methods then loads no
+     * ASM class, and an application without such native methods never loads ASM at all.
+     */
+    private static final class Rewrite {
+        private Rewrite() {
+        }
+
+        /** The class with its native methods wrapped, or null when none was. */
+        static byte[] wrap(NativeMethodTransformer t, ClassLoader loader, String className, String label, String[] p,
+                List<Bindings.Entry> used, byte[] classfile) {
+            ClassReader reader = new ClassReader(classfile);
+            ClassWriter writer = new ClassWriter(reader, 0);
+            NativeWrapper wrapper = new NativeWrapper(writer, t.prefix,
+                    (access, name, descriptor) -> t.siteFor(loader, className, label, access, name, descriptor, p, used),
+                    site -> site == t.probeSite ? NativeSite.Slots.NONE : t.bridge.site(site).slots);
+            reader.accept(wrapper, 0);
+            return wrapper.wrappedAny() ? writer.toByteArray() : null;
         }
     }
 

@@ -56,19 +56,44 @@ public final class NativeMethods {
         inst.addTransformer(transformer, false);
         inst.setNativeMethodPrefix(transformer, prefix);
         Hooks.natives = bridge;
-        String failure = selfCheck(bridge, transformer);
-        if (failure != null) {
+        if (premain) {
+            // checked before the first class is wrapped rather than now: most applications have
+            // no such class, and the check loads and wraps a JDK class in premain
+            transformer.checkBeforeFirstWrap(new Check(inst, bridge, transformer));
+            return bridge;
+        }
+        if (!new Check(inst, bridge, transformer).passes()) {
+            return null;
+        }
+        bridge.coverage(LoadedNatives.reach(inst, bridge, transformer));
+        return bridge;
+    }
+
+    /** The install check, and what its failure undoes. */
+    static final class Check {
+        private final Instrumentation inst;
+        private final NativeBridge bridge;
+        private final NativeMethodTransformer transformer;
+
+        Check(Instrumentation inst, NativeBridge bridge, NativeMethodTransformer transformer) {
+            this.inst = inst;
+            this.bridge = bridge;
+            this.transformer = transformer;
+        }
+
+        /** Runs {@link #selfCheck}; on a failure takes the bridge out, says why and returns false. */
+        boolean passes() {
+            String failure = selfCheck(bridge, transformer);
+            if (failure == null) {
+                return true;
+            }
             Hooks.natives = null;
             inst.removeTransformer(transformer);
             Log.warn("JNA direct-mapped, JNI and JavaCPP calls are NOT tracked: a wrapped native method failed"
                     + " the install check (" + failure + "); if another agent also wraps native methods, start"
                     + " ncclguard's -javaagent first, else report this with `java -version`");
-            return null;
+            return false;
         }
-        if (!premain) {
-            bridge.coverage(LoadedNatives.reach(inst, bridge, transformer));
-        }
-        return bridge;
     }
 
     /** A prefix JNA can strip and the JVM accepts in a method name. */

@@ -1,8 +1,11 @@
 package dev.ncclguard.bridge;
 
+import dev.ncclguard.catalog.Effect;
 import dev.ncclguard.catalog.NativeFunction;
 import java.lang.ref.WeakReference;
 import java.util.Arrays;
+import java.util.TreeSet;
+import net.bytebuddy.jar.asm.Type;
 
 /**
  * One wrapped native method: what it means to the tracker and how to call it again at exit.
@@ -11,6 +14,27 @@ import java.util.Arrays;
 final class NativeSite {
     /** The position of a function's role that is the method's return value (bindings: handle=return). */
     static final int RESULT = 1 << 16;
+    /**
+     * The argument slots a wrapper hands over (NativeSink): the most distinct arguments one function
+     * reads (ncclCommInitRankScalable: comm, nranks, rank, nId, ids).
+     */
+    static final int SLOTS = 5;
+    /** How an argument goes into a slot ({@link #slots}): not at all, as a long, as is. */
+    static final int NOT_PASSED = 0;
+    static final int WORD = 1;
+    static final int REFERENCE = 2;
+    /** A JNA Pointer passed by value: its address, read by the wrapper (Pointer.nativeValue), as a long. */
+    static final int ADDRESS = 3;
+    private static final String JNA_POINTER = "Lcom/sun/jna/Pointer;";
+
+    /**
+     * The Java arguments a wrapper hands over, in slot order ({@code args}), and how each goes
+     * ({@code kinds}: {@link #WORD}, {@link #REFERENCE} or {@link #ADDRESS}).
+     */
+    record Slots(int[] args, int[] kinds) {
+        /** The install-time self-check's: no argument. */
+        static final Slots NONE = new Slots(new int[0], new int[0]);
+    }
 
     final int id;
     /** The catalog function, its positions being Java argument indexes (or {@link #RESULT}). */
@@ -27,6 +51,20 @@ final class NativeSite {
     final char returnKind;
     /** C argument position to Java argument index, -1 where the method has none; for exit-time calls. */
     final int[] cToJava;
+    /** The Java arguments the wrapper hands over, and how. */
+    final Slots slots;
+    /** Per slot: handed over as a long (true), or a reference. */
+    final boolean[] slotIsWord;
+    /** Whether any slot is a reference. */
+    final boolean passesReferences;
+    /** Java argument index to its slot, -1 for arguments the function does not read. */
+    private final int[] slotOfArg;
+    /**
+     * Per slot, the reader of the reference class last seen there (racy; each entry is immutable):
+     * a ClassValue lookup per argument costs more than the rest of decoding. It holds that class,
+     * as {@link #receiver} holds an instance of the site's own loader.
+     */
+    private final ReaderOf[] readers;
     /** The exit-time access to the library behind this method; made on first need. */
     volatile NativeAccess access;
     /**
@@ -53,6 +91,120 @@ final class NativeSite {
         this.paramCount = paramCount;
         this.returnKind = returnKind;
         this.cToJava = cToJava;
+        Type[] params = Type.getArgumentTypes(descriptor);
+        this.slots = slots(fn, params);
+        if (slots == null) { // no catalog function has more; the class stays unwrapped
+            throw new IllegalArgumentException(fn.symbol() + " reads more than " + SLOTS + " arguments");
+        }
+        int n = slots.args().length;
+        this.slotIsWord = new boolean[n];
+        this.slotOfArg = new int[params.length];
+        Arrays.fill(slotOfArg, -1);
+        boolean references = false;
+        for (int k = 0; k < n; k++) {
+            slotIsWord[k] = slots.kinds()[k] != REFERENCE;
+            references |= !slotIsWord[k];
+            slotOfArg[slots.args()[k]] = k;
+        }
+        this.passesReferences = references;
+        this.readers = new ReaderOf[n];
+    }
+
+    /**
+     * The slots of a wrapper of {@code fn} (positions in Java argument indexes): every argument at
+     * a position of one of its roles, ascending; null if more than {@link #SLOTS}.
+     */
+    static Slots slots(NativeFunction fn, Type[] params) {
+        int[] roles = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
+            fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
+        TreeSet<Integer> used = new TreeSet<>();
+        for (int p : roles) {
+            if (p >= 0 && p < params.length && kind(fn, p, params[p]) != NOT_PASSED) {
+                used.add(p);
+            }
+        }
+        if (used.size() > SLOTS) {
+            return null;
+        }
+        int[] args = used.stream().mapToInt(Integer::intValue).toArray();
+        int[] kinds = new int[args.length];
+        for (int k = 0; k < args.length; k++) {
+            kinds[k] = kind(fn, args[k], params[args[k]]);
+        }
+        return new Slots(args, kinds);
+    }
+
+    /**
+     * How Java argument {@code index} of type {@code t} goes into a slot: integers as a long,
+     * references as they are, except a JNA Pointer that only hands over a handle by value, whose
+     * address the wrapper reads inline (a method handle per call costs more). A boolean, char,
+     * float or double is never a handle, rank or count: not passed, so it reads as 0 (as their
+     * boxes did).
+     */
+    private static int kind(NativeFunction fn, int index, Type t) {
+        switch (t.getSort()) {
+            case Type.INT: case Type.SHORT: case Type.BYTE: case Type.LONG:
+                return WORD;
+            case Type.OBJECT:
+                return t.getDescriptor().equals(JNA_POINTER) && onlyHandlesByValue(fn, index) ? ADDRESS : REFERENCE;
+            case Type.ARRAY:
+                return REFERENCE;
+            default:
+                return NOT_PASSED;
+        }
+    }
+
+    /**
+     * Whether every role at {@code index} is a handle passed by value (the handle of all but the
+     * creations, which write it through a pointer; a stream, an event, a parent communicator).
+     */
+    private static boolean onlyHandlesByValue(NativeFunction fn, int index) {
+        int[] others = {fn.rank(), fn.nranks(), fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(),
+            fn.rankList()};
+        for (int p : others) {
+            if (p == index) {
+                return false;
+            }
+        }
+        return index != fn.handle() || !creates(fn.effect());
+    }
+
+    private static boolean creates(Effect e) {
+        switch (e) {
+            case COMM_CREATE: case COMM_CREATE_ALL: case COMM_SPLIT: case COMM_SHRINK: case EVENT_CREATE:
+            case STREAM_CREATE:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** The slot holding Java argument {@code index}, or -1. */
+    int slotOf(int index) {
+        int[] map = slotOfArg;
+        return index >= 0 && index < map.length ? map[index] : -1;
+    }
+
+    /** The reader of {@code arg}, a reference in slot {@code k}: cached per slot, the class rarely changes. */
+    JnaValues.Reader reader(int k, Object arg) {
+        Class<?> type = arg.getClass();
+        ReaderOf cached = readers[k];
+        if (cached == null || cached.type != type) {
+            cached = new ReaderOf(type, JnaValues.readerOf(type));
+            readers[k] = cached;
+        }
+        return cached.reader;
+    }
+
+    /** A reader and the class it reads; final fields, so a racy publication is safe. */
+    private static final class ReaderOf {
+        final Class<?> type;
+        final JnaValues.Reader reader;
+
+        ReaderOf(Class<?> type, JnaValues.Reader reader) {
+            this.type = type;
+            this.reader = reader;
+        }
     }
 
     /** Whether this site's class was defined by {@code other} (null: the boot loader). */

@@ -15,12 +15,16 @@ import net.bytebuddy.jar.asm.Type;
  * native method prefix (Instrumentation.setNativeMethodPrefix). The wrapper returns what the native
  * returned and lets what it throws pass untouched; a failure inside the hooks is swallowed.
  *
- * <p>The wrapper's arguments array holds the arguments (boxed), then the reference the native
- * returned, then the receiver of an instance method: {@code [a0 .. an-1, result, this]}.
+ * <p>The wrapper hands the hooks only the arguments the site's function reads, in the slots of
+ * {@link dev.ncclguard.bootstrap.NativeSink}: numbers as longs, references as they are, so a call
+ * allocates nothing. {@link CallSiteRewriter} emits the same hook calls through
+ * {@link #callEnter} and {@link #callExit}.
  */
 final class NativeWrapper extends ClassVisitor {
     private static final String HOOKS = "dev/ncclguard/bootstrap/Hooks";
-    private static final String OBJECT_ARRAY = "[Ljava/lang/Object;";
+    private static final String SLOT = "JLjava/lang/Object;";
+    static final String ENTER = "(I" + SLOT.repeat(NativeSite.SLOTS) + ")J";
+    static final String EXIT = "(I" + SLOT.repeat(NativeSite.SLOTS) + "JLjava/lang/Object;J)V";
 
     /** Chooses the site of a native method; -1 leaves it alone. */
     interface Sites {
@@ -28,22 +32,22 @@ final class NativeWrapper extends ClassVisitor {
     }
 
     private record Wrap(int access, String name, String descriptor, String signature, String[] exceptions,
-                        int site, boolean boxArgs) {
+                        int site, NativeSite.Slots slots) {
     }
 
     private final String prefix;
     private final Sites sites;
-    /** Sites whose wrapper passes no arguments: the install-time self-check on a JDK method. */
-    private final java.util.function.IntPredicate argumentless;
+    /** The arguments each site hands over (Slots.NONE for the install-time self-check). */
+    private final java.util.function.IntFunction<NativeSite.Slots> slots;
     private final List<Wrap> wraps = new ArrayList<>();
     private String className;
     private int version;
 
-    NativeWrapper(ClassVisitor next, String prefix, Sites sites, java.util.function.IntPredicate argumentless) {
+    NativeWrapper(ClassVisitor next, String prefix, Sites sites, java.util.function.IntFunction<NativeSite.Slots> slots) {
         super(Opcodes.ASM9, next);
         this.prefix = prefix;
         this.sites = sites;
-        this.argumentless = argumentless;
+        this.slots = slots;
     }
 
     /** Whether any method was wrapped; valid once the class has been visited. */
@@ -63,7 +67,7 @@ final class NativeWrapper extends ClassVisitor {
         if ((access & Opcodes.ACC_NATIVE) != 0 && !name.startsWith(prefix)) {
             int site = sites.siteFor(access, name, descriptor);
             if (site >= 0) {
-                wraps.add(new Wrap(access, name, descriptor, signature, exceptions, site, !argumentless.test(site)));
+                wraps.add(new Wrap(access, name, descriptor, signature, exceptions, site, slots.apply(site)));
                 return super.visitMethod(access, prefix + name, descriptor, signature, exceptions);
             }
         }
@@ -95,62 +99,34 @@ final class NativeWrapper extends ClassVisitor {
             locals.add(className);
             slot++;
         }
+        int[] paramLocals = new int[params.length];
         int paramSlots = 0;
-        for (Type t : params) {
-            locals.add(frameType(t));
-            paramSlots += t.getSize();
+        for (int i = 0; i < params.length; i++) {
+            locals.add(frameType(params[i]));
+            paramLocals[i] = slot;
+            slot += params[i].getSize();
+            paramSlots += params[i].getSize();
         }
-        slot += paramSlots;
-        int argsLocal = slot;
-        int tokenLocal = argsLocal + 1;
+        int tokenLocal = slot;
         int resultLocal = tokenLocal + 2;
-        int refSlot = params.length; // where a returned reference goes in the arguments array
-
-        mv.visitCode();
-        // the arguments array: [a0 .. an-1, result, this]
-        if (w.boxArgs) {
-            push(mv, params.length + 2);
-            mv.visitTypeInsn(Opcodes.ANEWARRAY, "java/lang/Object");
-            int local = isStatic ? 0 : 1;
-            for (int i = 0; i < params.length; i++) {
-                mv.visitInsn(Opcodes.DUP);
-                push(mv, i);
-                mv.visitVarInsn(params[i].getOpcode(Opcodes.ILOAD), local);
-                box(mv, params[i]);
-                mv.visitInsn(Opcodes.AASTORE);
-                local += params[i].getSize();
-            }
-            if (!isStatic) {
-                mv.visitInsn(Opcodes.DUP);
-                push(mv, params.length + 1);
-                mv.visitVarInsn(Opcodes.ALOAD, 0);
-                mv.visitInsn(Opcodes.AASTORE);
-            }
-        } else {
-            mv.visitInsn(Opcodes.ACONST_NULL);
-        }
-        mv.visitVarInsn(Opcodes.ASTORE, argsLocal);
-        List<Object> withArgs = new ArrayList<>(locals);
-        withArgs.add(OBJECT_ARRAY);
-        List<Object> withToken = new ArrayList<>(withArgs);
+        List<Object> withToken = new ArrayList<>(locals);
         withToken.add(Opcodes.LONG);
 
-        // long token = Hooks.nativeEnter(site, args), 0 if that throws
+        mv.visitCode();
+        // long token = Hooks.nativeEnter(site, slots), 0 if that throws
         Label enterStart = new Label();
         Label enterEnd = new Label();
         Label enterFailed = new Label();
         Label entered = new Label();
         mv.visitTryCatchBlock(enterStart, enterEnd, enterFailed, "java/lang/Throwable");
         mv.visitLabel(enterStart);
-        push(mv, w.site);
-        mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
-        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeEnter", "(I[Ljava/lang/Object;)J", false);
+        callEnter(mv, w.site, w.slots, params, paramLocals);
         mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
         mv.visitLabel(enterEnd);
         mv.visitJumpInsn(Opcodes.GOTO, entered);
         mv.visitLabel(enterFailed);
         if (frames) {
-            mv.visitFrame(Opcodes.F_FULL, withArgs.size(), withArgs.toArray(), 1, new Object[] {"java/lang/Throwable"});
+            mv.visitFrame(Opcodes.F_FULL, locals.size(), locals.toArray(), 1, new Object[] {"java/lang/Throwable"});
         }
         mv.visitInsn(Opcodes.POP);
         mv.visitInsn(Opcodes.LCONST_0);
@@ -161,14 +137,11 @@ final class NativeWrapper extends ClassVisitor {
         }
 
         // the renamed native, with the same arguments; what it throws leaves the wrapper as is
-        int local = 0;
         if (!isStatic) {
             mv.visitVarInsn(Opcodes.ALOAD, 0);
-            local = 1;
         }
-        for (Type t : params) {
-            mv.visitVarInsn(t.getOpcode(Opcodes.ILOAD), local);
-            local += t.getSize();
+        for (int i = 0; i < params.length; i++) {
+            mv.visitVarInsn(params[i].getOpcode(Opcodes.ILOAD), paramLocals[i]);
         }
         mv.visitMethodInsn(isStatic ? Opcodes.INVOKESTATIC : Opcodes.INVOKESPECIAL, className,
                 prefix + w.name, w.descriptor, false);
@@ -177,33 +150,15 @@ final class NativeWrapper extends ClassVisitor {
             mv.visitVarInsn(ret.getOpcode(Opcodes.ISTORE), resultLocal);
             withResult.add(frameType(ret));
         }
-        boolean reference = ret.getSort() == Type.OBJECT || ret.getSort() == Type.ARRAY;
-        if (reference && w.boxArgs) {
-            mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
-            push(mv, refSlot);
-            mv.visitVarInsn(Opcodes.ALOAD, resultLocal);
-            mv.visitInsn(Opcodes.AASTORE);
-        }
 
-        // Hooks.nativeExit(site, args, result as long, token); a throw there is swallowed
+        // Hooks.nativeExit(site, slots, result as long, receiver, token); a throw there is swallowed
         Label exitStart = new Label();
         Label exitEnd = new Label();
         Label exitFailed = new Label();
         Label done = new Label();
         mv.visitTryCatchBlock(exitStart, exitEnd, exitFailed, "java/lang/Throwable");
         mv.visitLabel(exitStart);
-        push(mv, w.site);
-        mv.visitVarInsn(Opcodes.ALOAD, argsLocal);
-        switch (ret.getSort()) {
-            case Type.BOOLEAN, Type.BYTE, Type.CHAR, Type.SHORT, Type.INT -> {
-                mv.visitVarInsn(Opcodes.ILOAD, resultLocal);
-                mv.visitInsn(Opcodes.I2L);
-            }
-            case Type.LONG -> mv.visitVarInsn(Opcodes.LLOAD, resultLocal);
-            default -> mv.visitInsn(Opcodes.LCONST_0);
-        }
-        mv.visitVarInsn(Opcodes.LLOAD, tokenLocal);
-        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeExit", "(I[Ljava/lang/Object;JJ)V", false);
+        callExit(mv, w.site, w.slots, params, paramLocals, ret, resultLocal, isStatic ? -1 : 0, tokenLocal);
         mv.visitLabel(exitEnd);
         mv.visitJumpInsn(Opcodes.GOTO, done);
         mv.visitLabel(exitFailed);
@@ -220,10 +175,83 @@ final class NativeWrapper extends ClassVisitor {
         }
         mv.visitInsn(ret.getOpcode(Opcodes.IRETURN));
 
-        int maxStack = Math.max(8, paramSlots + 1);
+        // the exit call's operands: site, 5 slots of 3 words, result, receiver, token
+        int maxStack = Math.max(1 + 3 * NativeSite.SLOTS + 2 + 1 + 2, paramSlots + 1);
         int maxLocals = resultLocal + Math.max(ret.getSize(), 0);
         mv.visitMaxs(maxStack, maxLocals);
         mv.visitEnd();
+    }
+
+    /**
+     * Emits {@code Hooks.nativeEnter(site, slots)}, leaving the long token on the stack; the
+     * arguments are read from the locals {@code paramLocals} (Java argument index to local).
+     */
+    static void callEnter(MethodVisitor mv, int site, NativeSite.Slots slots, Type[] params, int[] paramLocals) {
+        push(mv, site);
+        pushSlots(mv, slots, params, paramLocals);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeEnter", ENTER, false);
+    }
+
+    /**
+     * Emits {@code Hooks.nativeExit(site, slots, result, receiver, token)}: the result is read from
+     * {@code resultLocal} and widened to long (0 for void and references), the receiver from
+     * {@code receiverLocal} (null if -1), the token from {@code tokenLocal}.
+     */
+    static void callExit(MethodVisitor mv, int site, NativeSite.Slots slots, Type[] params, int[] paramLocals,
+                         Type ret, int resultLocal, int receiverLocal, int tokenLocal) {
+        push(mv, site);
+        pushSlots(mv, slots, params, paramLocals);
+        switch (ret.getSort()) {
+            case Type.BOOLEAN, Type.BYTE, Type.CHAR, Type.SHORT, Type.INT -> {
+                mv.visitVarInsn(Opcodes.ILOAD, resultLocal);
+                mv.visitInsn(Opcodes.I2L);
+            }
+            case Type.LONG -> mv.visitVarInsn(Opcodes.LLOAD, resultLocal);
+            default -> mv.visitInsn(Opcodes.LCONST_0);
+        }
+        if (receiverLocal >= 0) {
+            mv.visitVarInsn(Opcodes.ALOAD, receiverLocal);
+        } else {
+            mv.visitInsn(Opcodes.ACONST_NULL);
+        }
+        mv.visitVarInsn(Opcodes.LLOAD, tokenLocal);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeExit", EXIT, false);
+    }
+
+    /**
+     * Pushes the {@link NativeSite#SLOTS} slots: (long, null) for a number or a JNA Pointer's
+     * address, (0, reference), or (0, null).
+     */
+    private static void pushSlots(MethodVisitor mv, NativeSite.Slots slots, Type[] params, int[] paramLocals) {
+        for (int k = 0; k < NativeSite.SLOTS; k++) {
+            int kind = k < slots.args().length ? slots.kinds()[k] : NativeSite.NOT_PASSED;
+            int local = kind == NativeSite.NOT_PASSED ? -1 : paramLocals[slots.args()[k]];
+            switch (kind) {
+                case NativeSite.WORD -> {
+                    Type t = params[slots.args()[k]];
+                    mv.visitVarInsn(t.getOpcode(Opcodes.ILOAD), local);
+                    if (t.getSort() != Type.LONG) {
+                        mv.visitInsn(Opcodes.I2L);
+                    }
+                    mv.visitInsn(Opcodes.ACONST_NULL);
+                }
+                case NativeSite.ADDRESS -> {
+                    // null-safe (0), and a field read once inlined; resolved in the method's own loader
+                    mv.visitVarInsn(Opcodes.ALOAD, local);
+                    mv.visitMethodInsn(Opcodes.INVOKESTATIC, "com/sun/jna/Pointer", "nativeValue",
+                            "(Lcom/sun/jna/Pointer;)J", false);
+                    mv.visitInsn(Opcodes.ACONST_NULL);
+                }
+                case NativeSite.REFERENCE -> {
+                    mv.visitInsn(Opcodes.LCONST_0);
+                    mv.visitVarInsn(Opcodes.ALOAD, local);
+                }
+                default -> {
+                    mv.visitInsn(Opcodes.LCONST_0);
+                    mv.visitInsn(Opcodes.ACONST_NULL);
+                }
+            }
+        }
     }
 
     private static Object frameType(Type t) {
@@ -241,8 +269,8 @@ final class NativeWrapper extends ClassVisitor {
         }
     }
 
-    /** Pushes an int constant with the shortest instruction; also used by CallSiteRewriter. */
-    static void push(MethodVisitor mv, int value) {
+    /** Pushes an int constant with the shortest instruction. */
+    private static void push(MethodVisitor mv, int value) {
         if (value >= -1 && value <= 5) {
             mv.visitInsn(Opcodes.ICONST_0 + value);
         } else if (value >= Byte.MIN_VALUE && value <= Byte.MAX_VALUE) {
@@ -252,24 +280,5 @@ final class NativeWrapper extends ClassVisitor {
         } else {
             mv.visitLdcInsn(value);
         }
-    }
-
-    /** Boxes the primitive on the stack (nothing for references); also used by CallSiteRewriter. */
-    static void box(MethodVisitor mv, Type t) {
-        String owner;
-        switch (t.getSort()) {
-            case Type.BOOLEAN -> owner = "java/lang/Boolean";
-            case Type.BYTE -> owner = "java/lang/Byte";
-            case Type.CHAR -> owner = "java/lang/Character";
-            case Type.SHORT -> owner = "java/lang/Short";
-            case Type.INT -> owner = "java/lang/Integer";
-            case Type.FLOAT -> owner = "java/lang/Float";
-            case Type.LONG -> owner = "java/lang/Long";
-            case Type.DOUBLE -> owner = "java/lang/Double";
-            default -> {
-                return;
-            }
-        }
-        mv.visitMethodInsn(Opcodes.INVOKESTATIC, owner, "valueOf", "(" + t.getDescriptor() + ")L" + owner + ";", false);
     }
 }

@@ -74,7 +74,8 @@ public final class Catalog {
     }
 
     private static final List<NativeFunction> ALL;
-    private static final Map<String, NativeFunction> BY_SYMBOL;
+    /** Chained hash table of the symbols; a power of two about three times their number. */
+    private static final Symbol[] TABLE;
 
     static {
         List<NativeFunction> all = new ArrayList<>(DEFS.size());
@@ -89,16 +90,62 @@ public final class Catalog {
             }
         }
         ALL = Collections.unmodifiableList(all);
-        BY_SYMBOL = bySymbol;
+        TABLE = new Symbol[Integer.highestOneBit(bySymbol.size() * 3) * 2];
+        for (Map.Entry<String, NativeFunction> e : bySymbol.entrySet()) {
+            int i = slot(e.getKey().hashCode());
+            TABLE[i] = new Symbol(e.getKey(), e.getValue(), TABLE[i]);
+        }
         DEFS.clear();
     }
 
     private Catalog() {
     }
 
-    /** The function a C symbol names, or null if the agent does not follow it. No allocation. */
+    /**
+     * The function a C symbol names, or null if the agent does not follow it. No allocation. A
+     * caller that passes the same String object every time (JNA's Function keeps its name) is
+     * answered by an identity comparison after the first time, not by comparing characters.
+     */
     public static NativeFunction lookup(String symbol) {
-        return symbol == null ? null : BY_SYMBOL.get(symbol);
+        if (symbol == null) {
+            return null;
+        }
+        int h = symbol.hashCode();
+        for (Symbol s = TABLE[slot(h)]; s != null; s = s.next) {
+            if (s.seen == symbol) {
+                return s.fn;
+            }
+            if (s.hash == h && s.name.equals(symbol)) {
+                s.seen = symbol;
+                return s.fn;
+            }
+        }
+        return null;
+    }
+
+    private static int slot(int hash) {
+        return (hash ^ (hash >>> 16)) & (TABLE.length - 1);
+    }
+
+    /** One symbol of the table. */
+    private static final class Symbol {
+        final String name;
+        final int hash;
+        final NativeFunction fn;
+        final Symbol next;
+        /**
+         * The last String object found equal to the name. Written without ordering: a String is
+         * immutable and safely published, and a stale value only costs one comparison.
+         */
+        String seen;
+
+        Symbol(String name, NativeFunction fn, Symbol next) {
+            this.name = name;
+            this.hash = name.hashCode();
+            this.fn = fn;
+            this.next = next;
+            this.seen = name;
+        }
     }
 
     /** Every function, indexed by {@link NativeFunction#id()}. */

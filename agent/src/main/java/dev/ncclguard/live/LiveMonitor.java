@@ -1,11 +1,16 @@
 package dev.ncclguard.live;
 
 import dev.ncclguard.agent.AgentState;
+import dev.ncclguard.agent.Options;
+import dev.ncclguard.agent.Reporting;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
+import dev.ncclguard.report.TextReportWriter;
 import dev.ncclguard.track.Tracker;
 import dev.ncclguard.track.TrackerListener;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The live view of the tracker: counts for JMX, JFR events, and the MBean's registration. The
@@ -52,7 +57,7 @@ public final class LiveMonitor implements TrackerListener {
     public void started(AgentState installed, boolean premain) {
         this.waitForServer = premain;
         this.state = installed;
-        installed.onExitReport(this::exitReport);
+        installed.onExitReport(new ExitReportListener(this));
         if (!premain || tracker.sawAnyCall()) {
             registerSoon();
         }
@@ -66,11 +71,17 @@ public final class LiveMonitor implements TrackerListener {
     }
 
 
+    /**
+     * Under -javaagent, sleeps before the first look: a short job ends before it and never loads
+     * javax.management at all.
+     */
     private void awaitServer() throws InterruptedException {
         long deadline = System.currentTimeMillis() + REGISTER_ANYWAY_MILLIS;
-        while (waitForServer && System.currentTimeMillis() < deadline
-                && javax.management.MBeanServerFactory.findMBeanServer(null).isEmpty()) {
+        while (waitForServer && System.currentTimeMillis() < deadline) {
             Thread.sleep(SERVER_POLL_MILLIS);
+            if (!javax.management.MBeanServerFactory.findMBeanServer(null).isEmpty()) {
+                return;
+            }
         }
     }
 
@@ -81,18 +92,69 @@ public final class LiveMonitor implements TrackerListener {
             }
             registering = true;
         }
-        AgentState installed = state;
-        Thread t = new Thread(() -> {
+        Thread t = new Thread(new Registration(this, state), "ncclguard-jmx");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The MBean's registration, on its own thread; a class rather than a lambda, which costs more at the first call. */
+    private static final class Registration implements Runnable {
+        private final LiveMonitor live;
+        private final AgentState installed;
+
+        Registration(LiveMonitor live, AgentState installed) {
+            this.live = live;
+            this.installed = installed;
+        }
+
+        @Override
+        public void run() {
+            if (live.waitForServer) {
+                warmExitReport(installed);
+            }
             try {
-                awaitServer();
-                TrackerBean.register(installed, this);
+                live.awaitServer();
+                TrackerBean.register(installed, live);
             } catch (Throwable e) {
                 // a runtime without java.management, or a security manager: the agent works without JMX
                 Log.once("jmx", "no JMX view (" + TrackerMXBean.OBJECT_NAME + "): " + e);
             }
-        }, "ncclguard-jmx");
-        t.setDaemon(true);
-        t.start();
+        }
+    }
+
+    /**
+     * Builds a live report once, writes it as the exit will, and drops it: the exit report's
+     * classes (and the JDK's it uses) load here, beside the application, rather than in the exit
+     * hook, where the process waits for them (20-30 ms there at start-up, 3-5 ms after this).
+     * Only after a tracked call: a JVM that makes none gets no exit report.
+     */
+    private static void warmExitReport(AgentState installed) {
+        try {
+            Options options = installed.options();
+            Report report = Reporting.live(installed);
+            if (!options.text().equals("none")) {
+                TextReportWriter.toText(report);
+            }
+            if (options.report() != null) {
+                JsonReportWriter.toBytes(report);
+            }
+        } catch (Throwable t) {
+            // nothing lost: the exit report loads what it needs itself
+        }
+    }
+
+    /** Hears of the exit report, for JFR; a class rather than a method reference (premain). */
+    private static final class ExitReportListener implements Consumer<Report> {
+        private final LiveMonitor live;
+
+        ExitReportListener(LiveMonitor live) {
+            this.live = live;
+        }
+
+        @Override
+        public void accept(Report report) {
+            live.exitReport(report);
+        }
     }
 
     @Override

@@ -22,8 +22,9 @@ public final class Log {
 
     private static final Set<String> ONCE = ConcurrentHashMap.newKeySet();
 
-    private static volatile Supplier<PrintStream> stderr = () -> System.err;
-    private static volatile Sink sink = new StderrSink(() -> stderr.get());
+    /** Where stderr lines go; null: System.err as it is at each line (no lambda: this loads in premain). */
+    private static volatile Supplier<PrintStream> stderr;
+    private static volatile Sink sink = new StderrSink(null);
     /** Null unless logging=application: the loaders to look for SLF4J in, or null for the defaults. */
     private static volatile List<ClassLoader> slf4jLoaders;
     private static volatile boolean application;
@@ -38,10 +39,13 @@ public final class Log {
      * the application has configured it.
      */
     public static void configure(boolean application) {
-        configure(application, null, () -> System.err);
+        configure(application, null, null);
     }
 
-    /** For tests: where to look for SLF4J (null: context then system class loader) and what stderr is. */
+    /**
+     * For tests: where to look for SLF4J (null: context then system class loader) and what stderr
+     * is (null: System.err).
+     */
     static synchronized void configure(boolean application, List<ClassLoader> loaders,
                                        Supplier<PrintStream> err) {
         stderr = err;
@@ -158,6 +162,7 @@ public final class Log {
     static final class StderrSink implements Sink {
         private final Supplier<PrintStream> err;
 
+        /** @param err the stream, or null for System.err */
         StderrSink(Supplier<PrintStream> err) {
             this.err = err;
         }
@@ -173,7 +178,7 @@ public final class Log {
             }
             out.flush();
             // One print call, so lines from concurrent threads do not interleave.
-            PrintStream stream = err.get();
+            PrintStream stream = err == null ? System.err : err.get();
             stream.print(text);
             stream.flush();
         }

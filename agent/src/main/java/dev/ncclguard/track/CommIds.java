@@ -52,8 +52,15 @@ final class CommIds {
     }
 
     static String hex(long commId) {
-        String digits = Long.toHexString(commId);
-        return "0".repeat(16 - digits.length()) + digits;
+        // runs at every creation: no concatenation (the agent compiles it to a StringBuilder, which grows)
+        if ((commId >>> 60) != 0) {
+            return Long.toHexString(commId); // 16 digits already
+        }
+        byte[] digits = new byte[16];
+        for (int i = 15; i >= 0; i--, commId >>>= 4) {
+            digits[i] = (byte) Character.forDigit((int) commId & 0xf, 16);
+        }
+        return new String(digits, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
 
     private static final long SEED = 0x6e63636c67756172L; // "ncclguar"

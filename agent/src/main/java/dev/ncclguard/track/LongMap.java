@@ -10,13 +10,24 @@ import java.util.function.Consumer;
  * ConcurrentHashMap node and a Long. Striped: each stripe is an open-addressing table whose
  * writes hold its lock for the few instructions of one operation. Lookups take no lock: they read
  * optimistically and are validated by the stripe's stamp (an uncontended lock still costs two
- * atomic instructions, more than the whole lookup; benchmark AgentPath).
+ * atomic instructions, more than the whole lookup; benchmark AgentPath). A record that leaves
+ * the map is marked {@link Tracked#ended}, so a caller holding it can tell it is no longer current.
  */
 final class LongMap<V extends Tracked> {
     private static final int STRIPE_BITS = 6;
     private static final int MIN_CAPACITY = 4;
 
+    private static final int RECENT = 1 << 10;
+
     private final Stripe[] stripes = new Stripe[1 << STRIPE_BITS];
+    /**
+     * Records that {@link #get} found lately, by hash: a hit reads three objects where the stripes
+     * need five, and a tracked call of a JNA application finds them in a cache that JNA's own work
+     * in between has churned. Written without ordering: a record's handle is final, and one that
+     * left the map is {@link Tracked#ended}, so a stale entry is only missed and replaced. Only
+     * records whose key is their handle enter (not the special streams).
+     */
+    private final Tracked[] recent = new Tracked[RECENT];
 
     LongMap() {
         for (int i = 0; i < stripes.length; i++) {
@@ -24,14 +35,13 @@ final class LongMap<V extends Tracked> {
         }
     }
 
-    /** murmur3's finalizer: native addresses are aligned, so their low bits alone hash badly. */
+    /**
+     * Fibonacci hashing, its high half folded into the low: native addresses are aligned, so their
+     * low bits alone hash badly. One multiply: this runs twice per tracked call.
+     */
     static long mix(long k) {
-        k ^= k >>> 33;
-        k *= 0xff51afd7ed558ccdL;
-        k ^= k >>> 33;
-        k *= 0xc4ceb9fe1a85ec53L;
-        k ^= k >>> 33;
-        return k;
+        long h = k * 0x9E3779B97F4A7C15L;
+        return h ^ (h >>> 32);
     }
 
     private Stripe stripe(long h) {
@@ -41,20 +51,34 @@ final class LongMap<V extends Tracked> {
     @SuppressWarnings("unchecked")
     V get(long key) {
         long h = mix(key);
+        int slot = (int) h & (RECENT - 1);
+        Tracked hot = recent[slot];
+        if (hot != null && hot.handle == key && !hot.ended) {
+            return (V) hot;
+        }
+        V found = getFromStripes(key, h);
+        if (found != null && found.handle == key) {
+            recent[slot] = found;
+        }
+        return found;
+    }
+
+    @SuppressWarnings("unchecked")
+    private V getFromStripes(long key, long h) {
         Stripe s = stripe(h);
-        long stamp = s.lock.tryOptimisticRead();
+        long stamp = s.tryOptimisticRead();
         if (stamp != 0) {
             Object found = s.findRacy(key, h);
-            if (s.lock.validate(stamp)) {
+            if (s.validate(stamp)) {
                 return (V) found;
             }
         }
-        stamp = s.lock.readLock();
+        stamp = s.readLock();
         try {
             int i = s.find(key, h);
             return i >= 0 ? (V) s.vals[i] : null;
         } finally {
-            s.lock.unlockRead(stamp);
+            s.unlockRead(stamp);
         }
     }
 
@@ -63,18 +87,21 @@ final class LongMap<V extends Tracked> {
     V put(long key, V value) {
         long h = mix(key);
         Stripe s = stripe(h);
-        long stamp = s.lock.writeLock();
+        long stamp = s.writeLock();
         try {
             int i = s.find(key, h);
             if (i >= 0) {
                 V old = (V) s.vals[i];
                 s.vals[i] = value;
+                if (old != value) {
+                    ended(old, h);
+                }
                 return old;
             }
             s.insertAt(-1 - i, key, value);
             return null;
         } finally {
-            s.lock.unlockWrite(stamp);
+            s.unlockWrite(stamp);
         }
     }
 
@@ -83,7 +110,7 @@ final class LongMap<V extends Tracked> {
     V putIfAbsent(long key, V value) {
         long h = mix(key);
         Stripe s = stripe(h);
-        long stamp = s.lock.writeLock();
+        long stamp = s.writeLock();
         try {
             int i = s.find(key, h);
             if (i >= 0) {
@@ -92,7 +119,7 @@ final class LongMap<V extends Tracked> {
             s.insertAt(-1 - i, key, value);
             return null;
         } finally {
-            s.lock.unlockWrite(stamp);
+            s.unlockWrite(stamp);
         }
     }
 
@@ -101,7 +128,7 @@ final class LongMap<V extends Tracked> {
     V removeIfSerial(long key, long serial) {
         long h = mix(key);
         Stripe s = stripe(h);
-        long stamp = s.lock.writeLock();
+        long stamp = s.writeLock();
         try {
             int i = s.find(key, h);
             if (i < 0 || ((Tracked) s.vals[i]).serial != serial) {
@@ -109,20 +136,30 @@ final class LongMap<V extends Tracked> {
             }
             V old = (V) s.vals[i];
             s.deleteAt(i);
+            ended(old, h);
             return old;
         } finally {
-            s.lock.unlockWrite(stamp);
+            s.unlockWrite(stamp);
+        }
+    }
+
+    /** {@code old} left the map: callers holding it see that, and the cache lets it go. */
+    private void ended(Tracked old, long h) {
+        old.ended = true;
+        int slot = (int) h & (RECENT - 1);
+        if (recent[slot] == old) {
+            recent[slot] = null;
         }
     }
 
     int size() {
         int n = 0;
         for (Stripe s : stripes) {
-            long stamp = s.lock.readLock();
+            long stamp = s.readLock();
             try {
                 n += s.size;
             } finally {
-                s.lock.unlockRead(stamp);
+                s.unlockRead(stamp);
             }
         }
         return n;
@@ -132,7 +169,7 @@ final class LongMap<V extends Tracked> {
     @SuppressWarnings("unchecked")
     void valuesTo(List<V> out) {
         for (Stripe s : stripes) {
-            long stamp = s.lock.readLock();
+            long stamp = s.readLock();
             try {
                 for (Object v : s.vals) {
                     if (v != null) {
@@ -140,7 +177,7 @@ final class LongMap<V extends Tracked> {
                     }
                 }
             } finally {
-                s.lock.unlockRead(stamp);
+                s.unlockRead(stamp);
             }
         }
     }
@@ -149,7 +186,7 @@ final class LongMap<V extends Tracked> {
     @SuppressWarnings("unchecked")
     void forEach(Consumer<V> action) {
         for (Stripe s : stripes) {
-            long stamp = s.lock.readLock();
+            long stamp = s.readLock();
             try {
                 for (Object v : s.vals) {
                     if (v != null) {
@@ -157,15 +194,18 @@ final class LongMap<V extends Tracked> {
                     }
                 }
             } finally {
-                s.lock.unlockRead(stamp);
+                s.unlockRead(stamp);
             }
         }
     }
 
     /** Linear probing; a null value marks a free slot, so every long (0 included) is a valid key. */
-    private static final class Stripe {
-        /** Writes hold it; reads validate against it. Not reentrant: no callback runs under a write. */
-        final StampedLock lock = new StampedLock();
+    /**
+     * Writes hold the stripe's lock; reads validate against it. Not reentrant: no callback runs
+     * under a write. The stripe is the lock, so a lookup reads one object less.
+     */
+    @SuppressWarnings("serial") // never serialized
+    private static final class Stripe extends StampedLock {
         long[] keys = new long[MIN_CAPACITY];
         Object[] vals = new Object[MIN_CAPACITY];
         int size;

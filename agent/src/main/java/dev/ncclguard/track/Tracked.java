@@ -32,6 +32,11 @@ abstract class Tracked implements ReleaseClaim {
     final int device;
     final NativeAccess access;
     private volatile int owner;
+    /**
+     * Set when the record leaves its map (released, or replaced by a new record at the address):
+     * a call that found it before the native call then treats it as the map would, as gone.
+     */
+    volatile boolean ended;
 
     Tracked(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
             Throwable creation, int device, NativeAccess access) {

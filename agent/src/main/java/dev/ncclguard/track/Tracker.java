@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -99,6 +100,8 @@ public final class Tracker {
     private final LongMap<EventRecord> events = new LongMap<>();
     private final LongMap<StreamRecord> streams = new LongMap<>();
 
+    /** Threads inside ncclGroupStart/End now: while none is, enqueued work skips the thread-local. */
+    private final AtomicInteger threadsInGroups = new AtomicInteger();
     private final AtomicLong serials = new AtomicLong();
     private final AtomicLong opSeq = new AtomicLong();
     private final AtomicLong commsCreated = new AtomicLong();
@@ -158,16 +161,13 @@ public final class Tracker {
                 case STREAM_DESTROY:
                     return serialOf(streams.get(streamKey(args.handle(fn.stream()))));
                 case EVENT_QUERY:
-                case EVENT_SYNC: {
-                    EventRecord e = events.get(args.handle(fn.handle()));
-                    return e == null ? 0 : e.lastRecordSeq();
-                }
+                case EVENT_SYNC:
                 case EVENT_RECORD:
                 case STREAM_SYNC:
-                case STREAM_QUERY: {
-                    StreamRecord s = streams.get(streamKey(args.handle(fn.stream())));
-                    return s == null ? NO_TOKEN : s.enqueued();
-                }
+                case STREAM_QUERY:
+                case COMM_ENQUEUE:
+                case STREAM_WAIT_EVENT:
+                    return token(fn, find(fn, args.handle(fn.handle()), args.handle(fn.stream())));
                 case DEVICE_SYNC:
                     return opSeq.get();
                 default:
@@ -195,6 +195,13 @@ public final class Tracker {
             firstCall();
         }
         try {
+            if (ON_HANDLES[fn.effect().ordinal()]) {
+                long handle = args.handle(fn.handle());
+                long stream = args.handle(fn.stream());
+                exitOnHandles(fn, status == 0 ? find(fn, handle, stream) : null, handle, stream, status, token,
+                        bridge, access);
+                return;
+            }
             releaseFailedIfSo(fn, args, status, token);
             switch (fn.effect()) {
                 case COMM_CREATE -> {
@@ -234,42 +241,12 @@ public final class Tracker {
                         }
                     }
                 }
-                case COMM_ENQUEUE -> {
-                    if (status == 0) {
-                        StreamRecord s = streamForWork(fn, args, bridge, access);
-                        ThreadState thread = threads.get();
-                        if (thread.groupDepth > 0) {
-                            thread.deferToGroupEnd(s);
-                        } else {
-                            s.enqueue(opSeq.incrementAndGet());
-                        }
-                    }
-                }
-                case STREAM_WAIT_EVENT -> {
-                    if (status == 0) {
-                        streamForWork(fn, args, bridge, access).enqueue(opSeq.incrementAndGet());
-                    }
-                }
                 case EVENT_CREATE -> {
                     long h = args.handleOut(fn.handle());
                     if (status == 0 && h != 0) {
                         events.put(h, new EventRecord(h, serials.incrementAndGet(), fn.symbol(), bridge,
                                 threadName(), clock.getAsLong(), stack(), currentDevice(), access));
                         listener.eventCreated(h);
-                    }
-                }
-                case EVENT_RECORD -> {
-                    if (status == 0) {
-                        eventRecorded(fn, args, token, bridge, access);
-                    }
-                }
-                case EVENT_QUERY, EVENT_SYNC -> {
-                    // a query's cudaErrorNotReady, like any error, leaves the event as it was
-                    if (status == 0) {
-                        EventRecord e = events.get(args.handle(fn.handle()));
-                        if (e != null) {
-                            e.completed(token);
-                        }
                     }
                 }
                 case EVENT_DESTROY -> {
@@ -285,14 +262,6 @@ public final class Tracker {
                                 threadName(), clock.getAsLong(), stack(), currentDevice(), access,
                                 opSeq.incrementAndGet()));
                         listener.streamCreated(h);
-                    }
-                }
-                case STREAM_SYNC, STREAM_QUERY -> {
-                    if (status == 0) {
-                        StreamRecord s = streams.get(streamKey(args.handle(fn.stream())));
-                        if (s != null) {
-                            s.markDone(token);
-                        }
                     }
                 }
                 case STREAM_DESTROY -> {
@@ -317,8 +286,8 @@ public final class Tracker {
                     }
                 }
                 case GROUP_START -> {
-                    if (status == 0) {
-                        threads.get().groupDepth++;
+                    if (status == 0 && threads.get().groupDepth++ == 0) {
+                        threadsInGroups.incrementAndGet();
                     }
                 }
                 case GROUP_END -> groupEnded(status);
@@ -327,6 +296,165 @@ public final class Tracker {
             }
         } catch (RuntimeException e) {
             internalError(e);
+        }
+    }
+
+    /**
+     * Whether {@code fn}'s tracking needs no argument but its handle and stream passed by value
+     * (event records, queries and synchronizes, collectives, stream queries and synchronizes):
+     * then a bridge may call {@link #find}, {@link #token} and {@link #exit(NativeFunction, Object,
+     * long, long, int, long, String, NativeAccess)} with the handles it decoded, in place of
+     * {@link #enter} and {@link #exit(NativeFunction, CallArgs, int, long, String, NativeAccess)}.
+     */
+    public static boolean onHandles(NativeFunction fn) {
+        return ON_HANDLES[fn.effect().ordinal()];
+    }
+
+    private static final boolean[] ON_HANDLES = new boolean[Effect.values().length];
+
+    static {
+        for (Effect e : new Effect[] {Effect.EVENT_QUERY, Effect.EVENT_SYNC, Effect.EVENT_RECORD, Effect.STREAM_SYNC,
+                Effect.STREAM_QUERY, Effect.COMM_ENQUEUE, Effect.STREAM_WAIT_EVENT}) {
+            ON_HANDLES[e.ordinal()] = true;
+        }
+    }
+
+    /**
+     * Before a call of an {@link #onHandles} function: the record it acts on (its event, or the
+     * stream its work goes to), or null. The bridge hands it to {@link #token} and to the exit, so
+     * that a call looks its record up once.
+     *
+     * @param handle the argument at {@code fn.handle()}, 0 if none
+     * @param stream the argument at {@code fn.stream()}, 0 if none
+     */
+    public Object find(NativeFunction fn, long handle, long stream) {
+        try {
+            switch (fn.effect()) {
+                case EVENT_QUERY:
+                case EVENT_SYNC:
+                    return events.get(handle);
+                case EVENT_RECORD:
+                case STREAM_SYNC:
+                case STREAM_QUERY:
+                case STREAM_WAIT_EVENT:
+                    return streams.get(streamKey(stream));
+                case COMM_ENQUEUE:
+                    // a special stream's key is the communicator's device: left to the exit
+                    return isSpecialStream(stream) ? null : streams.get(stream);
+                default:
+                    return null;
+            }
+        } catch (RuntimeException e) {
+            internalError(e);
+            return null;
+        }
+    }
+
+    /** What a bridge passes for a handle it did not decode, {@link #exitReadsHandles} having said so. */
+    public static final long NOT_READ = Long.MIN_VALUE;
+
+    /** Whether {@link #find} reads the stream argument of {@code fn} (else its handle argument). */
+    public static boolean findsByStream(NativeFunction fn) {
+        Effect e = fn.effect();
+        return e != Effect.EVENT_QUERY && e != Effect.EVENT_SYNC;
+    }
+
+    /**
+     * Whether the exit of an {@link #onHandles} call that found {@code found} reads its handle,
+     * its stream or its access (when it may create a stream record). A query or synchronize does
+     * not, nor does work on a stream whose record was found and is still current: a bridge may
+     * pass {@link #NOT_READ} and a null access then. Asked once, right before the exit.
+     */
+    public static boolean exitReadsHandles(NativeFunction fn, Object found) {
+        switch (fn.effect()) {
+            case EVENT_QUERY:
+            case EVENT_SYNC:
+            case STREAM_SYNC:
+            case STREAM_QUERY:
+                return false;
+            case COMM_ENQUEUE:
+            case STREAM_WAIT_EVENT:
+                return !(found instanceof StreamRecord s && !s.ended);
+            default:
+                return true;
+        }
+    }
+
+    /** Before the call, after {@link #find}: the token its exit needs, as {@link #enter} returns it. */
+    public long token(NativeFunction fn, Object found) {
+        switch (fn.effect()) {
+            case EVENT_QUERY:
+            case EVENT_SYNC:
+                return found instanceof EventRecord e ? e.lastRecordSeq() : 0;
+            case EVENT_RECORD:
+            case STREAM_SYNC:
+            case STREAM_QUERY:
+                return found instanceof StreamRecord s ? s.enqueued() : NO_TOKEN;
+            default:
+                return 0;
+        }
+    }
+
+    /**
+     * After the native call of an {@link #onHandles} function returned {@code status}: what
+     * {@link #exit(NativeFunction, CallArgs, int, long, String, NativeAccess)} does, with the
+     * record {@link #find} returned before the call and the handles the bridge decoded.
+     */
+    public void exit(NativeFunction fn, Object found, long handle, long stream, int status, long token,
+            String bridge, NativeAccess access) {
+        if (fn == null) {
+            return;
+        }
+        if (!sawAnyCall) {
+            firstCall();
+        }
+        try {
+            exitOnHandles(fn, found, handle, stream, status, token, bridge, access);
+        } catch (RuntimeException e) {
+            internalError(e);
+        }
+    }
+
+    private void exitOnHandles(NativeFunction fn, Object found, long handle, long stream, int status, long token,
+            String bridge, NativeAccess access) {
+        // a query's cudaErrorNotReady, like any error, changes nothing
+        if (status != 0) {
+            return;
+        }
+        switch (fn.effect()) {
+            case EVENT_QUERY, EVENT_SYNC -> {
+                // a record released since find() is no longer the handle's: its token covers nothing now
+                if (found instanceof EventRecord e && !e.ended) {
+                    e.completed(token);
+                }
+            }
+            case COMM_ENQUEUE -> {
+                StreamRecord s = streamForWork(found, fn, handle, stream, bridge, access);
+                ThreadState thread;
+                if (threadsInGroups.get() != 0 && (thread = threads.get()).groupDepth > 0) {
+                    thread.deferToGroupEnd(s);
+                } else {
+                    s.enqueue(opSeq.incrementAndGet());
+                }
+            }
+            case STREAM_WAIT_EVENT ->
+                streamForWork(found, fn, handle, stream, bridge, access).enqueue(opSeq.incrementAndGet());
+            case EVENT_RECORD -> {
+                StreamRecord s = streamForWork(found, fn, handle, stream, bridge, access);
+                long seq = opSeq.incrementAndGet();
+                long op = s.enqueueRecord(seq, token);
+                EventRecord e = events.get(handle);
+                if (e != null) {
+                    e.recorded(s, op, seq);
+                }
+            }
+            case STREAM_SYNC, STREAM_QUERY -> {
+                if (found instanceof StreamRecord s && !s.ended) {
+                    s.markDone(token);
+                }
+            }
+            default -> {
+            }
         }
     }
 
@@ -603,6 +731,7 @@ public final class Tracker {
         if (thread.groupDepth == 0 || --thread.groupDepth > 0) {
             return;
         }
+        threadsInGroups.decrementAndGet();
         if (succeededOrInProgress(status)) {
             for (int i = 0; i < thread.groupedCount(); i++) {
                 thread.grouped(i).enqueue(opSeq.incrementAndGet());
@@ -611,43 +740,37 @@ public final class Tracker {
         thread.clearGrouped();
     }
 
-    private void eventRecorded(NativeFunction fn, CallArgs args, long countAtEnter, String bridge,
-            NativeAccess access) {
-        StreamRecord s = streamForWork(fn, args, bridge, access);
-        long seq = opSeq.incrementAndGet();
-        long op = s.enqueueRecord(seq, countAtEnter);
-        EventRecord e = events.get(args.handle(fn.handle()));
-        if (e != null) {
-            e.recorded(s, op, seq);
-        }
-    }
-
     /**
      * The stream work goes to; a stream not created under observation (the special streams, or
      * one created before the agent came) becomes known here, with the enqueuing call as its api.
      */
-    private StreamRecord streamForWork(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
-        long handle = args.handle(fn.stream());
-        boolean special = isSpecialStream(handle);
-        int device = special ? workDevice(fn, args) : 0;
-        long key = special ? specialStreamKey(handle, device) : handle;
+    private StreamRecord streamForWork(Object found, NativeFunction fn, long handle, long stream, String bridge,
+            NativeAccess access) {
+        // found before the call and still the stream's record: what the lookup below would find.
+        // Not read: it was current when the bridge asked, so it ended since, as after a lookup.
+        if (found instanceof StreamRecord s && (!s.ended || stream == NOT_READ)) {
+            return s;
+        }
+        boolean special = isSpecialStream(stream);
+        int device = special ? workDevice(fn, handle) : 0;
+        long key = special ? specialStreamKey(stream, device) : stream;
         StreamRecord s = streams.get(key);
         if (s != null) {
             return s;
         }
         if (!special) {
-            device = workDevice(fn, args);
+            device = workDevice(fn, handle);
         }
-        StreamRecord fresh = new StreamRecord(handle, serials.incrementAndGet(), fn.symbol(), bridge,
+        StreamRecord fresh = new StreamRecord(stream, serials.incrementAndGet(), fn.symbol(), bridge,
                 threadName(), clock.getAsLong(), stack(), device, access, opSeq.incrementAndGet());
         StreamRecord raced = streams.putIfAbsent(key, fresh);
         return raced != null ? raced : fresh;
     }
 
     /** A collective runs on its communicator's device; other work on the thread's current one. */
-    private int workDevice(NativeFunction fn, CallArgs args) {
+    private int workDevice(NativeFunction fn, long comm) {
         if (fn.effect() == Effect.COMM_ENQUEUE) {
-            CommRecord c = comms.get(args.handle(fn.handle()));
+            CommRecord c = comms.get(comm);
             if (c != null) {
                 return c.device;
             }

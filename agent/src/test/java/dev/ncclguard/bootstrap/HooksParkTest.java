@@ -19,12 +19,17 @@ class HooksParkTest {
             }
 
             @Override
-            public long enter(Object fn, Object[] args) {
+            public Object find(Object fn, Object[] args) {
+                return null;
+            }
+
+            @Override
+            public long enter(Object fn, Object found, Object[] args) {
                 return token;
             }
 
             @Override
-            public void exit(Object fn, Object library, Object[] args, Object result, long t) {
+            public void exit(Object fn, Object found, Object library, Object[] args, Object result, long t) {
             }
         };
     }
@@ -58,27 +63,29 @@ class HooksParkTest {
     @Test
     void aReleaseOfAClaimedHandleParksTheCallingThreadForGood() throws Exception {
         Hooks.jna = sinkAnswering(JnaSink.PARK);
-        assertParks(() -> Hooks.jnaEnter("ncclCommDestroy", new Object[0]));
+        assertParks(() -> Hooks.jnaEnter("ncclCommDestroy", null, new Object[0]));
     }
 
     @Test
     void aWrappedNativeReleaseOfAClaimedHandleParksToo() throws Exception {
         Hooks.natives = new NativeSink() {
             @Override
-            public long enter(int site, Object[] args) {
+            public long enter(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3,
+                    Object r3, long w4, Object r4) {
                 return NativeSink.PARK;
             }
 
             @Override
-            public void exit(int site, Object[] args, long result, long token) {
+            public void exit(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3,
+                    Object r3, long w4, Object r4, long result, Object receiver, long token) {
             }
         };
-        assertParks(() -> Hooks.nativeEnter(7, new Object[0]));
+        assertParks(() -> Hooks.nativeEnter(7, 0xA0L, null, 0, null, 0, null, 0, null, 0, null));
     }
 
     @Test
     void otherTokensPassThrough() {
         Hooks.jna = sinkAnswering(TOKEN);
-        assertEquals(TOKEN, Hooks.jnaEnter("ncclCommDestroy", new Object[0]));
+        assertEquals(TOKEN, Hooks.jnaEnter("ncclCommDestroy", null, new Object[0]));
     }
 }

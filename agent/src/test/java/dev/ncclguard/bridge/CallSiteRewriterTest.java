@@ -9,12 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bootstrap.NativeSink;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import net.bytebuddy.jar.asm.Type;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -26,13 +25,25 @@ import org.junit.jupiter.api.Test;
  */
 class CallSiteRewriterTest {
     private static final String CALLEES = Callees.class.getName().replace('.', '/');
-    private static final Map<String, Integer> SITES = Map.of(
-            CALLEES + ".ncclCommInitRank(I[BI)J", 7,
-            CALLEES + ".cudaEventQuery(J)I", 8,
-            CALLEES + ".cudaEventCreate(J)Ljava/lang/String;", 9);
+    private static final Map<String, NativeSite> SITES = Map.of(
+            CALLEES + ".ncclCommInitRank(I[BI)J", site(7, "ncclCommInitRank", "(I[BI)J", true,
+                    "nranks=0 uniqueId=1 rank=2 handle=return"),
+            CALLEES + ".cudaEventQuery(J)I", site(8, "cudaEventQuery", "(J)I", true, "handle=0"),
+            CALLEES + ".cudaEventCreate(J)Ljava/lang/String;", site(9, "cudaEventCreate", "(J)Ljava/lang/String;",
+                    false, "handle=0"));
 
-    private final List<Object[]> entered = new ArrayList<>();
-    private final List<Object[]> exited = new ArrayList<>();
+    private final RecordingSink sink = new RecordingSink();
+    private final List<RecordingSink.Call> entered = sink.entered;
+    private final List<RecordingSink.Call> exited = sink.exited;
+
+    /** The site of Callees' method {@code name}, mapped as a bindings line would. */
+    private static NativeSite site(int id, String name, String descriptor, boolean isStatic, String roles) {
+        Bindings b = Bindings.parse("test", List.of(Callees.class.getName() + "#" + name + descriptor + " = " + name
+                + " " + roles));
+        Bindings.Entry e = b.find(CALLEES, name, descriptor);
+        return new NativeSite(id, e.fn(), NativeBridge.JNI, Callees.class.getName(), null, name, descriptor, isStatic,
+                Type.getArgumentTypes(descriptor).length, 'I', NativeSite.identity(0));
+    }
 
     @AfterEach
     void unplug() {
@@ -88,30 +99,8 @@ class CallSiteRewriterTest {
         byte[] bytes = CallSiteRewriter.rewrite(NativeFixtures.bytesOf(Callers.class), SITES, n -> count[0] += n);
         assertNotNull(bytes);
         assertEquals(3, count[0], "call sites rewritten");
-        Hooks.natives = new NativeSink() {
-            @Override
-            public long enter(int site, Object[] args) {
-                entered.add(new Object[] {site, args.clone()});
-                return 42;
-            }
-
-            @Override
-            public void exit(int site, Object[] args, long result, long token) {
-                exited.add(new Object[] {site, args.clone(), result, token});
-            }
-        };
-        String name = Callers.class.getName();
-        ClassLoader loader = new ClassLoader(getClass().getClassLoader()) {
-            @Override
-            protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException {
-                if (n.equals(name)) {
-                    Class<?> c = findLoadedClass(n);
-                    return c != null ? c : defineClass(n, bytes, 0, bytes.length);
-                }
-                return super.loadClass(n, resolve);
-            }
-        };
-        return Class.forName(name, true, loader);
+        Hooks.natives = sink;
+        return NativeFixtures.define(Callers.class.getName(), bytes, getClass().getClassLoader());
     }
 
     private static Object call(Class<?> c, String method, Object... args) throws Throwable {
@@ -133,34 +122,37 @@ class CallSiteRewriterTest {
         Class<?> c = rewritten();
         assertEquals(0x1000L + 20 + 1, call(c, "join", 2, 1));
         assertEquals(1, entered.size());
-        assertEquals(7, entered.get(0)[0]);
-        Object[] args = (Object[]) entered.get(0)[1];
-        assertEquals(5, args.length, "arguments, the returned reference, the receiver");
-        assertEquals(2, args[0]);
-        assertArrayEquals(new byte[] {1, 2}, (byte[]) args[1]);
-        assertEquals(1, args[2]);
+        RecordingSink.Call in = entered.get(0);
+        assertEquals(7, in.site());
+        assertEquals(2, in.word(0), "nranks");
+        assertArrayEquals(new byte[] {1, 2}, (byte[]) in.ref(1), "the unique id, as it is");
+        assertEquals(1, in.word(2), "rank");
         assertEquals(1, exited.size());
-        assertEquals(0x1000L + 21, exited.get(0)[2], "the long result");
-        assertEquals(42L, exited.get(0)[3], "enter's token");
+        RecordingSink.Call out = exited.get(0);
+        assertEquals(0x1000L + 21, out.result(), "the long result");
+        assertEquals(RecordingSink.TOKEN, out.token(), "enter's token");
+        assertSame(in.ref(1), out.ref(1));
+        assertNull(out.receiver());
     }
 
     @Test
     void intResultIsHandedToExitAndReturned() throws Throwable {
         Class<?> c = rewritten();
         assertEquals(600, call(c, "query", 5L));
-        assertEquals(8, exited.get(0)[0]);
-        assertEquals(600L, exited.get(0)[2]);
+        assertEquals(5L, entered.get(0).word(0));
+        assertEquals(8, exited.get(0).site());
+        assertEquals(600L, exited.get(0).result());
     }
 
     @Test
-    void instanceCallHandsTheReceiverAndTheReturnedReference() throws Throwable {
+    void instanceCallHandsTheReceiverAndAReferenceResultAsZero() throws Throwable {
         Class<?> c = rewritten();
         Callees callees = new Callees();
         assertEquals("event-3", call(c, "create", callees, 3L));
-        Object[] args = (Object[]) exited.get(0)[1];
-        assertEquals(3L, args[0]);
-        assertEquals("event-3", args[1]);
-        assertSame(callees, args[2]);
+        RecordingSink.Call out = exited.get(0);
+        assertEquals(3L, out.word(0));
+        assertEquals(0L, out.result());
+        assertSame(callees, out.receiver());
     }
 
     @Test

@@ -20,26 +20,29 @@ class NativeBridgeClaimTest {
                 descriptor, true, params, 'I', NativeSite.identity(params)));
     }
 
-    /** A static native's arguments as its wrapper hands them over: the parameters, then receiver and result. */
-    private static Object[] call(Object... params) {
-        Object[] args = new Object[params.length + 2];
-        System.arraycopy(params, 0, args, 0, params.length);
-        return args;
+    /** ncclCommDestroy(long comm) as its wrapper calls in: the handle in the first slot. */
+    private long destroyEnter(int site, long comm) {
+        return bridge.enter(site, comm, null, 0, null, 0, null, 0, null, 0, null);
     }
 
     @Test
     void aReleaseOfACommunicatorCleanupClaimedParks() {
         int init = site("ncclCommInitRank", "([JI[BI)I", 4);
         int destroy = site("ncclCommDestroy", "(J)I", 1);
-        Object[] created = call(new long[] {0xA0}, 2, new byte[128], 0);
-        bridge.exit(init, created, 0, bridge.enter(init, created));
+        long[] out = {0xA0};
+        byte[] id = new byte[128];
+        // ncclCommInitRank(comm*, nranks, id, rank) in its slots: out-array, 2, id, 0
+        long initToken = bridge.enter(init, 0, out, 2, null, 0, id, 0, null, 0, null);
+        bridge.exit(init, 0, out, 2, null, 0, id, 0, null, 0, null, 0, null, initToken);
         HandleView comm = tracker.snapshot().comms().get(0);
         assertEquals(0xA0, comm.handle());
+        assertEquals(2, comm.details().get("nranks"));
 
-        long token = bridge.enter(destroy, call(0xA0L));
+        long token = destroyEnter(destroy, 0xA0L);
         assertNotEquals(NativeSink.PARK, token, "not claimed yet: the release goes on");
-        bridge.exit(destroy, call(0xA0L), 2, token); // ... and fails: the communicator is live again
+        // ... and fails: the communicator is live again
+        bridge.exit(destroy, 0xA0L, null, 0, null, 0, null, 0, null, 0, null, 2, null, token);
         assertTrue(comm.claim().claimForCleanup());
-        assertEquals(NativeSink.PARK, bridge.enter(destroy, call(0xA0L)));
+        assertEquals(NativeSink.PARK, destroyEnter(destroy, 0xA0L));
     }
 }

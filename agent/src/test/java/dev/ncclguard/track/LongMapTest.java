@@ -3,6 +3,7 @@ package dev.ncclguard.track;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -26,6 +27,24 @@ class LongMapTest {
         assertSame(first, map.removeIfSerial(0x1000, 1));
         assertNull(map.get(0x1000));
         assertEquals(0, map.size());
+    }
+
+    @Test
+    void aRecordThatLeftTheMapIsNotFoundAgainThroughTheRecentRecords() {
+        LongMap<EventRecord> map = new LongMap<>();
+        EventRecord first = record(0x2000, 1);
+        map.put(0x2000, first);
+        assertSame(first, map.get(0x2000));
+        EventRecord second = record(0x2000, 2);
+        assertSame(first, map.put(0x2000, second));
+        assertTrue(first.ended);
+        assertSame(second, map.get(0x2000));
+        // a record kept under another key than its handle (a special stream) is found by its key only
+        EventRecord keyed = record(0x0, 3);
+        map.put(0x8000_0000_0000_0001L, keyed);
+        assertSame(keyed, map.get(0x8000_0000_0000_0001L));
+        assertSame(keyed, map.get(0x8000_0000_0000_0001L));
+        assertNull(map.get(0x0));
     }
 
     @Test

@@ -4,7 +4,7 @@ import com.sun.jna.Memory;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
-import dev.ncclguard.bootstrap.JnaSink;
+import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bridge.JnaBridge;
 import dev.ncclguard.track.Tracker;
 import java.nio.file.Path;
@@ -19,8 +19,8 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * The agent's own work per call, without the native call and without JNA: what the advice in
- * {@code Function.invoke} runs (lookup, enter, exit) on the arguments JNA hands it. A diagnostic
+ * The agent's own work per call, without the native call and without JNA: what the code woven
+ * into {@code Function.invoke} runs (the four {@link Hooks} calls) on the arguments JNA hands it. A diagnostic
  * for the hot path with nanosecond resolution, which the whole-call comparison of
  * {@link JnaInterfaceCalls} cannot give on a noisy machine. Needs the agent jar on the class path
  * (not as an agent): {@code java -cp ncclguard-bench.jar:ncclguard-agent.jar org.openjdk.jmh.Main AgentPath}.
@@ -37,7 +37,6 @@ public class AgentPath {
     @Param({"off", "on"})
     public String stacks;
 
-    private JnaSink sink;
     private Object library;
     // distinct instances, as JNA's function names are: the catalog compares contents
     private final String recordName = new String("cudaEventRecord");
@@ -60,7 +59,7 @@ public class AgentPath {
     public void setUp() {
         String emu = System.getProperty(GpuLibraries.EMU_PROPERTY, "native-shim/target/emu");
         library = NativeLibrary.getInstance(Path.of(emu, "libcudart.so.13").toAbsolutePath().toString());
-        sink = new JnaBridge(new Tracker(new Tracker.Config("on".equals(stacks), System::currentTimeMillis)));
+        Hooks.jna = new JnaBridge(new Tracker(new Tracker.Config("on".equals(stacks), System::currentTimeMillis)));
         call("cudaEventCreate", new Object[] {out(EVENT)});
         call("cudaStreamCreate", new Object[] {out(STREAM)});
         Memory id = new Memory(128);
@@ -85,21 +84,18 @@ public class AgentPath {
     }
 
     private void call(String symbol, Object[] args) {
-        Object fn = sink.lookup(symbol);
-        if (fn == null) {
+        if (Hooks.jnaLookup(symbol) == null) {
             throw new IllegalStateException(symbol + " is not tracked");
         }
-        sink.exit(fn, library, args, SUCCESS, sink.enter(fn, args));
+        advice(symbol, args);
     }
 
-    /** As the advice does it: lookup, and for a tracked symbol enter before and exit after. */
+    /** As the woven code does it, with no branch: lookup, find and enter before the call, exit after. */
     private long advice(String symbol, Object[] args) {
-        Object fn = sink.lookup(symbol);
-        long token = 0;
-        if (fn != null) {
-            token = sink.enter(fn, args);
-            sink.exit(fn, library, args, SUCCESS, token);
-        }
+        Object fn = Hooks.jnaLookup(symbol);
+        Object found = Hooks.jnaFind(fn, args);
+        long token = Hooks.jnaEnter(fn, found, args);
+        Hooks.jnaExit(SUCCESS, fn, found, library, args, token);
         return token;
     }
 

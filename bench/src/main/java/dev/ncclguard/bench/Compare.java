@@ -31,12 +31,18 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * java -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.Compare \
  *     --agent agent/target/ncclguard-agent.jar --emu native-shim/target/emu --out bench/target/results \
- *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|native|create]...
+ *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|native|create]... [--benchmarks REGEX]
+ *     [--before OTHER-AGENT.jar]
  * </pre>
+ * {@code --before} adds a variant "before": the first agent variant of each suite with that jar instead,
+ * interleaved with the others, for comparing a change with the build it started from.
  */
 public final class Compare {
-    /** A JVM configuration: no agent, or the agent with these options. */
-    record Variant(String name, String agentOptions) {
+    /** A JVM configuration: no agent, or the agent with these options (from the --before jar if before). */
+    record Variant(String name, String agentOptions, boolean before) {
+        Variant(String name, String agentOptions) {
+            this(name, agentOptions, false);
+        }
     }
 
     /** A benchmark class and the variants it runs under; the first variant is the baseline. */
@@ -62,6 +68,21 @@ public final class Compare {
     private Compare() {
     }
 
+    /** The suites, each with a "before" variant after the others when asked for. */
+    static List<Suite> suites(boolean withBefore) {
+        if (!withBefore) {
+            return SUITES;
+        }
+        List<Suite> out = new ArrayList<>();
+        for (Suite s : SUITES) {
+            List<Variant> variants = new ArrayList<>(s.variants());
+            Variant first = variants.get(1);
+            variants.add(new Variant("before", first.agentOptions(), true));
+            out.add(new Suite(s.name(), s.benchmarks(), s.unit(), List.copyOf(variants)));
+        }
+        return List.copyOf(out);
+    }
+
     public static void main(String[] args) throws IOException, RunnerException {
         Map<String, String> opts = parse(args);
         Path agent = Path.of(required(opts, "agent")).toAbsolutePath();
@@ -71,14 +92,20 @@ public final class Compare {
         int warmup = Integer.parseInt(opts.getOrDefault("warmup", "5"));
         int iterations = Integer.parseInt(opts.getOrDefault("iterations", "5"));
         List<String> only = opts.containsKey("suite") ? List.of(opts.get("suite").split(",")) : List.of();
+        // a regex over the benchmark methods' names, to spend the rounds on the few that matter
+        String benchmarks = opts.getOrDefault("benchmarks", "\\w+");
         if (!Files.isRegularFile(agent)) {
             throw new IllegalArgumentException("no agent jar at " + agent + ": build it first");
+        }
+        Path before = opts.containsKey("before") ? Path.of(opts.get("before")).toAbsolutePath() : null;
+        if (before != null && !Files.isRegularFile(before)) {
+            throw new IllegalArgumentException("no agent jar at " + before);
         }
         Files.createDirectories(out);
 
         List<Fork> forks = new ArrayList<>();
         for (int round = 1; round <= rounds; round++) {
-            for (Suite suite : SUITES) {
+            for (Suite suite : suites(before != null)) {
                 if (!only.isEmpty() && !only.contains(suite.name())) {
                     continue;
                 }
@@ -88,19 +115,20 @@ public final class Compare {
                 }
                 for (Variant variant : order) {
                     System.out.printf("round %d/%d: %s, %s%n", round, rounds, suite.name(), variant.name());
-                    forks.addAll(run(suite, variant, round, agent, emu, out, warmup, iterations));
+                    forks.addAll(run(suite, variant, round, variant.before() ? before : agent, emu, out, warmup,
+                            iterations, benchmarks));
                 }
             }
         }
         writeForks(out.resolve("jmh-forks.csv"), forks);
-        String summary = summary(forks, rounds, warmup, iterations);
+        String summary = summary(suites(before != null), forks, rounds, warmup, iterations);
         Files.writeString(out.resolve("jmh-summary.md"), summary, StandardCharsets.UTF_8);
         System.out.println();
         System.out.print(summary);
     }
 
     private static List<Fork> run(Suite suite, Variant variant, int round, Path agent, Path emu, Path out,
-            int warmup, int iterations) throws RunnerException {
+            int warmup, int iterations, String benchmarks) throws RunnerException {
         List<String> jvm = new ArrayList<>(List.of(
                 "-Xms512m", "-Xmx512m",
                 "-D" + GpuLibraries.EMU_PROPERTY + "=" + emu,
@@ -109,7 +137,7 @@ public final class Compare {
             jvm.add("-javaagent:" + agent + "=" + variant.agentOptions());
         }
         ChainedOptionsBuilder options = new OptionsBuilder()
-                .include("^" + Pattern.quote(suite.benchmarks().getName()) + "\\.")
+                .include("^" + Pattern.quote(suite.benchmarks().getName()) + "\\.(" + benchmarks + ")$")
                 .forks(1)
                 .warmupIterations(warmup)
                 .warmupTime(TimeValue.seconds(1))
@@ -154,13 +182,13 @@ public final class Compare {
     }
 
     /** The Markdown tables of docs/performance.md: one row per benchmark and variant. */
-    static String summary(List<Fork> forks, int rounds, int warmup, int iterations) {
+    static String summary(List<Suite> suites, List<Fork> forks, int rounds, int warmup, int iterations) {
         StringBuilder md = new StringBuilder();
         md.append(String.format(Locale.ROOT, "JMH: %d round(s) of one fork per benchmark and variant, interleaved;"
                 + " %d x 1 s warmup, %d x 1 s measurement per fork; -prof gc and CPU time of the benchmark"
                 + " thread. Each cell: min / median / max over the forks. Ratios and differences: of the"
                 + " medians to the run without the agent; paired: per round.%n%n", rounds, warmup, iterations));
-        for (Suite suite : SUITES) {
+        for (Suite suite : suites) {
             List<Fork> ofSuite = forks.stream().filter(f -> f.suite().equals(suite.name())).toList();
             if (ofSuite.isEmpty()) {
                 continue;
