@@ -51,6 +51,13 @@ public final class Tracker {
         }
     };
 
+    private static final Comparator<Object> BY_SERIAL = new Comparator<>() {
+        @Override
+        public int compare(Object a, Object b) {
+            return Long.compare(((Tracked) a).serial, ((Tracked) b).serial);
+        }
+    };
+
     /** The details of an event and of a stream leak, in report order: shared by every leak. */
     private static final String[] EVENT_DETAILS = {"stream", "device"};
     private static final String[] STREAM_DETAILS = {"pendingOps", "device"};
@@ -460,7 +467,6 @@ public final class Tracker {
         List<StreamRecord> ss = new ArrayList<>(streams.size() + 16);
         streams.valuesTo(ss);
         sortBySerial(cs);
-        sortBySerial(es);
         sortBySerial(ss);
 
         List<HandleView> commLeaks = new ArrayList<>(cs.size());
@@ -468,8 +474,10 @@ public final class Tracker {
             commLeaks.add(view(Kind.COMM, c, commDetails(c), 0));
         }
         EventLeaks eventLeaks = new EventLeaks(es.size());
-        for (EventRecord e : es) {
-            eventLeaks.add(e); // the work per event in a method of its own: compiled after a few hundred, not 60,000
+        for (Object e : bySerial(es)) {
+            if (e != null) {
+                eventLeaks.add((EventRecord) e); // the work per event in a method of its own: compiled after a few hundred, not 60,000
+            }
         }
         List<HandleView> streamLeaks = new ArrayList<>();
         for (StreamRecord s : ss) {
@@ -620,39 +628,43 @@ public final class Tracker {
         }
     }
 
-    /**
-     * Oldest first. The records come in hash order. This runs once, at exit, in code the JIT has not
-     * compiled: a comparison sort of 100,000 records (or of packed longs) runs interpreted for
-     * hundreds of milliseconds, so serials, which are dense, are used as slots instead (two linear
-     * passes). Sparse serials (most handles of the run released) fall back to a sort.
-     */
+    /** Oldest first (see {@link #bySerial}). */
     static <T extends Tracked> void sortBySerial(List<T> records) {
-        int n = records.size();
-        if (n < 2) {
-            return;
+        int i = 0;
+        for (Object t : bySerial(records)) {
+            if (t != null) {
+                @SuppressWarnings("unchecked")
+                T record = (T) t;
+                records.set(i++, record);
+            }
         }
+    }
+
+    /**
+     * The records oldest first, with nulls between them to skip. They come in hash order. This runs
+     * once, at exit, in code the JIT has not compiled: a comparison sort of 100,000 records (or of
+     * packed longs) runs interpreted for hundreds of milliseconds, so serials, which are dense, are
+     * used as slots instead (two linear passes). Sparse serials (most handles of the run released)
+     * fall back to a sort.
+     */
+    private static Object[] bySerial(List<? extends Tracked> records) {
+        int n = records.size();
         long min = Long.MAX_VALUE;
         long max = Long.MIN_VALUE;
-        for (T t : records) {
+        for (Tracked t : records) {
             min = Math.min(min, t.serial);
             max = Math.max(max, t.serial);
         }
-        if (max - min >= 4L * n + 1024) {
-            records.sort(Comparator.comparingLong(t -> t.serial));
-            return;
+        if (n < 2 || max - min >= 4L * n + 1024) {
+            Object[] sorted = records.toArray();
+            Arrays.sort(sorted, BY_SERIAL);
+            return sorted;
         }
         Object[] slots = new Object[(int) (max - min + 1)];
-        for (T t : records) {
+        for (Tracked t : records) {
             slots[(int) (t.serial - min)] = t; // serials are unique
         }
-        int i = 0;
-        for (Object slot : slots) {
-            if (slot != null) {
-                @SuppressWarnings("unchecked")
-                T t = (T) slot;
-                records.set(i++, t);
-            }
-        }
+        return slots;
     }
 
     /**

@@ -55,6 +55,33 @@ class ReportFilesTest {
     }
 
     @Test
+    void aReportWrittenAsItIsMadeIsWholeOrNotThere() throws IOException {
+        Path target = dir.resolve("report.json");
+        Files.writeString(target, "{\"earlier\": true}");
+        byte[] chunk = new byte[1 << 16];
+
+        assertThrows(ReportFiles.ReportWriteException.class, () -> ReportFiles.writeAtomically(target, out -> {
+            for (int i = 0; i < 100; i++) {
+                out.write(chunk); // 6.5 MB in the temporary file, then the writer fails
+            }
+            throw new IOException("disk full");
+        }, "report"));
+
+        assertEquals("{\"earlier\": true}", Files.readString(target));
+        assertEquals(List.of(target), entries(dir), "no temporary file left");
+    }
+
+    @Test
+    void aJsonReportStreamedToAFileIsTheOneMadeInMemory() throws IOException {
+        Path target = dir.resolve("report.json");
+        Report report = ReportGoldenTest.small();
+
+        ReportFiles.writeAtomically(target, JsonReportWriter.content(report), "report");
+
+        assertArrayEquals(JsonReportWriter.toBytes(report), Files.readAllBytes(target));
+    }
+
+    @Test
     void createsMissingParentDirectories() throws IOException {
         Path target = dir.resolve("build/ncclguard/4242.json");
 
