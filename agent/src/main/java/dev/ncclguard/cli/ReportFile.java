@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.report.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package dev.ncclguard.live;
 
+import dev.ncclguard.report.Json;
 import dev.ncclguard.report.Report.BeforeAttach;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -132,7 +133,12 @@ public final class Ras {
 
     /** The JSON format (NCCL versions with SET FORMAT): communicators, each with its ranks and their pids. */
     static Answer parseJson(String body, long pid) {
-        Object root = Json.parse(body.trim());
+        Object root;
+        try {
+            root = Json.parse(body.trim());
+        } catch (Json.ParseException e) {
+            throw new IllegalArgumentException("its JSON answer is not JSON: " + e.getMessage(), e);
+        }
         if (!(root instanceof Map<?, ?> map) || !(map.get("communicators") instanceof List<?> comms)) {
             throw new IllegalArgumentException("its JSON answer has no communicators list");
         }

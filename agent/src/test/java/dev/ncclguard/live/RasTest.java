@@ -47,6 +47,13 @@ class RasTest {
     }
 
     @Test
+    void answerCutShortIsAnErrorNamingWhere() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Ras.parseJson("{\"communicators\": [{\"ranks\": [", PID));
+        assertTrue(e.getMessage().contains("line 1"), e.getMessage());
+    }
+
+    @Test
     void asksInJsonWhereNcclHasIt() throws Exception {
         try (FakeRas ras = new FakeRas(FakeRas.json(PID, 2), FakeRas.text())) {
             BeforeAttach b = Ras.ask(Map.of("NCCL_RAS_ADDR", ras.address()), PID, TIMEOUT);

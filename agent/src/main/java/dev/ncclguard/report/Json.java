@@ -1,4 +1,4 @@
-package dev.ncclguard.cli;
+package dev.ncclguard.report;
 
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
@@ -11,24 +11,24 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A strict JSON reader for reports (RFC 8259, nothing more): objects become LinkedHashMaps,
- * arrays Lists, integers Long (BigDecimal beyond), other numbers Double. Strict, because a report
- * cut short by a crash or a full disk must be named as such: no trailing commas, no comments, no
- * duplicate keys, nothing after the value. No library: the agent jar brings none onto an
- * application's class path.
+ * A strict JSON reader (RFC 8259, nothing more) for reports and for NCCL's RAS answers: objects
+ * become LinkedHashMaps, arrays Lists, integers Long (BigDecimal beyond), other numbers Double.
+ * Strict, because a report cut short by a crash or a full disk must be named as such: no trailing
+ * commas, no comments, no duplicate keys, nothing after the value. No library: the agent jar
+ * brings none onto an application's class path.
  */
-final class Json {
+public final class Json {
     private static final int MAX_DEPTH = 256;
 
     private final String text;
     private int pos;
 
     /** A fault and where: line and column count from 1. */
-    static final class ParseException extends Exception {
+    public static final class ParseException extends Exception {
         private static final long serialVersionUID = 1L;
-        final int line;
-        final int column;
-        final boolean truncated;
+        public final int line;
+        public final int column;
+        public final boolean truncated;
 
         ParseException(String message, int line, int column, boolean truncated) {
             super(message + " at line " + line + ", column " + column);
@@ -43,7 +43,7 @@ final class Json {
     }
 
     /** Decodes strict UTF-8, then parses. */
-    static Object parse(byte[] bytes) throws ParseException {
+    public static Object parse(byte[] bytes) throws ParseException {
         String text;
         try {
             text = StandardCharsets.UTF_8.newDecoder()
@@ -56,7 +56,7 @@ final class Json {
         return parse(text);
     }
 
-    static Object parse(String text) throws ParseException {
+    public static Object parse(String text) throws ParseException {
         Json json = new Json(text);
         json.skipSpace();
         if (json.pos == text.length()) {

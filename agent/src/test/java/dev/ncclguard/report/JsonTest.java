@@ -1,4 +1,4 @@
-package dev.ncclguard.cli;
+package dev.ncclguard.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
