@@ -87,7 +87,7 @@ class BridgesIT {
     }
 
     @ParameterizedTest
-    @CsvSource({"jna-direct", "jni", "jni-bindings"})
+    @CsvSource({"jna", "jna-direct", "jni", "jni-bindings"})
     void cleanRunReportsNothing(String bridge) throws Exception {
         Path report = dir.resolve("clean.json");
         ChildJvm.Result r = ChildJvm.sample().agent(options(bridge, "report=" + report + ",exit-code=3"))
@@ -99,10 +99,11 @@ class BridgesIT {
         assertEquals(2, Reports.summary(json, "commsReleased"));
     }
 
-    @Test
-    void communicatorsDestroyedInAShutdownHookThroughJniAreNoLeak() throws Exception {
+    @ParameterizedTest
+    @CsvSource({"jna", "jni"})
+    void communicatorsDestroyedInTheApplicationsShutdownHookAreNoLeak(String bridge) throws Exception {
         Path report = dir.resolve("hook.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("destroy-in-hook", "--bridge", "jni");
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("destroy-in-hook", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
         JsonNode json = Reports.read(report);
         assertEquals(0, Reports.leaks(json, "comm").size(), json.toString());

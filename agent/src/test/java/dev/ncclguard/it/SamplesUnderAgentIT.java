@@ -57,27 +57,6 @@ class SamplesUnderAgentIT {
     }
 
     @Test
-    void cleanRunReportsNothing() throws Exception {
-        Path report = dir.resolve("clean.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report + ",exit-code=3").run("clean");
-        assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsCreated"));
-        assertEquals(2, Reports.summary(json, "commsReleased"));
-    }
-
-    @Test
-    void communicatorDestroyedInTheApplicationsShutdownHookIsNoLeak() throws Exception {
-        Path report = dir.resolve("hook.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("destroy-in-hook");
-        assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(0, Reports.leaks(json, "comm").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsReleased"));
-    }
-
-    @Test
     void workStillRunningAtExitIsReportedAsStillPending() throws Exception {
         Path report = dir.resolve("pending.json");
         ChildJvm.Result r = ChildJvm.sample().agent("report=" + report)
