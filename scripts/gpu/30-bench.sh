@@ -1,5 +1,5 @@
 # What the agent costs a real 2-GPU allreduce loop (GPU_RANKS=1 on a one-GPU machine): JVMs with and without the agent, alternating
-# (which goes first flips every round), 5 rounds per size; medians and their ratio.
+# (which goes first flips every round), BENCH_ROUNDS (default 5) rounds per size; medians and their ratio.
 # Needs .gpu/ncclguard-bench.jar (scripts/gpu-prepare.sh). Proof: the two "ratio" lines, >= 0.99.
 bench=${bench:-.gpu/ncclguard-bench.jar}
 # bytes, timed allreduces, warmup allreduces (the JIT compiles the JNA and agent paths in warmup)
@@ -15,7 +15,7 @@ else
     IFS=: read -r bytes iters warmup <<<"$spec"
     tsv="$reports/bench-$bytes.tsv"
     : >"$tsv"
-    for round in 1 2 3 4 5; do
+    for round in $(seq 1 "${BENCH_ROUNDS:-5}"); do
       order="without with"; [ $((round % 2)) -eq 0 ] && order="with without"
       for variant in $order; do
         agentarg=()
