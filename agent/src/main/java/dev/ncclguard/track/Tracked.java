@@ -1,6 +1,8 @@
 package dev.ncclguard.track;
 
 import dev.ncclguard.bridge.NativeAccess;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
@@ -18,6 +20,17 @@ abstract class Tracked implements ReleaseClaim {
     static final int AGENT = -1;
     private static final AtomicIntegerFieldUpdater<Tracked> OWNER =
             AtomicIntegerFieldUpdater.newUpdater(Tracked.class, "owner");
+    private static final VarHandle LOCK;
+    /** Spins of a waiting writer before it yields its core to the holder, which may be preempted. */
+    private static final int SPINS = 64;
+
+    static {
+        try {
+            LOCK = MethodHandles.lookup().findVarHandle(Tracked.class, "lock", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** The native address as the application sees it (0x0 for the legacy default stream). */
     final long handle;
@@ -32,6 +45,13 @@ abstract class Tracked implements ReleaseClaim {
     final int device;
     final NativeAccess access;
     private volatile int owner;
+    /**
+     * The record's own lock, and the version of what it guards: odd while a writer holds it.
+     * Taking it is one atomic instruction and releasing it a release store, where a monitor costs
+     * an atomic instruction each way; readers take nothing: they read the fields between two equal
+     * even versions (a seqlock). Fits in the object's padding (no byte added per record).
+     */
+    private volatile int lock;
     /**
      * Set when the record leaves its map (released, or replaced by a new record at the address):
      * a call that found it before the native call then treats it as the map would, as gone.
@@ -49,6 +69,52 @@ abstract class Tracked implements ReleaseClaim {
         this.creation = creation;
         this.device = device;
         this.access = access;
+    }
+
+    /**
+     * Takes the record's lock. Held for a few stores only, never across a call that may block or
+     * allocate; a writer that finds it held spins, then yields.
+     */
+    final void lock() {
+        int spins = 0;
+        while (true) {
+            int v = (int) LOCK.getOpaque(this);
+            if ((v & 1) == 0 && LOCK.compareAndSet(this, v, v + 1)) {
+                // the guarded stores that follow must not pass the odd version
+                VarHandle.storeStoreFence();
+                return;
+            }
+            spins = backOff(spins);
+        }
+    }
+
+    /** One wait of a thread that found the lock held; returns the spins to pass next time. */
+    static int backOff(int spins) {
+        if (spins < SPINS) {
+            Thread.onSpinWait();
+            return spins + 1;
+        }
+        Thread.yield();
+        return 0;
+    }
+
+    /** Releases the lock taken by {@link #lock}: the guarded stores come before the new even version. */
+    final void unlock() {
+        LOCK.setRelease(this, (int) LOCK.getOpaque(this) + 1);
+    }
+
+    /**
+     * For a reader: the version before it reads the guarded fields, to hand to {@link #validate}
+     * after; odd (a writer holds the lock) means wait and start again.
+     */
+    final int readVersion() {
+        return (int) LOCK.getAcquire(this);
+    }
+
+    /** Whether the fields read since {@link #readVersion} returned {@code version} belong together. */
+    final boolean validate(int version) {
+        VarHandle.loadLoadFence();
+        return (version & 1) == 0 && (int) LOCK.getOpaque(this) == version;
     }
 
     /** The application's release is about to start; false when the agent has claimed the handle. */
