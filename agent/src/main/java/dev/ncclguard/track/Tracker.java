@@ -442,11 +442,10 @@ public final class Tracker {
                 streamForWork(found, fn, handle, stream, bridge, access).enqueue(opSeq.get());
             case EVENT_RECORD -> {
                 StreamRecord s = streamForWork(found, fn, handle, stream, bridge, access);
-                long seq = opSeq.incrementAndGet();
-                long op = s.enqueueRecord(seq, token);
+                long op = s.enqueueRecord(opSeq.get(), token);
                 EventRecord e = events.get(handle);
                 if (e != null) {
-                    e.recorded(s, op, seq);
+                    e.recorded(s, op, threads.get().recordNumber(opSeq));
                 }
             }
             case STREAM_SYNC, STREAM_QUERY -> {
