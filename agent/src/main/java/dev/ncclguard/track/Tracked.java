@@ -46,17 +46,16 @@ abstract class Tracked implements ReleaseClaim {
     final NativeAccess access;
     private volatile int owner;
     /**
-     * The record's own lock, and the version of what it guards: odd while a writer holds it.
-     * Taking it is one atomic instruction and releasing it a release store, where a monitor costs
-     * an atomic instruction each way; readers take nothing: they read the fields between two equal
-     * even versions (a seqlock). Fits in the object's padding (no byte added per record).
+     * The record's own lock, the version of what it guards, and whether the record has ended:
+     * bit 0 {@link #ENDED}, bit 1 {@link #HELD}, a version above. Taking the lock is one atomic
+     * instruction and releasing it a release store, where a monitor costs an atomic instruction
+     * each way; readers take nothing: they read the fields between two equal versions, the lock
+     * free (a seqlock). One int for the three: a record is no bigger than with the flag alone.
      */
     private volatile int lock;
-    /**
-     * Set when the record leaves its map (released, or replaced by a new record at the address):
-     * a call that found it before the native call then treats it as the map would, as gone.
-     */
-    volatile boolean ended;
+    /** Bits of {@link #lock}. */
+    private static final int ENDED = 1;
+    private static final int HELD = 2;
 
     Tracked(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
             Throwable creation, int device, NativeAccess access) {
@@ -71,16 +70,32 @@ abstract class Tracked implements ReleaseClaim {
         this.access = access;
     }
 
+    /** Whether the record has left its map (see {@link #end}). */
+    final boolean ended() {
+        return ((int) LOCK.getAcquire(this) & ENDED) != 0;
+    }
+
+    /**
+     * The record leaves its map (released, or replaced by a new record at the address): a call
+     * that found it before the native call then treats it as the map would, as gone.
+     */
+    final void end() {
+        lock();
+        LOCK.setOpaque(this, (int) LOCK.getOpaque(this) | ENDED);
+        unlock();
+    }
+
     /**
      * Takes the record's lock. Held for a few stores only, never across a call that may block or
-     * allocate; a writer that finds it held spins, then yields.
+     * allocate; a writer that finds it held spins, then yields. Everything that changes the lock
+     * word holds the lock, so that {@link #unlock} may be a plain release store.
      */
     final void lock() {
         int spins = 0;
         while (true) {
             int v = (int) LOCK.getOpaque(this);
-            if ((v & 1) == 0 && LOCK.compareAndSet(this, v, v + 1)) {
-                // the guarded stores that follow must not pass the odd version
+            if ((v & HELD) == 0 && LOCK.compareAndSet(this, v, v | HELD)) {
+                // the guarded stores that follow must not pass the held bit
                 VarHandle.storeStoreFence();
                 return;
             }
@@ -98,14 +113,17 @@ abstract class Tracked implements ReleaseClaim {
         return 0;
     }
 
-    /** Releases the lock taken by {@link #lock}: the guarded stores come before the new even version. */
+    /**
+     * Releases the lock taken by {@link #lock}, after the guarded stores: adding HELD to a word
+     * that has it clears it and carries into the version, leaving ENDED as it is.
+     */
     final void unlock() {
-        LOCK.setRelease(this, (int) LOCK.getOpaque(this) + 1);
+        LOCK.setRelease(this, (int) LOCK.getOpaque(this) + HELD);
     }
 
     /**
      * For a reader: the version before it reads the guarded fields, to hand to {@link #validate}
-     * after; odd (a writer holds the lock) means wait and start again.
+     * after; one with HELD set (a writer holds the lock) means wait and start again.
      */
     final int readVersion() {
         return (int) LOCK.getAcquire(this);
@@ -114,7 +132,7 @@ abstract class Tracked implements ReleaseClaim {
     /** Whether the fields read since {@link #readVersion} returned {@code version} belong together. */
     final boolean validate(int version) {
         VarHandle.loadLoadFence();
-        return (version & 1) == 0 && (int) LOCK.getOpaque(this) == version;
+        return (version & HELD) == 0 && (int) LOCK.getOpaque(this) == version;
     }
 
     /** The application's release is about to start; false when the agent has claimed the handle. */

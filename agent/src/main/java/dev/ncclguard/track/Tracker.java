@@ -375,7 +375,7 @@ public final class Tracker {
                 return false;
             case COMM_ENQUEUE:
             case STREAM_WAIT_EVENT:
-                return !(found instanceof StreamRecord s && !s.ended);
+                return !(found instanceof StreamRecord s && !s.ended());
             default:
                 return true;
         }
@@ -425,7 +425,7 @@ public final class Tracker {
         switch (fn.effect()) {
             case EVENT_QUERY, EVENT_SYNC -> {
                 // a record released since find() is no longer the handle's: its token covers nothing now
-                if (found instanceof EventRecord e && !e.ended) {
+                if (found instanceof EventRecord e && !e.ended()) {
                     e.completed(token);
                 }
             }
@@ -449,7 +449,7 @@ public final class Tracker {
                 }
             }
             case STREAM_SYNC, STREAM_QUERY -> {
-                if (found instanceof StreamRecord s && !s.ended) {
+                if (found instanceof StreamRecord s && !s.ended()) {
                     s.markDone(token);
                 }
             }
@@ -748,7 +748,7 @@ public final class Tracker {
             NativeAccess access) {
         // found before the call and still the stream's record: what the lookup below would find.
         // Not read: it was current when the bridge asked, so it ended since, as after a lookup.
-        if (found instanceof StreamRecord s && (!s.ended || stream == NOT_READ)) {
+        if (found instanceof StreamRecord s && (!s.ended() || stream == NOT_READ)) {
             return s;
         }
         boolean special = isSpecialStream(stream);
