@@ -5,9 +5,9 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * An event and its last record. Each record gets a unique number (its global op sequence number),
- * so a completion seen by a query or synchronize applies only to the record that was last when
- * the call began.
+ * An event and its last record. Each record gets a number unique in the tracker (from its
+ * thread's block, see {@link ThreadState#recordNumber}), so a completion seen by a query or
+ * synchronize applies only to the record that was last when the call began.
  *
  * <p>The last record (its number, stream and op number) is written under the record's own lock
  * ({@link Tracked#lock}) and read without it, between two equal versions. A completion takes no

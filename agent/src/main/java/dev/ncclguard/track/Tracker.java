@@ -24,8 +24,9 @@ import java.util.function.LongSupplier;
  * <p>A release's {@code enter} returns the serial of the record it would end, and its
  * {@code exit} ends that record only: when the address was handed out again in between, the new
  * record survives. Work on streams is counted (see {@link StreamRecord}); the numbers that order
- * a call against concurrent work come from one global op sequence, which an event record and a
- * device synchronize step and other work only reads. NCCL work called inside
+ * a call against concurrent work come from one global op sequence, which a device synchronize
+ * steps and work on streams only reads (streams reserve their op numbers in it, and threads their
+ * event record numbers, a block at a time). NCCL work called inside
  * ncclGroupStart/End counts at the outermost successful ncclGroupEnd, where NCCL launches it.
  */
 public final class Tracker {

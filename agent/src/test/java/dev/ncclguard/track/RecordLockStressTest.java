@@ -11,12 +11,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The records' own locks (one atomic instruction), the lock-free reads of an event's last record
  * between two versions, and the compare-and-set completions, under threads that race on one
- * record. Each test checks an invariant that a plain lock-free write or an unvalidated read breaks.
+ * record. Each test checks an invariant that a plain lock-free write or an unvalidated read breaks;
+ * a lock that two writers can hold at once may also leave the word held for good: the timeout.
  */
+@Timeout(120)
 class RecordLockStressTest {
     private static final int THREADS = 6;
 
