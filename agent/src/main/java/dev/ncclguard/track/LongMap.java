@@ -53,7 +53,7 @@ final class LongMap<V extends Tracked> {
         long h = mix(key);
         int slot = (int) h & (RECENT - 1);
         Tracked hot = recent[slot];
-        if (hot != null && hot.handle == key && !hot.ended) {
+        if (hot != null && hot.handle == key && !hot.ended()) {
             return (V) hot;
         }
         V found = getFromStripes(key, h);
@@ -145,7 +145,7 @@ final class LongMap<V extends Tracked> {
 
     /** {@code old} left the map: callers holding it see that, and the cache lets it go. */
     private void ended(Tracked old, long h) {
-        old.ended = true;
+        old.end();
         int slot = (int) h & (RECENT - 1);
         if (recent[slot] == old) {
             recent[slot] = null;

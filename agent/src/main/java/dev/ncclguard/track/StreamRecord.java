@@ -3,15 +3,20 @@ package dev.ncclguard.track;
 import dev.ncclguard.bridge.NativeAccess;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A stream and how much of the work enqueued on it is known complete. Op numbers start at a
  * base taken from the tracker's global op sequence, so a number handed out by one record never
- * reaches into the range of a later record at the same address.
+ * reaches into the range of a later record at the same address: each record reserves its op
+ * numbers in the sequence, {@value #RESERVED} at a time, and a new record's base lies above every
+ * reservation. So an op needs no step of the global sequence of its own (an atomic instruction).
+ *
+ * <p>Counting an op takes the record's own lock ({@link Tracked#lock}: one atomic instruction),
+ * which keeps the count and the sequence number of the last op counted together for a device
+ * synchronize. The completed count only grows, by compare and set, with no lock.
  */
 final class StreamRecord extends Tracked {
-    // Written under this with release stores, read without the lock too (enter, markDone). The
-    // lock orders the writers; a volatile store's fence on top would cost more than the lock.
     private static final VarHandle ENQUEUED;
     private static final VarHandle DONE;
 
@@ -25,28 +30,62 @@ final class StreamRecord extends Tracked {
         }
     }
 
+    /** Op numbers reserved at a time: the global sequence moves once per that many ops. */
+    static final long RESERVED = 1 << 20;
+
     private final long base;
+    private final AtomicLong sequence;
+    /** The highest op number reserved; guarded by the lock. */
+    private long reserved;
+    /** Written under the lock with release stores (the lock orders the writers), read without it. */
     private volatile long enqueued;
     private volatile long done;
-    /** The global op sequence number of the last op counted here. */
+    /** The highest global op sequence number of the ops counted here; guarded by the lock. */
     private long lastSeq;
 
+    /** @param sequence the tracker's global op sequence, where op numbers are reserved */
     StreamRecord(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
-            Throwable creation, int device, NativeAccess access, long base) {
+            Throwable creation, int device, NativeAccess access, AtomicLong sequence) {
         super(handle, serial, api, bridge, thread, createdAtMillis, creation, device, access);
-        this.base = base;
+        this.sequence = sequence;
+        this.base = sequence.getAndAdd(RESERVED + 1) + 1;
+        this.reserved = base + RESERVED;
         this.enqueued = base;
         this.done = base;
+    }
+
+    /** The next op number, reserved first if need be; under the lock. */
+    private long next() {
+        long n = (long) ENQUEUED.getOpaque(this) + 1;
+        if (n > reserved) {
+            reserved = reserve(sequence, n + RESERVED);
+        }
+        return n;
+    }
+
+    /** Moves the global sequence up to at least {@code upTo} (never down) and returns that. */
+    private static long reserve(AtomicLong sequence, long upTo) {
+        while (true) {
+            long now = sequence.get();
+            if (now >= upTo || sequence.compareAndSet(now, upTo)) {
+                return upTo;
+            }
+        }
     }
 
     long enqueued() {
         return enqueued;
     }
 
-    /** Counts one op with global sequence number {@code seq}. */
-    synchronized void enqueue(long seq) {
-        ENQUEUED.setRelease(this, enqueued + 1);
-        lastSeq = seq;
+    /**
+     * Counts one op; {@code seq} is the global op sequence as it read after the op's call, for a
+     * device synchronize (see {@link #deviceSynchronized}).
+     */
+    void enqueue(long seq) {
+        lock();
+        ENQUEUED.setRelease(this, next());
+        lastSeq = Math.max(lastSeq, seq);
+        unlock();
     }
 
     /**
@@ -55,11 +94,14 @@ final class StreamRecord extends Tracked {
      * ops counted before that enter, since the record's place among the racing ops is unknown.
      * A {@code countAtEnter} below our base (the stream was unknown at enter) counts as the base.
      */
-    synchronized long enqueueRecord(long seq, long countAtEnter) {
+    long enqueueRecord(long seq, long countAtEnter) {
         long atEnter = Math.max(countAtEnter, base);
-        long before = enqueued;
-        ENQUEUED.setRelease(this, before + 1);
-        lastSeq = seq;
+        lock();
+        long mine = next();
+        ENQUEUED.setRelease(this, mine);
+        lastSeq = Math.max(lastSeq, seq);
+        unlock();
+        long before = mine - 1;
         if (atEnter == before) {
             return before + 1;
         }
@@ -68,25 +110,37 @@ final class StreamRecord extends Tracked {
 
     /** Ops up to number {@code n} are complete. Numbers of another record fall below our base. */
     void markDone(long n) {
-        // done only grows: an op number it already covers changes nothing, so no lock
-        if (n <= done) {
-            return;
-        }
-        synchronized (this) {
-            if (n > done && n <= enqueued) {
-                DONE.setRelease(this, n);
+        while (true) {
+            // done only grows: an op number it already covers changes nothing
+            long d = done;
+            if (n <= d || n > enqueued) {
+                return;
+            }
+            if (DONE.compareAndSet(this, d, n)) {
+                return;
             }
         }
     }
 
-    /** A device synchronize that began at global sequence {@code seq} covers every op before it. */
-    synchronized void deviceSynchronized(long seq) {
-        if (lastSeq <= seq) {
-            DONE.setRelease(this, enqueued);
+    /**
+     * A device synchronize whose enter moved the global sequence to {@code seq} covers every op
+     * counted with a smaller number: that op's call returned before the synchronize began. When
+     * one op counted here came after, which ops were before is unknown: none is marked.
+     */
+    void deviceSynchronized(long seq) {
+        long all;
+        lock();
+        boolean before = lastSeq < seq;
+        all = enqueued;
+        unlock();
+        if (before) {
+            markDone(all);
         }
     }
 
-    synchronized long pendingOps() {
-        return enqueued - done;
+    /** Read done first: the count read after it is no smaller, since counts only grow. */
+    long pendingOps() {
+        long d = done;
+        return enqueued - d;
     }
 }

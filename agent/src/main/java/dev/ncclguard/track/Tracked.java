@@ -1,6 +1,8 @@
 package dev.ncclguard.track;
 
 import dev.ncclguard.bridge.NativeAccess;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
@@ -18,6 +20,17 @@ abstract class Tracked implements ReleaseClaim {
     static final int AGENT = -1;
     private static final AtomicIntegerFieldUpdater<Tracked> OWNER =
             AtomicIntegerFieldUpdater.newUpdater(Tracked.class, "owner");
+    private static final VarHandle LOCK;
+    /** Spins of a waiting writer before it yields its core to the holder, which may be preempted. */
+    private static final int SPINS = 64;
+
+    static {
+        try {
+            LOCK = MethodHandles.lookup().findVarHandle(Tracked.class, "lock", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** The native address as the application sees it (0x0 for the legacy default stream). */
     final long handle;
@@ -33,10 +46,16 @@ abstract class Tracked implements ReleaseClaim {
     final NativeAccess access;
     private volatile int owner;
     /**
-     * Set when the record leaves its map (released, or replaced by a new record at the address):
-     * a call that found it before the native call then treats it as the map would, as gone.
+     * The record's own lock, the version of what it guards, and whether the record has ended:
+     * bit 0 {@link #ENDED}, bit 1 {@link #HELD}, a version above. Taking the lock is one atomic
+     * instruction and releasing it a release store, where a monitor costs an atomic instruction
+     * each way; readers take nothing: they read the fields between two equal versions, the lock
+     * free (a seqlock). One int for the three: a record is no bigger than with the flag alone.
      */
-    volatile boolean ended;
+    private volatile int lock;
+    /** Bits of {@link #lock}. */
+    private static final int ENDED = 1;
+    private static final int HELD = 2;
 
     Tracked(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
             Throwable creation, int device, NativeAccess access) {
@@ -49,6 +68,71 @@ abstract class Tracked implements ReleaseClaim {
         this.creation = creation;
         this.device = device;
         this.access = access;
+    }
+
+    /** Whether the record has left its map (see {@link #end}). */
+    final boolean ended() {
+        return ((int) LOCK.getAcquire(this) & ENDED) != 0;
+    }
+
+    /**
+     * The record leaves its map (released, or replaced by a new record at the address): a call
+     * that found it before the native call then treats it as the map would, as gone.
+     */
+    final void end() {
+        lock();
+        LOCK.setOpaque(this, (int) LOCK.getOpaque(this) | ENDED);
+        unlock();
+    }
+
+    /**
+     * Takes the record's lock. Held for a few stores only, never across a call that may block or
+     * allocate; a writer that finds it held spins, then yields. Everything that changes the lock
+     * word holds the lock, so that {@link #unlock} may be a plain release store.
+     */
+    final void lock() {
+        int spins = 0;
+        while (true) {
+            int v = (int) LOCK.getOpaque(this);
+            if ((v & HELD) == 0 && LOCK.compareAndSet(this, v, v | HELD)) {
+                // the guarded stores that follow must not pass the held bit
+                VarHandle.storeStoreFence();
+                return;
+            }
+            spins = backOff(spins);
+        }
+    }
+
+    /** One wait of a thread that found the lock held; returns the spins to pass next time. */
+    static int backOff(int spins) {
+        if (spins < SPINS) {
+            Thread.onSpinWait();
+            return spins + 1;
+        }
+        Thread.yield();
+        return 0;
+    }
+
+    /**
+     * Releases the lock taken by {@link #lock}, after the guarded stores: adding HELD to a word
+     * that has it clears it and carries into the version, leaving ENDED as it is.
+     */
+    final void unlock() {
+        LOCK.setRelease(this, (int) LOCK.getOpaque(this) + HELD);
+    }
+
+    /**
+     * For a reader: the version before it reads the guarded fields, to hand to {@link #validate}
+     * after; one with HELD set (a writer holds the lock) means wait and start again.
+     */
+    final int readVersion() {
+        return (int) LOCK.getAcquire(this);
+    }
+
+    /** Whether the fields read since {@link #readVersion} returned {@code version} belong together. */
+    final boolean validate(int version) {
+        VarHandle.loadLoadFence();
+        return (version & HELD) == 0 && (int) LOCK.getOpaque(this) == version;
     }
 
     /** The application's release is about to start; false when the agent has claimed the handle. */

@@ -24,7 +24,9 @@ import java.util.function.LongSupplier;
  * <p>A release's {@code enter} returns the serial of the record it would end, and its
  * {@code exit} ends that record only: when the address was handed out again in between, the new
  * record survives. Work on streams is counted (see {@link StreamRecord}); the numbers that order
- * a call against concurrent work come from one global op sequence. NCCL work called inside
+ * a call against concurrent work come from one global op sequence, which a device synchronize
+ * steps and work on streams only reads (streams reserve their op numbers in it, and threads their
+ * event record numbers, a block at a time). NCCL work called inside
  * ncclGroupStart/End counts at the outermost successful ncclGroupEnd, where NCCL launches it.
  */
 public final class Tracker {
@@ -169,7 +171,8 @@ public final class Tracker {
                 case STREAM_WAIT_EVENT:
                     return token(fn, find(fn, args.handle(fn.handle()), args.handle(fn.stream())));
                 case DEVICE_SYNC:
-                    return opSeq.get();
+                    // work whose exit reads the sequence before this step was called before
+                    return opSeq.incrementAndGet();
                 default:
                     return 0;
             }
@@ -259,8 +262,7 @@ public final class Tracker {
                     long h = args.handleOut(fn.handle());
                     if (status == 0 && h != 0 && !isSpecialStream(h)) {
                         streams.put(h, new StreamRecord(h, serials.incrementAndGet(), fn.symbol(), bridge,
-                                threadName(), clock.getAsLong(), stack(), currentDevice(), access,
-                                opSeq.incrementAndGet()));
+                                threadName(), clock.getAsLong(), stack(), currentDevice(), access, opSeq));
                         listener.streamCreated(h);
                     }
                 }
@@ -374,7 +376,7 @@ public final class Tracker {
                 return false;
             case COMM_ENQUEUE:
             case STREAM_WAIT_EVENT:
-                return !(found instanceof StreamRecord s && !s.ended);
+                return !(found instanceof StreamRecord s && !s.ended());
             default:
                 return true;
         }
@@ -424,7 +426,7 @@ public final class Tracker {
         switch (fn.effect()) {
             case EVENT_QUERY, EVENT_SYNC -> {
                 // a record released since find() is no longer the handle's: its token covers nothing now
-                if (found instanceof EventRecord e && !e.ended) {
+                if (found instanceof EventRecord e && !e.ended()) {
                     e.completed(token);
                 }
             }
@@ -434,22 +436,21 @@ public final class Tracker {
                 if (threadsInGroups.get() != 0 && (thread = threads.get()).groupDepth > 0) {
                     thread.deferToGroupEnd(s);
                 } else {
-                    s.enqueue(opSeq.incrementAndGet());
+                    s.enqueue(opSeq.get());
                 }
             }
             case STREAM_WAIT_EVENT ->
-                streamForWork(found, fn, handle, stream, bridge, access).enqueue(opSeq.incrementAndGet());
+                streamForWork(found, fn, handle, stream, bridge, access).enqueue(opSeq.get());
             case EVENT_RECORD -> {
                 StreamRecord s = streamForWork(found, fn, handle, stream, bridge, access);
-                long seq = opSeq.incrementAndGet();
-                long op = s.enqueueRecord(seq, token);
+                long op = s.enqueueRecord(opSeq.get(), token);
                 EventRecord e = events.get(handle);
                 if (e != null) {
-                    e.recorded(s, op, seq);
+                    e.recorded(s, op, threads.get().recordNumber(opSeq));
                 }
             }
             case STREAM_SYNC, STREAM_QUERY -> {
-                if (found instanceof StreamRecord s && !s.ended) {
+                if (found instanceof StreamRecord s && !s.ended()) {
                     s.markDone(token);
                 }
             }
@@ -734,7 +735,7 @@ public final class Tracker {
         threadsInGroups.decrementAndGet();
         if (succeededOrInProgress(status)) {
             for (int i = 0; i < thread.groupedCount(); i++) {
-                thread.grouped(i).enqueue(opSeq.incrementAndGet());
+                thread.grouped(i).enqueue(opSeq.get());
             }
         }
         thread.clearGrouped();
@@ -748,7 +749,7 @@ public final class Tracker {
             NativeAccess access) {
         // found before the call and still the stream's record: what the lookup below would find.
         // Not read: it was current when the bridge asked, so it ended since, as after a lookup.
-        if (found instanceof StreamRecord s && (!s.ended || stream == NOT_READ)) {
+        if (found instanceof StreamRecord s && (!s.ended() || stream == NOT_READ)) {
             return s;
         }
         boolean special = isSpecialStream(stream);
@@ -762,7 +763,7 @@ public final class Tracker {
             device = workDevice(fn, handle);
         }
         StreamRecord fresh = new StreamRecord(stream, serials.incrementAndGet(), fn.symbol(), bridge,
-                threadName(), clock.getAsLong(), stack(), device, access, opSeq.incrementAndGet());
+                threadName(), clock.getAsLong(), stack(), device, access, opSeq);
         StreamRecord raced = streams.putIfAbsent(key, fresh);
         return raced != null ? raced : fresh;
     }

@@ -37,7 +37,7 @@ class LongMapTest {
         assertSame(first, map.get(0x2000));
         EventRecord second = record(0x2000, 2);
         assertSame(first, map.put(0x2000, second));
-        assertTrue(first.ended);
+        assertTrue(first.ended());
         assertSame(second, map.get(0x2000));
         // a record kept under another key than its handle (a special stream) is found by its key only
         EventRecord keyed = record(0x0, 3);
