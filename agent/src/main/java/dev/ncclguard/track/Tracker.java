@@ -108,6 +108,7 @@ public final class Tracker {
     private final AtomicLong commsReleased = new AtomicLong();
     private final AtomicLong internalErrors = new AtomicLong();
     private final ReleasedComms released = new ReleasedComms(RELEASED_COMMS_KEPT);
+    private final CreationStacks creationStacks = new CreationStacks();
     private volatile Throwable firstInternalError;
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
     private volatile boolean sawAnyCall;
@@ -844,8 +845,9 @@ public final class Tracker {
         }
     }
 
+    /** Captured here, so that its frames are as before; handles made at one place share one. */
     private Throwable stack() {
-        return stacks ? new Throwable("creation stack") : null;
+        return stacks ? creationStacks.share(new Throwable("creation stack")) : null;
     }
 
     private static String threadName() {
