@@ -63,17 +63,22 @@ final class CreationStacks {
         return Backtraces.READABLE;
     }
 
-    /** The first chunk's frames (method ids, bytecode indexes): equal backtraces hash alike. */
+    /**
+     * The first chunk's bytecode indexes (with class versions), the array of ints: equal
+     * backtraces hash alike, and frames of other methods rarely share all of them. A sum of
+     * products, which the JIT vectorizes, rather than Arrays.hashCode's chain of multiplications.
+     */
     private static int hash(Object[] chunk) {
-        int h = 1;
         for (Object part : chunk) {
-            if (part instanceof short[] methods) {
-                h = 31 * h + Arrays.hashCode(methods);
-            } else if (part instanceof int[] bcis) {
-                h = 31 * h + Arrays.hashCode(bcis);
+            if (part instanceof int[] bcis) {
+                int h = 0;
+                for (int i = 0; i < bcis.length; i++) {
+                    h += bcis[i] * (0x9E3779B1 + 2 * i);
+                }
+                return h;
             }
         }
-        return h;
+        return 0;
     }
 
     /**
