@@ -38,6 +38,17 @@ class CreationStacksTest {
     }
 
     @Test
+    void communicatorsKeepTheirOwnStacks() {
+        Driver d = new Driver(new Tracker());
+        for (int i = 0; i < 2; i++) {
+            d.initRank(0xA000 + i, 1, 0, new byte[Tracker.UNIQUE_ID_BYTES]);
+        }
+        List<HandleView> comms = d.tracker.snapshot().comms();
+        assertNotSame(comms.get(0).creation(), comms.get(1).creation());
+        assertArrayEquals(comms.get(0).creation().getStackTrace(), comms.get(1).creation().getStackTrace());
+    }
+
+    @Test
     void handlesCreatedAtTwoPlacesKeepTwoStacks() {
         Driver d = new Driver(new Tracker());
         d.eventCreate(0xE001);
