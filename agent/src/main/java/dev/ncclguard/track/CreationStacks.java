@@ -6,10 +6,10 @@ import java.util.Arrays;
 /**
  * Shares creating stacks between handles (the tracker's events and streams): a handle created
  * where an earlier one was, while a handle still holds that one's Throwable, gets the earlier
- * Throwable rather than its own. Stacks are captured as Throwables (the VM fills arrays of method ids and bytecode indexes, resolving no
- * names) and compared by those arrays ({@link Backtraces}), never by {@code getStackTrace}. So
- * 100,000 events made in one loop hold one stack, not 100,000 of about 1 KB each: the GC copies
- * one, and the exit report resolves and matches one.
+ * Throwable rather than its own. Stacks are captured as Throwables (the VM fills arrays of method
+ * ids and bytecode indexes, resolving no names) and compared by those arrays ({@link Backtraces}),
+ * never by {@code getStackTrace}. So 100,000 events made in one loop hold one stack, not 100,000
+ * of about 700 bytes each: the GC copies one, and the exit report resolves and matches one.
  *
  * <p>A direct-mapped table of the last stack seen per hash: a miss or a collision only means a
  * handle keeps its own Throwable, as it did before. The table holds its stacks weakly, so a
