@@ -45,25 +45,6 @@ final class CreationStacks {
     }
 
     /**
-     * Whether {@code a} and {@code b} were captured at the same stack, told by their backtraces;
-     * false when they cannot be read (then only getStackTrace can tell).
-     */
-    static boolean sameStack(Throwable a, Throwable b) {
-        Object x = Backtraces.of(a);
-        return x != null && sameChunks(x, Backtraces.of(b));
-    }
-
-    /** A hash consistent with {@link #sameStack}; 0 when backtraces cannot be read. */
-    static int stackHash(Throwable t) {
-        return Backtraces.of(t) instanceof Object[] chunk ? hash(chunk) : 0;
-    }
-
-    /** Whether backtraces can be read on this JVM: else nothing is shared. */
-    static boolean readable() {
-        return Backtraces.READABLE;
-    }
-
-    /**
      * The first chunk's bytecode indexes (with class versions), the array of ints: equal
      * backtraces hash alike, and frames of other methods rarely share all of them. A sum of
      * products, which the JIT vectorizes, rather than Arrays.hashCode's chain of multiplications.
