@@ -25,6 +25,8 @@ public final class Agent {
         "dev.ncclguard.bootstrap.Hooks", "dev.ncclguard.bootstrap.LiveView", "dev.ncclguard.bootstrap.Live",
     };
 
+    private static final String MISC = "jdk.internal.misc";
+
     private Agent() {
     }
 
@@ -54,13 +56,17 @@ public final class Agent {
         }
     }
 
-    /** Exports java.base's jdk.internal.access to the agent alone, for {@link JdkInternals}. */
+    /**
+     * Exports java.base's jdk.internal.access to the agent alone, for {@link JdkInternals}, and
+     * jdk.internal.misc, for the tracker's Backtraces (creating stacks compared without
+     * getStackTrace).
+     */
     static void openJdkInternals(Instrumentation inst) {
         Module base = Object.class.getModule();
         Module agent = Agent.class.getModule();
-        if (!base.isExported(JdkInternals.PACKAGE, agent)) {
-            inst.redefineModule(base, Set.of(), Map.of(JdkInternals.PACKAGE, Set.of(agent)), Map.of(), Set.of(),
-                    Map.of());
+        if (!base.isExported(JdkInternals.PACKAGE, agent) || !base.isExported(MISC, agent)) {
+            inst.redefineModule(base, Set.of(), Map.of(JdkInternals.PACKAGE, Set.of(agent), MISC, Set.of(agent)),
+                    Map.of(), Set.of(), Map.of());
         }
     }
 

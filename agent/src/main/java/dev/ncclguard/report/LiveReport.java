@@ -53,8 +53,9 @@ public final class LiveReport implements LiveView {
             return leaks;
         }
         List<HandleView> out = new ArrayList<>(leaks.size());
+        StackFrames.Cache stacks = new StackFrames.Cache();
         for (HandleView view : leaks) {
-            if (suppressions.match(view.kind(), StackFrames.format(view.creation())) == null) {
+            if (suppressions.match(view.kind(), stacks.format(view.creation())) == null) {
                 out.add(view);
             }
         }

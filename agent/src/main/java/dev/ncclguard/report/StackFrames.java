@@ -3,6 +3,7 @@ package dev.ncclguard.report;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -45,7 +46,12 @@ public final class StackFrames {
      */
     public static final class Cache {
         private final Map<Frames, List<String>> formatted = new HashMap<>();
-        /** ncclCommInitAll's communicators share one creation stack: the last one is kept. */
+        /**
+         * Handles created at one place share one captured stack (the tracker's CreationStacks):
+         * found again by identity, without resolving its frames (getStackTrace copies them).
+         */
+        private final Map<Throwable, List<String>> byCapture = new IdentityHashMap<>();
+        /** Leaks of one loop come one after the other: the last one is kept. */
         private Throwable last;
         private List<String> lastFormatted;
 
@@ -56,6 +62,18 @@ public final class StackFrames {
             if (creation == last) {
                 return lastFormatted;
             }
+            List<String> frames = byCapture.get(creation);
+            if (frames == null) {
+                frames = resolve(creation);
+                byCapture.put(creation, frames);
+            }
+            last = creation;
+            lastFormatted = frames;
+            return frames;
+        }
+
+        /** Stacks captured apart that read the same are one list too. */
+        private List<String> resolve(Throwable creation) {
             StackTraceElement[] trace = creation.getStackTrace();
             Frames key = new Frames(trace);
             List<String> frames = formatted.get(key);
@@ -63,8 +81,6 @@ public final class StackFrames {
                 frames = List.copyOf(StackFrames.format(trace));
                 formatted.put(key, frames);
             }
-            last = creation;
-            lastFormatted = frames;
             return frames;
         }
     }

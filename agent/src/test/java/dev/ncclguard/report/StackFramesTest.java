@@ -2,6 +2,7 @@ package dev.ncclguard.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.InvocationHandler;
@@ -126,5 +127,42 @@ class StackFramesTest {
             assertFalse(frame.contains("$Proxy") || frame.startsWith("java.lang.reflect.")
                     || frame.startsWith("jdk.internal.reflect.") || frame.startsWith("dev.ncclguard.report."), frame);
         }
+    }
+
+    /** A stack that counts how often its frames are resolved. */
+    private static final class Counted extends Throwable {
+        int resolved;
+
+        Counted(StackTraceElement... frames) {
+            setStackTrace(frames);
+        }
+
+        @Override
+        public StackTraceElement[] getStackTrace() {
+            resolved++;
+            return super.getStackTrace();
+        }
+    }
+
+    @Test
+    void aStackSharedByLeaksIsResolvedOnceWhateverLeaksComeBetween() {
+        Counted a = new Counted(frame("com.example.Train", "setup", "Train.java", 42));
+        Counted b = new Counted(frame("com.example.Train", "step", "Train.java", 57));
+        StackFrames.Cache cache = new StackFrames.Cache();
+        List<String> first = cache.format(a);
+        cache.format(b);
+        cache.format(a);
+        cache.format(b);
+        assertSame(first, cache.format(a));
+        assertEquals(1, a.resolved);
+        assertEquals(1, b.resolved);
+    }
+
+    @Test
+    void stacksCapturedApartThatReadTheSameShareOneList() {
+        Throwable a = withStack(frame("com.example.Train", "setup", "Train.java", 42));
+        Throwable b = withStack(frame("com.example.Train", "setup", "Train.java", 42));
+        StackFrames.Cache cache = new StackFrames.Cache();
+        assertSame(cache.format(a), cache.format(b));
     }
 }
