@@ -393,10 +393,11 @@ static void nonblocking_finalize_reports_progress_through_async_error(void) {
 }
 
 static ncclComm_t waiting_comm;
-static int destroy_returned;
+static int destroy_started, destroy_returned;
 
 static void *destroy_on_thread(void *arg) {
   (void)arg;
+  __atomic_store_n(&destroy_started, 1, __ATOMIC_SEQ_CST);
   CHECK_EQ(ncclCommDestroy(waiting_comm), ncclSuccess);
   __atomic_store_n(&destroy_returned, 1, __ATOMIC_SEQ_CST);
   return NULL;
@@ -444,6 +445,9 @@ static void abort_from_another_thread_ends_a_destroy_stuck_on_a_peer(void) {
   waiting_comm = c[0];
   pthread_t t;
   pthread_create(&t, NULL, destroy_on_thread, NULL);
+  /* the abort must come once the destroy waits: on a loaded machine the thread may start late */
+  while (!__atomic_load_n(&destroy_started, __ATOMIC_SEQ_CST))
+    sleep_ms(1);
   sleep_ms(50);
   CHECK_EQ(__atomic_load_n(&destroy_returned, __ATOMIC_SEQ_CST), 0);
   CHECK_EQ(ncclCommAbort(c[0]), ncclSuccess);
