@@ -25,6 +25,8 @@ final class HookTransformer implements ClassFileTransformer {
     private final Set<String> targets;
     /** Why the last transformation of a class was not done, for {@link #install}'s answer. */
     private final Map<String, String> failures = new ConcurrentHashMap<>();
+    /** Set at the first load of JNA's Function: its first tracked calls' classes are loaded ahead then. */
+    private volatile boolean jnaSeen;
 
     /** @param ffmFirstUse also weave the static methods where FFM use starts (Java 22+) */
     HookTransformer(boolean ffmFirstUse) {
@@ -91,6 +93,10 @@ final class HookTransformer implements ClassFileTransformer {
                 return null;
             }
             byte[] woven = HookWeaver.weave(className, classfile, redefined);
+            if (woven != null && redefined == null && className.equals(HookWeaver.JNA_FUNCTION) && !jnaSeen) {
+                jnaSeen = true;
+                Preload.start("ncclguard-preload", Preload.FIRST_JNA_CALLS);
+            }
             if (woven == null) {
                 Log.once("shape-" + className, className.replace('/', '.')
                         + " has not the shape this agent knows (JNA 5.x expected); its calls are not tracked");
