@@ -58,8 +58,27 @@ final class HookTransformer implements ClassFileTransformer {
                 }
             }
         }
+        // one retransformation for all (in premain: Shutdown and ThreadGroup), one VM operation;
+        // one by one only if that fails, so that one refused class leaves the others woven
+        boolean together = false;
+        if (loaded.size() > 1) {
+            for (Class<?> c : loaded) {
+                failures.remove(c.getName().replace('.', '/'));
+            }
+            try {
+                inst.retransformClasses(loaded.toArray(new Class<?>[0]));
+                together = true;
+            } catch (UnmodifiableClassException | RuntimeException | LinkageError e) {
+                // retried one by one below
+            }
+        }
         for (Class<?> c : loaded) {
             String internalName = c.getName().replace('.', '/');
+            if (together) {
+                String failed = failures.remove(internalName);
+                outcome.get(c.getName()).add(failed == null ? "already loaded, retransformed" : "not instrumented: " + failed);
+                continue;
+            }
             failures.remove(internalName);
             try {
                 inst.retransformClasses(c);
