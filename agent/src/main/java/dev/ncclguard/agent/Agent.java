@@ -44,6 +44,9 @@ public final class Agent {
         try {
             openJdkInternals(inst);
             defineBootstrapClasses();
+            if (premain) {
+                Preload.start("ncclguard-preload", Preload.PREMAIN);
+            }
         } catch (IOException | RuntimeException | LinkageError e) {
             System.err.println("ncclguard: not installed: " + e);
             return;

@@ -25,6 +25,8 @@ final class HookTransformer implements ClassFileTransformer {
     private final Set<String> targets;
     /** Why the last transformation of a class was not done, for {@link #install}'s answer. */
     private final Map<String, String> failures = new ConcurrentHashMap<>();
+    /** Set at the first load of JNA's Function: its first tracked calls' classes are loaded ahead then. */
+    private volatile boolean jnaSeen;
 
     /** @param ffmFirstUse also weave the static methods where FFM use starts (Java 22+) */
     HookTransformer(boolean ffmFirstUse) {
@@ -56,8 +58,27 @@ final class HookTransformer implements ClassFileTransformer {
                 }
             }
         }
+        // one retransformation for all (in premain: Shutdown and ThreadGroup), one VM operation;
+        // one by one only if that fails, so that one refused class leaves the others woven
+        boolean together = false;
+        if (loaded.size() > 1) {
+            for (Class<?> c : loaded) {
+                failures.remove(c.getName().replace('.', '/'));
+            }
+            try {
+                inst.retransformClasses(loaded.toArray(new Class<?>[0]));
+                together = true;
+            } catch (UnmodifiableClassException | RuntimeException | LinkageError e) {
+                // retried one by one below
+            }
+        }
         for (Class<?> c : loaded) {
             String internalName = c.getName().replace('.', '/');
+            if (together) {
+                String failed = failures.remove(internalName);
+                outcome.get(c.getName()).add(failed == null ? "already loaded, retransformed" : "not instrumented: " + failed);
+                continue;
+            }
             failures.remove(internalName);
             try {
                 inst.retransformClasses(c);
@@ -91,6 +112,10 @@ final class HookTransformer implements ClassFileTransformer {
                 return null;
             }
             byte[] woven = HookWeaver.weave(className, classfile, redefined);
+            if (woven != null && redefined == null && className.equals(HookWeaver.JNA_FUNCTION) && !jnaSeen) {
+                jnaSeen = true;
+                Preload.start("ncclguard-preload", Preload.FIRST_JNA_CALLS);
+            }
             if (woven == null) {
                 Log.once("shape-" + className, className.replace('/', '.')
                         + " has not the shape this agent knows (JNA 5.x expected); its calls are not tracked");

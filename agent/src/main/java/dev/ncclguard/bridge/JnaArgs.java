@@ -8,7 +8,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * call costs one thread-local lookup.
  */
 final class JnaArgs implements CallArgs {
-    private static final ThreadLocal<JnaArgs> PER_THREAD = ThreadLocal.withInitial(JnaArgs::new);
+    /** A subclass, not withInitial(JnaArgs::new): a method reference spins classes at a program's first NCCL call. */
+    private static final ThreadLocal<JnaArgs> PER_THREAD = new ThreadLocal<>() {
+        @Override
+        protected JnaArgs initialValue() {
+            return new JnaArgs();
+        }
+    };
 
     /** The agent's own calls into the libraries in progress, on any thread. */
     private static final AtomicInteger AGENT_CALLS = new AtomicInteger();

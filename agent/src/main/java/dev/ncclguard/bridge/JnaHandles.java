@@ -15,6 +15,7 @@ import java.lang.invoke.MethodHandles;
 final class JnaHandles {
     static final String POINTER = "com/sun/jna/Pointer";
     static final String POINTER_TYPE = "com/sun/jna/PointerType";
+    static final String STRUCTURE = "com/sun/jna/Structure";
     private static final String SUPER = JnaHandle.class.getName().replace('.', '/');
     private static final String NAME = "NcclguardHandle";
     private static final String GENERATED_NAME = "com.sun.jna." + NAME;
@@ -56,6 +57,15 @@ final class JnaHandles {
         return OTHER;
     }
 
+    /**
+     * The generated reader of {@code pointer}'s JNA, whose {@code pointer} and getters read that
+     * JNA's Pointers without a method handle; null where none can be generated.
+     */
+    static JnaHandle generated(Class<?> pointer) {
+        JnaHandle h = GENERATED.get(pointer);
+        return h == OTHER ? null : h;
+    }
+
     /** Defines the reader of {@code pointer}'s JNA next to it, in its package and loader. */
     private static JnaHandle generate(Class<?> pointer) {
         String name = pointer.getPackageName() + "." + NAME;
@@ -83,11 +93,13 @@ final class JnaHandles {
      * The class file of {@code public final class com.sun.jna.NcclguardHandle extends JnaHandle},
      * whose {@code of(arg)} is {@code arg instanceof Pointer ? Pointer.nativeValue((Pointer) arg) :
      * arg instanceof PointerType ? Pointer.nativeValue(((PointerType) arg).getPointer()) :
-     * other.of(arg)}. Kept as bytes, not generated at the first JNA call: generating it would load
+     * other.of(arg)}; its {@code pointer(arg)} answers the Pointer a Pointer, PointerType or
+     * Structure is or holds, and {@code getLong}, {@code getInt}, {@code getByteArray} call
+     * Pointer's own. Kept as bytes, not generated at the first JNA call: generating it would load
      * ASM (some 30 classes) into every JNA application's start. JnaHandlesTest generates it with
      * ASM and checks that these bytes are the same.
      */
-    static final String CLASS_FILE = "yv66vgAAADQAIAEAG2NvbS9zdW4vam5hL05jY2xndWFyZEhhbmRsZQcAAQEAIWRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZQcAAwEABW90aGVyAQAjTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTsBAAY8aW5pdD4BACYoTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTspVgEAAygpVgwABwAJCgAEAAoMAAUABgkAAgAMAQACb2YBABUoTGphdmEvbGFuZy9PYmplY3Q7KUoBABNjb20vc3VuL2puYS9Qb2ludGVyBwAQAQALbmF0aXZlVmFsdWUBABgoTGNvbS9zdW4vam5hL1BvaW50ZXI7KUoMABIAEwoAEQAUAQAXY29tL3N1bi9qbmEvUG9pbnRlclR5cGUHABYBAApnZXRQb2ludGVyAQAXKClMY29tL3N1bi9qbmEvUG9pbnRlcjsMABgAGQoAFwAaDAAOAA8KAAQAHAEABENvZGUBAA1TdGFja01hcFRhYmxlADEAAgAEAAAAAQASAAUABgAAAAIAAQAHAAgAAQAeAAAAFgACAAIAAAAKKrcACyortQANsQAAAAAAAQAOAA8AAQAeAAAAQAACAAIAAAAqK8EAEZkACyvAABG4ABWtK8EAF5kADivAABe2ABu4ABWtKrQADSu2AB2tAAAAAQAfAAAABAACDxEAAA==";
+    static final String CLASS_FILE = "yv66vgAAADQANAEAG2NvbS9zdW4vam5hL05jY2xndWFyZEhhbmRsZQcAAQEAIWRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZQcAAwEABW90aGVyAQAjTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTsBAAY8aW5pdD4BACYoTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTspVgEAAygpVgwABwAJCgAEAAoMAAUABgkAAgAMAQACb2YBABUoTGphdmEvbGFuZy9PYmplY3Q7KUoBABNjb20vc3VuL2puYS9Qb2ludGVyBwAQAQALbmF0aXZlVmFsdWUBABgoTGNvbS9zdW4vam5hL1BvaW50ZXI7KUoMABIAEwoAEQAUAQAXY29tL3N1bi9qbmEvUG9pbnRlclR5cGUHABYBAApnZXRQb2ludGVyAQAXKClMY29tL3N1bi9qbmEvUG9pbnRlcjsMABgAGQoAFwAaDAAOAA8KAAQAHAEAB3BvaW50ZXIBACYoTGphdmEvbGFuZy9PYmplY3Q7KUxqYXZhL2xhbmcvT2JqZWN0OwEAFWNvbS9zdW4vam5hL1N0cnVjdHVyZQcAIAoAIQAaAQAHZ2V0TG9uZwEAFihMamF2YS9sYW5nL09iamVjdDtKKUoBAAQoSilKDAAjACUKABEAJgEABmdldEludAEAFihMamF2YS9sYW5nL09iamVjdDtKKUkBAAQoSilJDAAoACoKABEAKwEADGdldEJ5dGVBcnJheQEAGChMamF2YS9sYW5nL09iamVjdDtKSSlbQgEABihKSSlbQgwALQAvCgARADABAARDb2RlAQANU3RhY2tNYXBUYWJsZQAxAAIABAAAAAEAEgAFAAYAAAAGAAEABwAIAAEAMgAAABYAAgACAAAACiq3AAsqK7UADbEAAAAAAAEADgAPAAEAMgAAAEAAAgACAAAAKivBABGZAAsrwAARuAAVrSvBABeZAA4rwAAXtgAbuAAVrSq0AA0rtgAdrQAAAAEAMwAAAAQAAg8RAAEAHgAfAAEAMgAAAEAAAQACAAAAKSvBABGZAAUrsCvBABeZAAsrwAAXtgAbsCvBACGZAAsrwAAhtgAisAGwAAAAAQAzAAAABQADCQ4OAAEAIwAkAAEAMgAAABUAAwAEAAAACSvAABEgtgAnrQAAAAAAAQAoACkAAQAyAAAAFQADAAQAAAAJK8AAESC2ACysAAAAAAABAC0ALgABADIAAAAXAAQABQAAAAsrwAARIBUEtgAxsAAAAAAAAA==";
 
     static byte[] classFile() {
         return java.util.Base64.getDecoder().decode(CLASS_FILE);

@@ -7,54 +7,67 @@ import java.lang.invoke.MethodType;
 /**
  * Calls functions of the application's own {@code com.sun.jna.NativeLibrary} instance, through
  * the application's JNA, so queries and cleanup reach the very library the application loaded.
+ * One is made at the first tracked call into each library, but used only at exit and only when
+ * something leaked: its method handles are looked up at its first call, so that a program's first
+ * NCCL calls spin no method handle classes for it.
  */
 final class JnaNativeAccess implements NativeAccess {
     private final Object library;
-    private final MethodHandle getFunction;
-    private final MethodHandle invokeInt;
-    private final MethodHandle newPointer;
-    private final String name;
+    private final Class<?> function;
+    private final Class<?> pointer;
+    /** getFunction, invokeInt, new Pointer(long): set together, at the first call. */
+    private volatile MethodHandle[] handles;
+    private volatile String name;
 
     JnaNativeAccess(Object library) throws ReflectiveOperationException {
         this.library = library;
-        Class<?> libraryClass = library.getClass();
-        ClassLoader loader = libraryClass.getClassLoader();
-        Class<?> function = Class.forName("com.sun.jna.Function", false, loader);
-        Class<?> pointer = Class.forName("com.sun.jna.Pointer", false, loader);
-        MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-        this.getFunction = lookup.findVirtual(libraryClass, "getFunction",
-                MethodType.methodType(function, String.class));
-        this.invokeInt = lookup.findVirtual(function, "invokeInt",
-                MethodType.methodType(int.class, Object[].class));
-        this.newPointer = lookup.findConstructor(pointer, MethodType.methodType(void.class, long.class));
-        String file;
-        try {
-            Object f = lookup.findVirtual(libraryClass, "getFile", MethodType.methodType(java.io.File.class))
-                    .invoke(library);
-            file = f == null ? String.valueOf(library) : f.toString();
-        } catch (Throwable t) {
-            file = String.valueOf(library);
+        ClassLoader loader = library.getClass().getClassLoader();
+        this.function = Class.forName("com.sun.jna.Function", false, loader);
+        this.pointer = Class.forName("com.sun.jna.Pointer", false, loader);
+    }
+
+    private MethodHandle[] handles() throws ReflectiveOperationException {
+        MethodHandle[] h = handles;
+        if (h == null) {
+            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+            h = new MethodHandle[] {
+                lookup.findVirtual(library.getClass(), "getFunction", MethodType.methodType(function, String.class)),
+                lookup.findVirtual(function, "invokeInt", MethodType.methodType(int.class, Object[].class)),
+                lookup.findConstructor(pointer, MethodType.methodType(void.class, long.class)),
+            };
+            handles = h;
         }
-        this.name = file;
+        return h;
     }
 
     @Override
     public String library() {
-        return name;
+        String n = name;
+        if (n == null) {
+            try {
+                Object f = library.getClass().getMethod("getFile").invoke(library);
+                n = f == null ? String.valueOf(library) : f.toString();
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+                n = String.valueOf(library);
+            }
+            name = n;
+        }
+        return n;
     }
 
     @Override
     public int call(String symbol, Object... args) {
         Object[] jnaArgs = new Object[args.length];
         try {
+            MethodHandle[] h = handles();
             for (int i = 0; i < args.length; i++) {
                 Object a = args[i];
-                jnaArgs[i] = a instanceof Long ? newPointer.invoke((long) (Long) a) : a;
+                jnaArgs[i] = a instanceof Long ? h[2].invoke((long) (Long) a) : a;
             }
-            Object fn = getFunction.invoke(library, symbol);
+            Object fn = h[0].invoke(library, symbol);
             boolean outer = JnaArgs.agentCallStarts();
             try {
-                return (int) invokeInt.invoke(fn, jnaArgs);
+                return (int) h[1].invoke(fn, jnaArgs);
             } finally {
                 if (outer) {
                     JnaArgs.agentCallEnds();
@@ -63,12 +76,12 @@ final class JnaNativeAccess implements NativeAccess {
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
-            throw new IllegalStateException("cannot call " + symbol + " in " + name + ": " + t, t);
+            throw new IllegalStateException("cannot call " + symbol + " in " + library() + ": " + t, t);
         }
     }
 
     @Override
     public String toString() {
-        return name;
+        return library();
     }
 }

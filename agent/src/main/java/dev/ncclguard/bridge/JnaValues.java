@@ -1,5 +1,6 @@
 package dev.ncclguard.bridge;
 
+import dev.ncclguard.bootstrap.JnaHandle;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -11,8 +12,9 @@ import java.nio.LongBuffer;
 /**
  * Reads handles, ints and bytes out of JNA argument objects (and JavaCPP's Pointer objects)
  * without linking JNA or JavaCPP: the application's JNA may be any 5.x in any class loader, so
- * each argument class gets a reader built from method handles of its own classes, cached per class. Every method answers 0/null on anything it
- * cannot read and never throws.
+ * each argument class gets a reader of its own classes, cached per class: for JNA the class
+ * generated into its package (JnaHandles), else method handles. Every method answers 0/null on
+ * anything it cannot read and never throws.
  */
 final class JnaValues {
     private static final ClassValue<Reader> READERS = new ClassValue<>() {
@@ -153,7 +155,7 @@ final class JnaValues {
             }
             Class<?> pointer = ancestor(type, "com.sun.jna.Pointer");
             if (pointer != null) {
-                return PointerReader.of(pointer, null);
+                return pointerReader(pointer, null);
             }
             // PointerType covers the ByReference family (PointerByReference, LongByReference, ...)
             // and custom handle types; Structure covers ncclUniqueId passed by value.
@@ -162,12 +164,18 @@ final class JnaValues {
                 if (base != null) {
                     Class<?> pointerClass = ancestor(findPointerClass(base), "com.sun.jna.Pointer");
                     if (pointerClass != null) {
-                        return PointerReader.of(pointerClass, base);
+                        return pointerReader(pointerClass, base);
                     }
                 }
             }
             return new Reader() {
             };
+        }
+
+        /** The generated class of this JNA where there is one, else method handles. */
+        static Reader pointerReader(Class<?> pointer, Class<?> holder) {
+            JnaHandle generated = JnaHandles.generated(pointer);
+            return generated != null ? new GeneratedPointerReader(generated) : PointerReader.of(pointer, holder);
         }
 
         private static Class<?> findPointerClass(Class<?> base) {
@@ -270,7 +278,7 @@ final class JnaValues {
      * A JNA Pointer (Memory too), or an object holding one (PointerType, ByReference, Structure):
      * {@code holder} names the holding class, null when the argument is the Pointer itself.
      */
-    private static final class PointerReader extends Reader {
+    static final class PointerReader extends Reader {
         /** The argument is the Pointer itself: no getPointer() to call first. */
         private final boolean direct;
         private final MethodHandle unwrap;
@@ -344,6 +352,43 @@ final class JnaValues {
             Object p = pointer(arg);
             return p == null || (long) nativeValue.invokeExact(p) == 0L
                     ? null : (byte[]) getByteArray.invokeExact(p, 0L, length);
+        }
+    }
+
+    /**
+     * A JNA Pointer, or an object holding one, read through the class generated into that JNA's
+     * package (JnaHandles): plain calls, so the first calls of a JVM spin no method handle class
+     * (some 20 with the method handles of {@link PointerReader}), and the JIT inlines them.
+     */
+    static final class GeneratedPointerReader extends Reader {
+        private final JnaHandle jna;
+
+        GeneratedPointerReader(JnaHandle jna) {
+            this.jna = jna;
+        }
+
+        @Override
+        long handle(Object arg) {
+            Object p = jna.pointer(arg);
+            return p == null ? 0L : jna.of(p);
+        }
+
+        @Override
+        long longAt(Object arg, int i) {
+            Object p = jna.pointer(arg);
+            return p == null || jna.of(p) == 0L ? 0L : jna.getLong(p, (long) i * 8);
+        }
+
+        @Override
+        int intAt(Object arg, int i, int fallback) {
+            Object p = jna.pointer(arg);
+            return p == null || jna.of(p) == 0L ? fallback : jna.getInt(p, (long) i * 4);
+        }
+
+        @Override
+        byte[] bytes(Object arg, int length) {
+            Object p = jna.pointer(arg);
+            return p == null || jna.of(p) == 0L ? null : jna.getByteArray(p, 0L, length);
         }
     }
 

@@ -115,7 +115,13 @@ public final class Tracker {
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
     private volatile boolean sawAnyCall;
 
-    private final ThreadLocal<ThreadState> threads = ThreadLocal.withInitial(ThreadState::new);
+    /** A subclass, not withInitial(ThreadState::new): a method reference spins classes in premain. */
+    private final ThreadLocal<ThreadState> threads = new ThreadLocal<>() {
+        @Override
+        protected ThreadState initialValue() {
+            return new ThreadState();
+        }
+    };
 
     public Tracker() {
         this(Config.defaults());

@@ -90,13 +90,16 @@ class JnaHandlesTest {
 
     @Test
     void theKeptClassFileIsTheOneAsmGenerates() {
+        assertEquals(java.util.Base64.getEncoder().encodeToString(generated("com/sun/jna/NcclguardHandle")),
+                JnaHandles.CLASS_FILE);
         assertArrayEquals(generated("com/sun/jna/NcclguardHandle"), JnaHandles.classFile());
     }
 
     /**
      * {@code public final class NcclguardHandle extends JnaHandle}, whose {@code of(arg)} is
      * {@code arg instanceof Pointer ? Pointer.nativeValue((Pointer) arg) : arg instanceof
-     * PointerType ? Pointer.nativeValue(((PointerType) arg).getPointer()) : other.of(arg)}.
+     * PointerType ? Pointer.nativeValue(((PointerType) arg).getPointer()) : other.of(arg)}, and
+     * whose {@code pointer}, {@code getLong}, {@code getInt} and {@code getByteArray} read a Pointer.
      */
     static byte[] generated(String name) {
         ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
@@ -147,6 +150,56 @@ class JnaHandlesTest {
         of.visitInsn(Opcodes.LRETURN);
         of.visitMaxs(0, 0);
         of.visitEnd();
+
+        String pointerDesc = "L" + JnaHandles.POINTER + ";";
+        MethodVisitor pointer = cw.visitMethod(Opcodes.ACC_PUBLIC, "pointer", "(Ljava/lang/Object;)Ljava/lang/Object;",
+                null, null);
+        pointer.visitCode();
+        Label notAPointer = new Label();
+        pointer.visitVarInsn(Opcodes.ALOAD, 1);
+        pointer.visitTypeInsn(Opcodes.INSTANCEOF, JnaHandles.POINTER);
+        pointer.visitJumpInsn(Opcodes.IFEQ, notAPointer);
+        pointer.visitVarInsn(Opcodes.ALOAD, 1);
+        pointer.visitInsn(Opcodes.ARETURN);
+        pointer.visitLabel(notAPointer);
+        pointer.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
+        for (String holder : new String[] {JnaHandles.POINTER_TYPE, JnaHandles.STRUCTURE}) {
+            Label notHolder = new Label();
+            pointer.visitVarInsn(Opcodes.ALOAD, 1);
+            pointer.visitTypeInsn(Opcodes.INSTANCEOF, holder);
+            pointer.visitJumpInsn(Opcodes.IFEQ, notHolder);
+            pointer.visitVarInsn(Opcodes.ALOAD, 1);
+            pointer.visitTypeInsn(Opcodes.CHECKCAST, holder);
+            pointer.visitMethodInsn(Opcodes.INVOKEVIRTUAL, holder, "getPointer", "()" + pointerDesc, false);
+            pointer.visitInsn(Opcodes.ARETURN);
+            pointer.visitLabel(notHolder);
+            pointer.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
+        }
+        pointer.visitInsn(Opcodes.ACONST_NULL);
+        pointer.visitInsn(Opcodes.ARETURN);
+        pointer.visitMaxs(0, 0);
+        pointer.visitEnd();
+
+        String[][] getters = {
+            {"getLong", "(Ljava/lang/Object;J)J", "(J)J"},
+            {"getInt", "(Ljava/lang/Object;J)I", "(J)I"},
+            {"getByteArray", "(Ljava/lang/Object;JI)[B", "(JI)[B"},
+        };
+        for (String[] g : getters) {
+            MethodVisitor get = cw.visitMethod(Opcodes.ACC_PUBLIC, g[0], g[1], null, null);
+            get.visitCode();
+            get.visitVarInsn(Opcodes.ALOAD, 1);
+            get.visitTypeInsn(Opcodes.CHECKCAST, JnaHandles.POINTER);
+            get.visitVarInsn(Opcodes.LLOAD, 2);
+            if (g[0].equals("getByteArray")) {
+                get.visitVarInsn(Opcodes.ILOAD, 4);
+            }
+            get.visitMethodInsn(Opcodes.INVOKEVIRTUAL, JnaHandles.POINTER, g[0], g[2], false);
+            get.visitInsn(g[0].equals("getLong") ? Opcodes.LRETURN : g[0].equals("getInt") ? Opcodes.IRETURN
+                    : Opcodes.ARETURN);
+            get.visitMaxs(0, 0);
+            get.visitEnd();
+        }
         cw.visitEnd();
         return cw.toByteArray();
     }

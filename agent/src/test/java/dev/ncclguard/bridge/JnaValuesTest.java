@@ -103,6 +103,32 @@ class JnaValuesTest {
     }
 
     @Test
+    void jnaArgumentsAreReadThroughTheClassGeneratedInJnasPackage() {
+        for (Class<?> type : new Class<?>[] {Pointer.class, Memory.class, Comm.class, PointerByReference.class,
+                IntByReference.class, UniqueId.class}) {
+            assertEquals(JnaValues.GeneratedPointerReader.class, JnaValues.readerOf(type).getClass(), type.getName());
+        }
+    }
+
+    @Test
+    void methodHandleReaderStillReadsWhereNoClassCanBeGenerated() throws Throwable {
+        JnaValues.Reader pointers = JnaValues.PointerReader.of(Pointer.class, null);
+        Memory memory = new Memory(16);
+        memory.setLong(8, 0x222L);
+        memory.setInt(0, 6);
+        assertEquals(Pointer.nativeValue(memory), pointers.handle(memory));
+        assertEquals(0x222L, pointers.longAt(memory, 1));
+        assertEquals(6, pointers.intAt(memory, 0, -1));
+        JnaValues.Reader holders = JnaValues.PointerReader.of(Pointer.class, PointerType.class);
+        assertEquals(0xabcL, holders.longAt(new PointerByReference(new Pointer(0xabcL)), 0));
+        assertEquals(0x5678L, holders.handle(new Comm(new Pointer(0x5678L))));
+        UniqueId id = new UniqueId();
+        id.internal[3] = 9;
+        id.write();
+        assertEquals(9, JnaValues.PointerReader.of(Pointer.class, Structure.class).bytes(id, 128)[3]);
+    }
+
+    @Test
     void statusIsTheReturnedInt() {
         assertEquals(0, JnaValues.status(0));
         assertEquals(600, JnaValues.status(600));
