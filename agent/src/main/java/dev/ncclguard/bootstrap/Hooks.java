@@ -174,6 +174,49 @@ public final class Hooks {
     }
 
     /**
+     * Called by a generated wrapper of a call tracked on its handles alone, before the renamed
+     * native, with the handle's and the stream's slots: the record the call acts on, which the
+     * wrapper keeps in a local for {@link #nativeToken} and {@link #nativeExitFound}. Never throws.
+     */
+    public static Object nativeFind(int site, long handle, Object handleRef, long stream, Object streamRef) {
+        NativeSink sink = natives;
+        if (sink == null) {
+            return null;
+        }
+        try {
+            return sink.find(site, handle, handleRef, stream, streamRef);
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
+    /** After {@link #nativeFind}, before the renamed native: the token for {@link #nativeExitFound}. Never throws. */
+    public static long nativeToken(int site, Object found) {
+        NativeSink sink = natives;
+        if (sink == null) {
+            return 0L;
+        }
+        try {
+            return sink.token(site, found);
+        } catch (Throwable t) {
+            return 0L;
+        }
+    }
+
+    /** After the renamed native of a {@link #nativeFind} call returned. Never throws. */
+    public static void nativeExitFound(int site, Object found, long handle, Object handleRef, long stream,
+            Object streamRef, long result, Object receiver, long token) {
+        NativeSink sink = natives;
+        if (sink != null) {
+            try {
+                sink.exit(site, found, handle, handleRef, stream, streamRef, result, receiver, token);
+            } catch (Throwable t) {
+                // the application's call has returned; tracking must never change its outcome
+            }
+        }
+    }
+
+    /**
      * Called by code woven at the entry of SymbolLookup's and Linker's static methods. The first
      * call installs the FFM bridge before any lookup runs; calls meanwhile on other threads wait
      * for it. Never throws.

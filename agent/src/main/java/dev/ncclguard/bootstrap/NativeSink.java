@@ -23,4 +23,21 @@ public interface NativeSink {
      */
     void exit(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3, Object r3,
             long w4, Object r4, long result, Object receiver, long token);
+
+    /*
+     * The calls the tracker follows on their handle and stream alone (event record, query and
+     * synchronize, stream query and synchronize, collectives): the wrapper hands over only those
+     * two slots (handle, then stream; (0, null) where the function has none) and carries the
+     * record found before the call and the token to the exit in its own locals.
+     */
+
+    /** Before the native call: what the call acts on, or null; handed to {@link #token} and {@link #exit(int, Object, long, Object, long, Object, long, Object, long)}. */
+    Object find(int site, long handle, Object handleRef, long stream, Object streamRef);
+
+    /** After {@link #find}, before the native call: the token for the exit. */
+    long token(int site, Object found);
+
+    /** After the native call returned (not when it threw), with what {@link #find} and {@link #token} returned. */
+    void exit(int site, Object found, long handle, Object handleRef, long stream, Object streamRef, long result,
+            Object receiver, long token);
 }

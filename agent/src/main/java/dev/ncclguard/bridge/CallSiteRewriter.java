@@ -22,6 +22,8 @@ import net.bytebuddy.jar.asm.Type;
  *   result = the same invoke, on the same arguments;
  *   Hooks.nativeExit(site, slots, result as long, receiver, token);
  * </pre>
+ * or, for a call tracked on its handles alone, the carried-record hooks (Hooks.nativeFind,
+ * nativeToken, nativeExitFound) with the record in one more local.
  * The arguments are parked in new locals above the method's own. The inserted code has no branch
  * and the hooks never throw, so no stack map frame changes; what the native throws passes as
  * before. Registered retransformable: it rewrites loaded callers, and callers loaded later.
@@ -140,6 +142,7 @@ final class CallSiteRewriter implements ClassFileTransformer {
             }
             int tokenLocal = next;
             next += 2;
+            int foundLocal = site.slots.carried() ? next++ : -1;
             int resultLocal = next;
             for (int i = params.length - 1; i >= 0; i--) {
                 mv.visitVarInsn(params[i].getOpcode(Opcodes.ISTORE), paramLocals[i]);
@@ -147,7 +150,13 @@ final class CallSiteRewriter implements ClassFileTransformer {
             if (!isStatic) {
                 mv.visitVarInsn(Opcodes.ASTORE, receiver);
             }
-            NativeWrapper.callEnter(mv, site.id, site.slots, params, paramLocals);
+            if (foundLocal >= 0) {
+                NativeWrapper.callFind(mv, site.id, site.slots, params, paramLocals);
+                mv.visitVarInsn(Opcodes.ASTORE, foundLocal);
+                NativeWrapper.callToken(mv, site.id, foundLocal);
+            } else {
+                NativeWrapper.callEnter(mv, site.id, site.slots, params, paramLocals);
+            }
             mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
             // the application's own call, unchanged
             if (!isStatic) {
@@ -160,7 +169,13 @@ final class CallSiteRewriter implements ClassFileTransformer {
             if (ret.getSort() != Type.VOID) {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ISTORE), resultLocal);
             }
-            NativeWrapper.callExit(mv, site.id, site.slots, params, paramLocals, ret, resultLocal, receiver, tokenLocal);
+            if (foundLocal >= 0) {
+                NativeWrapper.callExitFound(mv, site.id, site.slots, params, paramLocals, ret, resultLocal, receiver,
+                        tokenLocal, foundLocal);
+            } else {
+                NativeWrapper.callExit(mv, site.id, site.slots, params, paramLocals, ret, resultLocal, receiver,
+                        tokenLocal);
+            }
             if (ret.getSort() != Type.VOID) {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ILOAD), resultLocal);
             }

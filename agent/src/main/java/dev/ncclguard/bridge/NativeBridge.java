@@ -150,6 +150,68 @@ public final class NativeBridge implements NativeSink {
         }
     }
 
+    /*
+     * The carried-record path of the hot calls (Tracker.onHandles): the record is found once,
+     * before the call, and the wrapper carries it and the token to the exit in its locals, as the
+     * JNA bridge's woven code does; no per-thread arguments. The agent's own exit-time calls go to
+     * the renamed natives, past the wrappers, so none arrives here.
+     */
+
+    @Override
+    public Object find(int id, long handle, Object handleRef, long stream, Object streamRef) {
+        NativeSite site = site(id);
+        if (site == null) {
+            return null;
+        }
+        try {
+            NativeFunction f = site.fn;
+            return Tracker.findsByStream(f) ? tracker.find(f, 0L, site.handleIn(site.slots.stream(), stream, streamRef))
+                    : tracker.find(f, site.handleIn(site.slots.handle(), handle, handleRef), 0L);
+        } catch (Throwable t) {
+            Log.once("native-find", "tracking failed in " + site + ", tracking goes on: " + t);
+            return null;
+        }
+    }
+
+    @Override
+    public long token(int id, Object found) {
+        NativeSite site = site(id);
+        if (site == null) {
+            return 0L;
+        }
+        try {
+            return tracker.token(site.fn, found);
+        } catch (Throwable t) {
+            Log.once("native-enter", "tracking failed in " + site + ", tracking goes on: " + t);
+            return 0L;
+        }
+    }
+
+    @Override
+    public void exit(int id, Object found, long handle, Object handleRef, long stream, Object streamRef, long result,
+            Object receiver, long token) {
+        NativeSite site = site(id);
+        if (site == null) {
+            return;
+        }
+        if (receiver != null && site.receiver == null) {
+            site.receiver = receiver;
+        }
+        try {
+            NativeFunction f = site.fn;
+            if (Tracker.exitReadsHandles(f, found)) {
+                tracker.exit(f, found, site.handleIn(site.slots.handle(), handle, handleRef),
+                        site.handleIn(site.slots.stream(), stream, streamRef), site.status(result), token, site.bridge,
+                        access(site));
+            } else {
+                tracker.exit(f, found, Tracker.NOT_READ, Tracker.NOT_READ, site.status(result), token, site.bridge,
+                        null);
+            }
+        } catch (Throwable t) {
+            Log.once("native-exit", "tracking failed in " + site + ", tracking goes on: " + t);
+        }
+    }
+
     /** A live instance of the site's class that the application called a wrapped method on, or null. */
     Object receiverOf(NativeSite site) {
         for (NativeSite s : sitesOf(site.loader())) {

@@ -1,7 +1,9 @@
 package dev.ncclguard.bridge;
 
+import dev.ncclguard.bootstrap.JnaHandle;
 import dev.ncclguard.catalog.Effect;
 import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.track.Tracker;
 import java.lang.ref.WeakReference;
 import java.util.Arrays;
 import java.util.TreeSet;
@@ -29,11 +31,14 @@ final class NativeSite {
 
     /**
      * The Java arguments a wrapper hands over, in slot order ({@code args}), and how each goes
-     * ({@code kinds}: {@link #WORD}, {@link #REFERENCE} or {@link #ADDRESS}).
+     * ({@code kinds}: {@link #WORD}, {@link #REFERENCE} or {@link #ADDRESS}). For a function the
+     * tracker follows on its handles alone ({@code carried}: Tracker.onHandles), {@code handle} and
+     * {@code stream} are the slots of its handle and stream (-1: none), and the wrapper hands only
+     * those to the carried-record hooks (Hooks.nativeFind, nativeToken, nativeExitFound).
      */
-    record Slots(int[] args, int[] kinds) {
+    record Slots(int[] args, int[] kinds, boolean carried, int handle, int stream) {
         /** The install-time self-check's: no argument. */
-        static final Slots NONE = new Slots(new int[0], new int[0]);
+        static final Slots NONE = new Slots(new int[0], new int[0], false, -1, -1);
     }
 
     final int id;
@@ -65,6 +70,12 @@ final class NativeSite {
      * as {@link #receiver} holds an instance of the site's own loader.
      */
     private final ReaderOf[] readers;
+    /**
+     * Per slot, the reader of the handle a reference there holds, for the carried-record hooks:
+     * for a JNA Pointer or PointerType the class JnaHandles generates next to JNA (two instanceof
+     * checks and a static call, inlined), else one over {@link #reader}. Racy, as {@link #readers}.
+     */
+    private final JnaHandle[] handleReaders;
     /** The exit-time access to the library behind this method; made on first need. */
     volatile NativeAccess access;
     /**
@@ -108,6 +119,7 @@ final class NativeSite {
         }
         this.passesReferences = references;
         this.readers = new ReaderOf[n];
+        this.handleReaders = new JnaHandle[n];
     }
 
     /**
@@ -131,7 +143,18 @@ final class NativeSite {
         for (int k = 0; k < args.length; k++) {
             kinds[k] = kind(fn, args[k], params[args[k]]);
         }
-        return new Slots(args, kinds);
+        // a handle a bindings file maps to the result is read after the call: left to CallArgs
+        boolean carried = Tracker.onHandles(fn) && fn.handle() != RESULT && fn.stream() != RESULT;
+        return new Slots(args, kinds, carried, indexOf(args, fn.handle()), indexOf(args, fn.stream()));
+    }
+
+    private static int indexOf(int[] args, int position) {
+        for (int k = 0; k < args.length; k++) {
+            if (args[k] == position) {
+                return k;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -194,6 +217,30 @@ final class NativeSite {
             readers[k] = cached;
         }
         return cached.reader;
+    }
+
+    /**
+     * The handle a carried-record hook got in slot {@code k} as {@code (w, r)}: {@code w} for a
+     * number or an address the wrapper read, else what reference {@code r} holds (0 if none).
+     */
+    long handleIn(int k, long w, Object r) {
+        if (r == null || k < 0) {
+            return w;
+        }
+        JnaHandle h = handleReaders[k];
+        if (h == null) {
+            h = JnaHandles.forArgument(r);
+            if (h == JnaHandles.OTHER) { // JavaCPP, a relocated JNA: this slot's cached reader
+                h = new JnaHandle() {
+                    @Override
+                    public long of(Object arg) {
+                        return JnaValues.handle(reader(k, arg), arg);
+                    }
+                };
+            }
+            handleReaders[k] = h;
+        }
+        return h.of(r);
     }
 
     /** A reader and the class it reads; final fields, so a racy publication is safe. */

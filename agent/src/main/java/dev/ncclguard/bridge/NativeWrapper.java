@@ -17,14 +17,20 @@ import net.bytebuddy.jar.asm.Type;
  *
  * <p>The wrapper hands the hooks only the arguments the site's function reads, in the slots of
  * {@link dev.ncclguard.bootstrap.NativeSink}: numbers as longs, references as they are, so a call
- * allocates nothing. {@link CallSiteRewriter} emits the same hook calls through
- * {@link #callEnter} and {@link #callExit}.
+ * allocates nothing. A call the tracker follows on its handle and stream alone (record, query,
+ * synchronize, collectives) goes instead through {@code Hooks.nativeFind}, {@code nativeToken} and
+ * {@code nativeExitFound} with those two slots, the record found before the call kept in a local
+ * of the wrapper, as the JNA bridge's woven code keeps it: no per-thread state. {@link CallSiteRewriter}
+ * emits the same hook calls through {@link #callEnter}, {@link #callExit} and their carried forms.
  */
 final class NativeWrapper extends ClassVisitor {
     private static final String HOOKS = "dev/ncclguard/bootstrap/Hooks";
     private static final String SLOT = "JLjava/lang/Object;";
     static final String ENTER = "(I" + SLOT.repeat(NativeSite.SLOTS) + ")J";
     static final String EXIT = "(I" + SLOT.repeat(NativeSite.SLOTS) + "JLjava/lang/Object;J)V";
+    static final String FIND = "(I" + SLOT + SLOT + ")Ljava/lang/Object;";
+    static final String TOKEN = "(ILjava/lang/Object;)J";
+    static final String EXIT_FOUND = "(ILjava/lang/Object;" + SLOT + SLOT + "JLjava/lang/Object;J)V";
 
     /** Chooses the site of a native method; -1 leaves it alone. */
     interface Sites {
@@ -107,20 +113,33 @@ final class NativeWrapper extends ClassVisitor {
             slot += params[i].getSize();
             paramSlots += params[i].getSize();
         }
+        boolean carried = w.slots.carried();
         int tokenLocal = slot;
-        int resultLocal = tokenLocal + 2;
+        int foundLocal = carried ? tokenLocal + 2 : -1;
+        int resultLocal = tokenLocal + (carried ? 3 : 2);
         List<Object> withToken = new ArrayList<>(locals);
         withToken.add(Opcodes.LONG);
+        if (carried) {
+            withToken.add("java/lang/Object");
+        }
 
         mv.visitCode();
-        // long token = Hooks.nativeEnter(site, slots), 0 if that throws
+        // long token = Hooks.nativeEnter(site, slots), 0 if that throws; or, for a call tracked on
+        // its handles, Object found = Hooks.nativeFind(site, handle, stream) and
+        // long token = Hooks.nativeToken(site, found), null and 0 if that throws
         Label enterStart = new Label();
         Label enterEnd = new Label();
         Label enterFailed = new Label();
         Label entered = new Label();
         mv.visitTryCatchBlock(enterStart, enterEnd, enterFailed, "java/lang/Throwable");
         mv.visitLabel(enterStart);
-        callEnter(mv, w.site, w.slots, params, paramLocals);
+        if (carried) {
+            callFind(mv, w.site, w.slots, params, paramLocals);
+            mv.visitVarInsn(Opcodes.ASTORE, foundLocal);
+            callToken(mv, w.site, foundLocal);
+        } else {
+            callEnter(mv, w.site, w.slots, params, paramLocals);
+        }
         mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
         mv.visitLabel(enterEnd);
         mv.visitJumpInsn(Opcodes.GOTO, entered);
@@ -129,6 +148,10 @@ final class NativeWrapper extends ClassVisitor {
             mv.visitFrame(Opcodes.F_FULL, locals.size(), locals.toArray(), 1, new Object[] {"java/lang/Throwable"});
         }
         mv.visitInsn(Opcodes.POP);
+        if (carried) {
+            mv.visitInsn(Opcodes.ACONST_NULL);
+            mv.visitVarInsn(Opcodes.ASTORE, foundLocal);
+        }
         mv.visitInsn(Opcodes.LCONST_0);
         mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
         mv.visitLabel(entered);
@@ -158,7 +181,12 @@ final class NativeWrapper extends ClassVisitor {
         Label done = new Label();
         mv.visitTryCatchBlock(exitStart, exitEnd, exitFailed, "java/lang/Throwable");
         mv.visitLabel(exitStart);
-        callExit(mv, w.site, w.slots, params, paramLocals, ret, resultLocal, isStatic ? -1 : 0, tokenLocal);
+        if (carried) {
+            callExitFound(mv, w.site, w.slots, params, paramLocals, ret, resultLocal, isStatic ? -1 : 0, tokenLocal,
+                    foundLocal);
+        } else {
+            callExit(mv, w.site, w.slots, params, paramLocals, ret, resultLocal, isStatic ? -1 : 0, tokenLocal);
+        }
         mv.visitLabel(exitEnd);
         mv.visitJumpInsn(Opcodes.GOTO, done);
         mv.visitLabel(exitFailed);
@@ -201,6 +229,44 @@ final class NativeWrapper extends ClassVisitor {
                          Type ret, int resultLocal, int receiverLocal, int tokenLocal) {
         push(mv, site);
         pushSlots(mv, slots, params, paramLocals);
+        pushResultReceiverToken(mv, ret, resultLocal, receiverLocal, tokenLocal);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeExit", EXIT, false);
+    }
+
+    /**
+     * For a site whose slots are {@code carried}: emits {@code Hooks.nativeFind(site, handle slot,
+     * stream slot)}, leaving the record (an Object) on the stack.
+     */
+    static void callFind(MethodVisitor mv, int site, NativeSite.Slots slots, Type[] params, int[] paramLocals) {
+        push(mv, site);
+        pushSlot(mv, slots, slots.handle(), params, paramLocals);
+        pushSlot(mv, slots, slots.stream(), params, paramLocals);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeFind", FIND, false);
+    }
+
+    /** Emits {@code Hooks.nativeToken(site, found)}, the record read from {@code foundLocal}, leaving the long token. */
+    static void callToken(MethodVisitor mv, int site, int foundLocal) {
+        push(mv, site);
+        mv.visitVarInsn(Opcodes.ALOAD, foundLocal);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeToken", TOKEN, false);
+    }
+
+    /**
+     * Emits {@code Hooks.nativeExitFound(site, found, handle slot, stream slot, result, receiver,
+     * token)}, as {@link #callExit} does, the record read from {@code foundLocal}.
+     */
+    static void callExitFound(MethodVisitor mv, int site, NativeSite.Slots slots, Type[] params, int[] paramLocals,
+                              Type ret, int resultLocal, int receiverLocal, int tokenLocal, int foundLocal) {
+        push(mv, site);
+        mv.visitVarInsn(Opcodes.ALOAD, foundLocal);
+        pushSlot(mv, slots, slots.handle(), params, paramLocals);
+        pushSlot(mv, slots, slots.stream(), params, paramLocals);
+        pushResultReceiverToken(mv, ret, resultLocal, receiverLocal, tokenLocal);
+        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeExitFound", EXIT_FOUND, false);
+    }
+
+    private static void pushResultReceiverToken(MethodVisitor mv, Type ret, int resultLocal, int receiverLocal,
+                                                int tokenLocal) {
         switch (ret.getSort()) {
             case Type.BOOLEAN, Type.BYTE, Type.CHAR, Type.SHORT, Type.INT -> {
                 mv.visitVarInsn(Opcodes.ILOAD, resultLocal);
@@ -215,7 +281,6 @@ final class NativeWrapper extends ClassVisitor {
             mv.visitInsn(Opcodes.ACONST_NULL);
         }
         mv.visitVarInsn(Opcodes.LLOAD, tokenLocal);
-        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "nativeExit", EXIT, false);
     }
 
     /**
@@ -224,32 +289,37 @@ final class NativeWrapper extends ClassVisitor {
      */
     private static void pushSlots(MethodVisitor mv, NativeSite.Slots slots, Type[] params, int[] paramLocals) {
         for (int k = 0; k < NativeSite.SLOTS; k++) {
-            int kind = k < slots.args().length ? slots.kinds()[k] : NativeSite.NOT_PASSED;
-            int local = kind == NativeSite.NOT_PASSED ? -1 : paramLocals[slots.args()[k]];
-            switch (kind) {
-                case NativeSite.WORD -> {
-                    Type t = params[slots.args()[k]];
-                    mv.visitVarInsn(t.getOpcode(Opcodes.ILOAD), local);
-                    if (t.getSort() != Type.LONG) {
-                        mv.visitInsn(Opcodes.I2L);
-                    }
-                    mv.visitInsn(Opcodes.ACONST_NULL);
+            pushSlot(mv, slots, k < slots.args().length ? k : -1, params, paramLocals);
+        }
+    }
+
+    /** Pushes slot {@code k} of {@code slots} as a (long, Object) pair; (0, null) for -1. */
+    private static void pushSlot(MethodVisitor mv, NativeSite.Slots slots, int k, Type[] params, int[] paramLocals) {
+        int kind = k >= 0 ? slots.kinds()[k] : NativeSite.NOT_PASSED;
+        int local = kind == NativeSite.NOT_PASSED ? -1 : paramLocals[slots.args()[k]];
+        switch (kind) {
+            case NativeSite.WORD -> {
+                Type t = params[slots.args()[k]];
+                mv.visitVarInsn(t.getOpcode(Opcodes.ILOAD), local);
+                if (t.getSort() != Type.LONG) {
+                    mv.visitInsn(Opcodes.I2L);
                 }
-                case NativeSite.ADDRESS -> {
-                    // null-safe (0), and a field read once inlined; resolved in the method's own loader
-                    mv.visitVarInsn(Opcodes.ALOAD, local);
-                    mv.visitMethodInsn(Opcodes.INVOKESTATIC, "com/sun/jna/Pointer", "nativeValue",
-                            "(Lcom/sun/jna/Pointer;)J", false);
-                    mv.visitInsn(Opcodes.ACONST_NULL);
-                }
-                case NativeSite.REFERENCE -> {
-                    mv.visitInsn(Opcodes.LCONST_0);
-                    mv.visitVarInsn(Opcodes.ALOAD, local);
-                }
-                default -> {
-                    mv.visitInsn(Opcodes.LCONST_0);
-                    mv.visitInsn(Opcodes.ACONST_NULL);
-                }
+                mv.visitInsn(Opcodes.ACONST_NULL);
+            }
+            case NativeSite.ADDRESS -> {
+                // null-safe (0), and a field read once inlined; resolved in the method's own loader
+                mv.visitVarInsn(Opcodes.ALOAD, local);
+                mv.visitMethodInsn(Opcodes.INVOKESTATIC, "com/sun/jna/Pointer", "nativeValue",
+                        "(Lcom/sun/jna/Pointer;)J", false);
+                mv.visitInsn(Opcodes.ACONST_NULL);
+            }
+            case NativeSite.REFERENCE -> {
+                mv.visitInsn(Opcodes.LCONST_0);
+                mv.visitVarInsn(Opcodes.ALOAD, local);
+            }
+            default -> {
+                mv.visitInsn(Opcodes.LCONST_0);
+                mv.visitInsn(Opcodes.ACONST_NULL);
             }
         }
     }

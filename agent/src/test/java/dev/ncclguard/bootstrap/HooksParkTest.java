@@ -79,6 +79,21 @@ class HooksParkTest {
             public void exit(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3,
                     Object r3, long w4, Object r4, long result, Object receiver, long token) {
             }
+
+            @Override
+            public Object find(int site, long handle, Object handleRef, long stream, Object streamRef) {
+                return null;
+            }
+
+            @Override
+            public long token(int site, Object found) {
+                return 0L;
+            }
+
+            @Override
+            public void exit(int site, Object found, long handle, Object handleRef, long stream, Object streamRef,
+                    long result, Object receiver, long token) {
+            }
         };
         assertParks(() -> Hooks.nativeEnter(7, 0xA0L, null, 0, null, 0, null, 0, null, 0, null));
     }

@@ -123,6 +123,36 @@ final class NativeFixtures {
         }
     }
 
+    /** A typed JNA handle, as JNA direct mappings often declare cudaEvent_t and cudaStream_t. */
+    public static class Handle extends com.sun.jna.PointerType {
+        public Handle() {
+        }
+
+        public Handle(long address) {
+            super(new com.sun.jna.Pointer(address));
+        }
+    }
+
+    /** The hot calls of JNA direct mapping with PointerType handles, and a loop that makes them. */
+    static class PointerTypeCalls {
+        static native int cudaEventRecord(Handle event, Handle stream);
+
+        static native int cudaEventQuery(Handle event);
+
+        static native int ncclAllReduce(com.sun.jna.Pointer send, com.sun.jna.Pointer recv, long count, int type,
+                int op, Handle comm, Handle stream);
+
+        static int loop(int n, Handle comm, Handle stream, Handle event, com.sun.jna.Pointer buffer) {
+            int status = 0;
+            for (int i = 0; i < n; i++) {
+                status |= cudaEventRecord(event, stream);
+                status |= cudaEventQuery(event);
+                status |= ncclAllReduce(buffer, buffer, 256, 7, 0, comm, stream);
+            }
+            return status;
+        }
+    }
+
     /** Only a non-native method of a catalog name. */
     static class JavaOnly {
         static int cudaEventQuery(long event) {

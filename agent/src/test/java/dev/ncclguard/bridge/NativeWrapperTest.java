@@ -121,12 +121,15 @@ class NativeWrapperTest {
         RecordingSink.Call in = entered.get(0);
         assertArrayEquals(new long[] {0x7f00_0000_1234L, -3L, 0, 0, 0}, in.words(), "comm and stream, sign-extended");
         assertArrayEquals(new Object[5], in.refs());
+        assertTrue(in.carried(), "a collective is tracked on its handles: the carried-record hooks");
         thrownBy(method(c, "cudaStreamWaitEvent"), null, (short) -7, (byte) 9, 1);
-        assertArrayEquals(new long[] {-7L, 9L, 0, 0, 0}, entered.get(1).words(), "stream and event; not the flags");
+        assertArrayEquals(new long[] {-7L, -7L, 0, 0, 0}, entered.get(1).words(),
+                "the stream, as handle and stream; not the event or the flags");
         // cudaSetDevice's device is a double here: never a handle or a number the tracker reads
         thrownBy(method(c, "cudaSetDevice"), null, 1.5d, 7L, 2.5f, true, 'x', (short) 3, (byte) 4, new Object());
         assertArrayEquals(new long[5], entered.get(2).words());
         assertArrayEquals(new Object[5], entered.get(2).refs());
+        assertFalse(entered.get(2).carried(), "cudaSetDevice reads its device: the slots hooks");
         thrownBy(method(c, "ncclGroupStart"), null);
         thrownBy(method(c, "cudaEventCreate"), null, new long[1]);
         assertEquals(5, entered.size());
@@ -145,6 +148,7 @@ class NativeWrapperTest {
         thrownBy(method(c, "cudaStreamCreate"), null, out);
         assertSame(out, entered.get(2).ref(0), "a creation writes its handle through it: read after the call");
         assertEquals(0, entered.get(2).word(0));
+        assertFalse(entered.get(2).carried());
     }
 
     @Test
@@ -161,6 +165,7 @@ class NativeWrapperTest {
         assertEquals(-5L, out.result());
         assertSame(receiver, out.receiver());
         assertEquals(RecordingSink.TOKEN, out.token());
+        assertTrue(out.carried(), "a synchronize carries its record and token to the exit");
         assertEquals(-5L, method(c, "cudaSetDevice").invoke(null, 1.5d, 7L, 2.5f, true, 'x', (short) 3, (byte) 4,
                 null));
         assertEquals(-5L, exited.get(1).result(), "a long result");

@@ -1,6 +1,7 @@
 package dev.ncclguard.bench;
 
 import com.sun.jna.Pointer;
+import com.sun.jna.PointerType;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bridge.CallArgs;
 import dev.ncclguard.bridge.NativeBridge;
@@ -18,11 +19,15 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * The native-method bridge's work per call, without the native call: what a generated wrapper runs
- * around the renamed native (Hooks.nativeEnter and nativeExit with the site's argument slots,
- * NativeBridge, the tracker), next to the tracker alone on the cheapest possible arguments
- * ({@code tracker*}). Their difference is the wrapper's and bridge's own part. Handles as JNI passes
- * them (long) and as JNA direct mapping does (Pointer, whose address the wrapper reads with
- * Pointer.nativeValue, as here). Needs the agent jar on the class path:
+ * around the renamed native, next to the tracker alone on the cheapest possible arguments
+ * ({@code tracker*}). Their difference is the wrapper's and bridge's own part. For these hot calls
+ * the wrapper runs the carried-record hooks (Hooks.nativeFind and nativeToken before the native,
+ * nativeExitFound after it, with the handle's and the stream's slots, the record kept in a local);
+ * {@code slots*} run the general hooks (Hooks.nativeEnter and nativeExit with all five slots,
+ * the tracker's CallArgs path), which the wrapper used for them before. Handles as JNI passes
+ * them (long), as JNA direct mapping does (Pointer, whose address the wrapper reads with
+ * Pointer.nativeValue, as here), and as a typed JNA handle (a PointerType, handed over as a
+ * reference that the bridge reads). Needs the agent jar on the class path:
  * {@code java -cp ncclguard-bench.jar:ncclguard-agent.jar org.openjdk.jmh.Main NativeBridgePath}.
  */
 @State(Scope.Thread)
@@ -41,6 +46,12 @@ public class NativeBridgePath {
     private int queryPointer;
     private int recordPointer;
     private int allReducePointer;
+    private int queryTyped;
+    private int recordTyped;
+    private int allReduceTyped;
+    private final Handle typedEvent = new Handle(EVENT);
+    private final Handle typedStream = new Handle(STREAM);
+    private final Handle typedComm = new Handle(COMM);
     private final Pointer event = new Pointer(EVENT);
     private final Pointer stream = new Pointer(STREAM);
     private final Pointer comm = new Pointer(COMM);
@@ -50,6 +61,16 @@ public class NativeBridgePath {
     private final Fixed queryArgs = new Fixed().at(0, EVENT);
     private final Fixed recordArgs = new Fixed().at(0, EVENT).at(1, STREAM);
     private final Fixed allReduceArgs = new Fixed().at(5, COMM).at(6, STREAM);
+
+    /** A typed JNA handle (cudaEvent_t, cudaStream_t, ncclComm_t) as JNA direct mappings declare them. */
+    public static final class Handle extends PointerType {
+        public Handle() {
+        }
+
+        Handle(long address) {
+            super(new Pointer(address));
+        }
+    }
 
     /** The cheapest CallArgs: handles by C position from an array. */
     static final class Fixed implements CallArgs {
@@ -106,6 +127,10 @@ public class NativeBridgePath {
         queryPointer = bridge.addStaticSite(OWNER, "cudaEventQuery", "(" + p + ")I");
         recordPointer = bridge.addStaticSite(OWNER, "cudaEventRecord", "(" + p + p + ")I");
         allReducePointer = bridge.addStaticSite(OWNER, "ncclAllReduce", "(" + p + p + "JII" + p + p + ")I");
+        String h = "L" + Handle.class.getName().replace('.', '/') + ";";
+        queryTyped = bridge.addStaticSite(OWNER, "cudaEventQuery", "(" + h + ")I");
+        recordTyped = bridge.addStaticSite(OWNER, "cudaEventRecord", "(" + h + h + ")I");
+        allReduceTyped = bridge.addStaticSite(OWNER, "ncclAllReduce", "(" + p + p + "JII" + h + h + ")I");
         one(createEvent, 0, new long[] {EVENT}, 0, null, 0, null, 0, null);
         one(createStream, 0, new long[] {STREAM}, 0, null, 0, null, 0, null);
         one(initRank, 0, new long[] {COMM}, 1, null, 0, new byte[128], 0, null);
@@ -118,36 +143,89 @@ public class NativeBridgePath {
         return token;
     }
 
+    /** What the wrapper of a hot call runs: find, token, exit with the record (handle and stream slots). */
+    private static long carried(int site, long handle, Object handleRef, long stream, Object streamRef) {
+        Object found = Hooks.nativeFind(site, handle, handleRef, stream, streamRef);
+        long token = Hooks.nativeToken(site, found);
+        Hooks.nativeExitFound(site, found, handle, handleRef, stream, streamRef, 0, null, token);
+        return token;
+    }
+
     @Benchmark
     public long jniEventQuery() {
-        return one(query, EVENT, null, 0, null, 0, null, 0, null);
+        return carried(query, EVENT, null, 0, null);
     }
 
     @Benchmark
     public long jniEventRecord() {
-        return one(record, EVENT, null, STREAM, null, 0, null, 0, null);
+        return carried(record, EVENT, null, STREAM, null);
     }
 
     @Benchmark
     public long jniAllReduce() {
-        return one(allReduce, COMM, null, STREAM, null, 0, null, 0, null);
+        return carried(allReduce, COMM, null, STREAM, null);
     }
 
     @Benchmark
     public long directEventQuery() {
-        return one(queryPointer, Pointer.nativeValue(event), null, 0, null, 0, null, 0, null);
+        return carried(queryPointer, Pointer.nativeValue(event), null, 0, null);
     }
 
     @Benchmark
     public long directEventRecord() {
-        return one(recordPointer, Pointer.nativeValue(event), null, Pointer.nativeValue(stream), null, 0, null, 0,
-                null);
+        return carried(recordPointer, Pointer.nativeValue(event), null, Pointer.nativeValue(stream), null);
     }
 
     @Benchmark
     public long directAllReduce() {
-        return one(allReducePointer, Pointer.nativeValue(comm), null, Pointer.nativeValue(stream), null, 0, null, 0,
-                null);
+        return carried(allReducePointer, Pointer.nativeValue(comm), null, Pointer.nativeValue(stream), null);
+    }
+
+    @Benchmark
+    public long typedEventQuery() {
+        return carried(queryTyped, 0, typedEvent, 0, null);
+    }
+
+    @Benchmark
+    public long typedEventRecord() {
+        return carried(recordTyped, 0, typedEvent, 0, typedStream);
+    }
+
+    @Benchmark
+    public long typedAllReduce() {
+        return carried(allReduceTyped, 0, typedComm, 0, typedStream);
+    }
+
+    // the general hooks, as the wrapper ran them for these calls before the carried-record hooks
+
+    @Benchmark
+    public long slotsJniEventQuery() {
+        return one(query, EVENT, null, 0, null, 0, null, 0, null);
+    }
+
+    @Benchmark
+    public long slotsJniEventRecord() {
+        return one(record, EVENT, null, STREAM, null, 0, null, 0, null);
+    }
+
+    @Benchmark
+    public long slotsJniAllReduce() {
+        return one(allReduce, COMM, null, STREAM, null, 0, null, 0, null);
+    }
+
+    @Benchmark
+    public long slotsTypedEventQuery() {
+        return one(queryTyped, 0, typedEvent, 0, null, 0, null, 0, null);
+    }
+
+    @Benchmark
+    public long slotsTypedEventRecord() {
+        return one(recordTyped, 0, typedEvent, 0, typedStream, 0, null, 0, null);
+    }
+
+    @Benchmark
+    public long slotsTypedAllReduce() {
+        return one(allReduceTyped, 0, typedComm, 0, typedStream, 0, null, 0, null);
     }
 
     private long tracked(NativeFunction fn, Fixed args) {
