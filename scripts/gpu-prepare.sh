@@ -6,13 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q install -DskipTests
 mkdir -p .gpu
-# jdk.management.agent and java.management.rmi: the dump command's local JMX connector
-modules=java.base,java.instrument,java.management,jdk.attach,java.logging,jdk.unsupported,jdk.jfr,jdk.management.agent,java.management.rmi
+# jdk.management.agent and java.management.rmi: the dump command's local JMX connector; jdk.management:
+# the process CPU time that bench's exit measurement reads
+modules=java.base,java.instrument,java.management,jdk.attach,java.logging,jdk.unsupported,jdk.jfr,jdk.management.agent,java.management.rmi,jdk.management
 # GPU_JDK picks the JDK whose runtime travels (default: the one on PATH); JDK 22+ also shows FFM
 jdk=${GPU_JDK:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
 want=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.runtime.version = //p')
 have=$(.gpu/jre/bin/java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.runtime.version = //p' || true)
-if [ "$want" != "$have" ] || ! .gpu/jre/bin/java --list-modules | grep -q '^jdk.management.agent@'; then
+missing=$(for m in ${modules//,/ }; do .gpu/jre/bin/java --list-modules 2>/dev/null | grep -q "^$m@" || echo "$m"; done)
+if [ "$want" != "$have" ] || [ -n "$missing" ]; then
   rm -rf .gpu/jre
   "$jdk/bin/jlink" --add-modules "$modules" \
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
