@@ -74,20 +74,18 @@ final class HookTransformer implements ClassFileTransformer {
         }
         for (Class<?> c : loaded) {
             String internalName = c.getName().replace('.', '/');
-            if (together) {
-                String failed = failures.remove(internalName);
-                outcome.get(c.getName()).add(failed == null ? "already loaded, retransformed" : "not instrumented: " + failed);
-                continue;
+            if (!together) {
+                failures.remove(internalName);
+                try {
+                    inst.retransformClasses(c);
+                } catch (UnmodifiableClassException | RuntimeException | LinkageError e) {
+                    Log.warn("cannot instrument " + c.getName() + ": " + e);
+                    outcome.get(c.getName()).add("not instrumented: " + e);
+                    continue;
+                }
             }
-            failures.remove(internalName);
-            try {
-                inst.retransformClasses(c);
-                String failed = failures.remove(internalName);
-                outcome.get(c.getName()).add(failed == null ? "already loaded, retransformed" : "not instrumented: " + failed);
-            } catch (UnmodifiableClassException | RuntimeException | LinkageError e) {
-                Log.warn("cannot instrument " + c.getName() + ": " + e);
-                outcome.get(c.getName()).add("not instrumented: " + e);
-            }
+            String failed = failures.remove(internalName);
+            outcome.get(c.getName()).add(failed == null ? "already loaded, retransformed" : "not instrumented: " + failed);
         }
         for (List<String> states : outcome.values()) {
             if (states.isEmpty()) {
