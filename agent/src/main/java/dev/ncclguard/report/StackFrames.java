@@ -51,24 +51,16 @@ public final class StackFrames {
          * found again by identity, without resolving its frames (getStackTrace copies them).
          */
         private final Map<Throwable, List<String>> byCapture = new IdentityHashMap<>();
-        /** Leaks of one loop come one after the other: the last one is kept. */
-        private Throwable last;
-        private List<String> lastFormatted;
 
         public List<String> format(Throwable creation) {
             if (creation == null) {
                 return List.of();
-            }
-            if (creation == last) {
-                return lastFormatted;
             }
             List<String> frames = byCapture.get(creation);
             if (frames == null) {
                 frames = resolve(creation);
                 byCapture.put(creation, frames);
             }
-            last = creation;
-            lastFormatted = frames;
             return frames;
         }
 
