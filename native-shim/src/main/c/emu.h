@@ -16,7 +16,17 @@
 
 /* Every handle the emulator gives out is registered here. A handle from the caller is turned into
  * an object only through the registry, so a stale or foreign address is never dereferenced. */
-enum emu_kind { EMU_COMM = 1, EMU_STREAM, EMU_EVENT, EMU_ALLOC, EMU_HOSTALLOC };
+enum emu_kind {
+  EMU_COMM = 1,
+  EMU_STREAM,
+  EMU_EVENT,
+  EMU_ALLOC,
+  EMU_HOSTALLOC,
+  EMU_NCCLMEM, /* ncclMemAlloc's */
+  EMU_REG,     /* ncclCommRegister's handles */
+  EMU_WINDOW,  /* ncclCommWindowRegister's */
+  EMU_DEVCOMM  /* ncclDevCommCreate's */
+};
 
 /* First member of every registered object that can be acquired. Freed when refs reaches 0. */
 struct emu_obj {
@@ -29,13 +39,23 @@ struct emu_live_info {
   int nranks;
   size_t bytes;
   uint64_t comm_id; /* a communicator's commHash */
+  const void *comm; /* the communicator of a registration, window or device communicator */
+  const void *buff;
+  int flags; /* a communicator's EMU_LIVE_REVOKED; a window's winFlags */
+  int refs;  /* a registration's */
 };
+#define EMU_LIVE_REVOKED 1
 
 void emu_rt_live_add(void *handle, enum emu_kind kind, const struct emu_live_info *info);
 /* Takes a reference on a live handle; false when it is not live (never dereferenced then). */
 bool emu_rt_live_acquire(void *handle, enum emu_kind kind);
 /* Ends a live handle; true only for the one caller that ended it. */
 bool emu_rt_live_remove(void *handle, enum emu_kind kind, struct emu_live_info *info);
+/* What the exit report says of a live handle, changed. */
+void emu_rt_live_update(void *handle, enum emu_kind kind, const struct emu_live_info *info);
+/* Device memory of a kind (EMU_NCCLMEM: ncclMemAlloc's), registered; freed as cudaFree frees. */
+cudaError_t emu_rt_mem_alloc(void **ptr, size_t size, enum emu_kind kind);
+cudaError_t emu_rt_mem_free(void *ptr, enum emu_kind kind);
 static inline void emu_obj_ref(struct emu_obj *obj) { atomic_fetch_add(&obj->refs, 1); }
 /* Drops a reference; true when it was the last one and the caller must free the object. */
 static inline bool emu_obj_unref(struct emu_obj *obj) {
@@ -145,6 +165,9 @@ struct emu_clique {
   struct emu_member *members; /* nranks */
   unsigned char *left;      /* enum emu_left, for ranks of other processes */
   struct emu_net *net;      /* set once; NULL while no other process takes part */
+  /* one-sided signals (nccl_rma.c): [dst * nranks + src], sent and waited for */
+  uint64_t *signals;
+  uint64_t *consumed;
 };
 
 /* Who a new communicator is, for NCCL: its commHash and magic, and how it came to be. */
@@ -192,7 +215,26 @@ struct ncclComm {
   bool left;      /* destroyed or aborted: no longer counted in clique->local_live */
   bool announced; /* the other processes were told it destroyed or aborted */
   bool ready;     /* init complete, profiler plugin told: ncclCommGetAsyncError says so */
-  int child_count; /* splits of this comm so far (NCCL's comm->childCount) */
+  int child_count; /* splits and grows of this comm so far (NCCL's comm->childCount) */
+  bool revoked;    /* ncclCommRevoke: its work stops, no new work; destroy or abort still due */
+  struct emu_res *resources; /* registrations, windows, device communicators */
+  uint64_t win_seq;          /* windows registered so far: the nth of each rank form one */
+};
+
+/* A registration, window or device communicator of a comm: registered in the live handles,
+ * released with the comm (NCCL frees them at destroy) or by its own deregister. */
+struct emu_res {
+  struct emu_obj obj;
+  enum emu_kind kind;
+  struct ncclComm *comm; /* not a reference: the comm releases its resources before it goes;
+                          * NULL once released (guarded by the clique's mu) */
+  struct emu_clique *clique; /* a reference */
+  struct emu_res *next;  /* in comm->resources, guarded by the clique's mu */
+  void *buff;
+  size_t size;
+  int flags; /* a window's winFlags */
+  int refs;  /* a registration's: registering a range again counts it again */
+  uint64_t seq; /* a window's number among its comm's windows */
 };
 
 enum emu_func {
@@ -406,6 +448,24 @@ void emu_part_await(struct emu_part *p);
 void emu_part_complete(struct emu_part *p);
 void emu_part_finish(struct emu_part *p);
 void emu_part_free(struct emu_part *p);
+
+/* nccl_mem.c: a comm's resources */
+/* A new resource of comm, registered and listed; under the clique's mu. */
+struct emu_res *emu_res_new_locked(struct ncclComm *comm, enum emu_kind kind, void *buff,
+                                   size_t size, int flags);
+/* comm's own resource handle of kind, or NULL; under the clique's mu. */
+struct emu_res *emu_res_own_locked(struct ncclComm *comm, void *handle, enum emu_kind kind);
+/* Ends comm's own resource handle of kind; false when it has none such. */
+bool emu_res_end(struct ncclComm *comm, void *handle, enum emu_kind kind);
+void emu_res_release(struct emu_res *r);
+/* The comm leaves (destroy, abort): its registrations, windows and device comms go too. */
+void emu_comm_release_resources(struct ncclComm *comm);
+/* Takes a reference on a live resource of kind; NULL when it is none (one WARN line then). */
+struct emu_res *emu_res_acquire(void *handle, enum emu_kind kind, const char *api);
+/* The window of the same collective registration on rank peer, under the clique's mu. */
+struct emu_res *emu_window_of_locked(struct emu_clique *c, const struct emu_res *win, int peer);
+/* A live registry entry's report info for the comm (its revoked flag included). */
+void emu_comm_update_report(struct ncclComm *comm);
 
 /* nccl_group.c */
 bool emu_group_active(void);

@@ -534,8 +534,10 @@ static struct emu_slot *slot_new_locked(struct emu_clique *c, struct emu_part *p
       s->party[p->exclude[i]] = 0;
     s->parties = c->nranks - p->nexclude;
   }
+  /* a party gone, or (for work, not a split or shrink) revoked, never comes */
   for (int r = 0; r < c->nranks; r++)
-    if (c->gone[r] && is_party(s, r)) {
+    if ((c->gone[r] || (s->kind != SLOT_HOST && c->comms[r] && c->comms[r]->revoked)) &&
+        is_party(s, r)) {
       slot_free(s);
       return NULL;
     }
@@ -593,6 +595,11 @@ void emu_part_arrive(struct emu_part *p) {
   if (!p->remote && comm->state == COMM_ABORTED) {
     pthread_mutex_unlock(&c->mu);
     p->result = ncclRemoteError;
+    return;
+  }
+  if (!p->remote && comm->revoked && !is_host(p->func)) {
+    pthread_mutex_unlock(&c->mu);
+    p->result = ncclSuccess; /* stopped by ncclCommRevoke: it does nothing, and is no error */
     return;
   }
   struct emu_slot *s = c->slots;
@@ -657,7 +664,7 @@ void emu_part_complete(struct emu_part *p) {
   struct emu_slot *s = p->slot;
   if (p->result != ncclSuccess) {
     pthread_mutex_lock(&comm->clique->mu);
-    if (comm->async_error == ncclSuccess && comm->state != COMM_ABORTED)
+    if (comm->async_error == ncclSuccess && comm->state != COMM_ABORTED && !comm->revoked)
       comm->async_error = p->result;
     pthread_mutex_unlock(&comm->clique->mu);
     return;
@@ -819,6 +826,14 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
   p->op = a->op;
   p->root = a->root;
   pthread_mutex_lock(&c->mu);
+  if (comm->revoked) {
+    pthread_mutex_unlock(&c->mu);
+    emu_warn("%s: communicator was revoked", a->api);
+    emu_rt_stream_release(s);
+    emu_comm_release(comm);
+    emu_part_free(p);
+    return ncclInvalidUsage;
+  }
   if (comm->state != COMM_LIVE) {
     pthread_mutex_unlock(&c->mu);
     emu_warn("%s: comm %p has been finalized or is being destroyed", a->api, (void *)comm);

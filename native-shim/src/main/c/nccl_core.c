@@ -372,34 +372,6 @@ void emu_make_unique_id(ncclUniqueId *uniqueId, uint16_t port) {
   memcpy(uniqueId->internal, &fields, sizeof(fields));
 }
 
-/* ---------------------------------------------------------------- memory */
-
-ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
-  NCCL_KNOB("ncclMemAlloc");
-  if (!ptr) {
-    emu_warn("ncclMemAlloc : ptr argument is NULL");
-    return ncclInvalidArgument;
-  }
-  cudaError_t e = cudaMalloc(ptr, size);
-  if (e != cudaSuccess) {
-    emu_warn("Cuda failure '%s'", cudaGetErrorString(e));
-    return ncclUnhandledCudaError;
-  }
-  return ncclSuccess;
-}
-NCCL_ALIAS(ncclMemAlloc);
-
-ncclResult_t ncclMemFree(void *ptr) {
-  NCCL_KNOB("ncclMemFree");
-  cudaError_t e = cudaFree(ptr);
-  if (e != cudaSuccess) {
-    emu_warn("Cuda failure '%s'", cudaGetErrorString(e));
-    return ncclUnhandledCudaError;
-  }
-  return ncclSuccess;
-}
-NCCL_ALIAS(ncclMemFree);
-
 /* ---------------------------------------------------------------- cliques and communicators */
 
 /* Cliques whose ranks are still arriving, found by unique id. Lock order: emu_forming_mu, then a
@@ -430,6 +402,8 @@ struct emu_clique *emu_clique_new(int nranks) {
 }
 
 static void clique_free(struct emu_clique *c) {
+  free(c->signals);
+  free(c->consumed);
   emu_slots_free(c);
   emu_net_free(c->net);
   pthread_mutex_destroy(&c->mu);
@@ -519,12 +493,24 @@ static struct ncclComm *comm_alloc(int rank, int nranks, int device, int blockin
   return comm;
 }
 
+static struct emu_live_info comm_info(const struct ncclComm *comm, bool revoked) {
+  return (struct emu_live_info){.device = comm->device,
+                                .rank = comm->rank,
+                                .nranks = comm->nranks,
+                                .comm_id = comm->ident.comm_hash,
+                                .flags = revoked ? EMU_LIVE_REVOKED : 0};
+}
+
 static void comm_register(struct ncclComm *comm) {
-  struct emu_live_info info = {.device = comm->device,
-                               .rank = comm->rank,
-                               .nranks = comm->nranks,
-                               .comm_id = comm->ident.comm_hash};
+  struct emu_live_info info = comm_info(comm, false);
   emu_rt_live_add(comm, EMU_COMM, &info);
+}
+
+void emu_comm_update_report(struct ncclComm *comm) {
+  pthread_mutex_lock(&comm->clique->mu);
+  struct emu_live_info info = comm_info(comm, comm->revoked);
+  pthread_mutex_unlock(&comm->clique->mu);
+  emu_rt_live_update(comm, EMU_COMM, &info);
 }
 
 static void comm_free(struct ncclComm *comm) {

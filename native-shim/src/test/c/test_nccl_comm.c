@@ -3,13 +3,13 @@
 
 extern ncclResult_t pncclGetVersion(int *version);
 
-static void version_is_2_28_3(void) {
+static void version_is_2_29_3(void) {
   int v = 0;
   CHECK_EQ(ncclGetVersion(&v), ncclSuccess);
-  CHECK_EQ(v, 22803);
+  CHECK_EQ(v, 22903);
   v = 0;
   CHECK_EQ(pncclGetVersion(&v), ncclSuccess);
-  CHECK_EQ(v, 22803);
+  CHECK_EQ(v, 22903);
 }
 
 static void error_strings_are_nccls(void) {
@@ -525,7 +525,7 @@ static void everything_released(void) {
 }
 
 static const struct test_case cases[] = {
-    {"version_is_2_28_3", version_is_2_28_3, NULL, NULL},
+    {"version_is_2_29_3", version_is_2_29_3, NULL, NULL},
     {"error_strings_are_nccls", error_strings_are_nccls, NULL, NULL},
     {"unique_ids_differ", unique_ids_differ, NULL, NULL},
     {"ranks_on_threads_meet_through_the_unique_id", ranks_on_threads_meet_through_the_unique_id,

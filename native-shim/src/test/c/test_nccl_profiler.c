@@ -2,62 +2,6 @@
  * (profiler_testlog.c, which logs every call to NCCLEMU_TESTLOG), and NCCL's commId. */
 #include "test.h"
 
-/* ---------------------------------------------------------------- NCCL's hashes, for checking */
-
-/* eatHash / digestHash / getHash as NVIDIA/nccl v2.29.3-1 src/include/bitops.h has them,
- * transcribed here independently of the emulator; known_answers checks this copy against
- * values computed by compiling NCCL's own header. */
-static void eat_hash(uint64_t acc[2], const void *bytes, size_t size) {
-  const char *ptr = bytes;
-  acc[0] ^= size;
-  while (size != 0) {
-    acc[0] += acc[1];
-    acc[1] ^= acc[0];
-    acc[0] ^= acc[0] >> 31;
-    acc[0] *= 0x9de62bbc8cef3ce3ULL;
-    acc[1] ^= acc[1] >> 32;
-    acc[1] *= 0x485cd6311b599e79ULL;
-    size_t chunk = size < 8 ? size : 8;
-    uint64_t x = 0;
-    memcpy(&x, ptr, chunk);
-    ptr += chunk;
-    size -= chunk;
-    acc[0] += x;
-  }
-}
-
-static uint64_t digest_hash(const uint64_t acc[2]) {
-  uint64_t h = acc[0];
-  h ^= h >> 31;
-  h *= 0xbac3bd562846de6bULL;
-  h += acc[1];
-  h ^= h >> 32;
-  h *= 0x995a187a14e7b445ULL;
-  return h;
-}
-
-static uint64_t id_hash(const ncclUniqueId *id) {
-  uint64_t acc[2] = {1, 1};
-  eat_hash(acc, id->internal, sizeof(id->internal));
-  return digest_hash(acc);
-}
-
-/* a child's hash: (parent hash, split count, color), as src/init.cc for split and shrink */
-static uint64_t child_hash(uint64_t parent, int count, int color) {
-  uint64_t acc[2] = {1, 1};
-  eat_hash(acc, &parent, sizeof(parent));
-  eat_hash(acc, &count, sizeof(count));
-  eat_hash(acc, &color, sizeof(color));
-  return digest_hash(acc);
-}
-
-static uint64_t hash_combine(uint64_t base, uint64_t value) {
-  uint64_t acc[2] = {1, 1};
-  eat_hash(acc, &base, sizeof(base));
-  eat_hash(acc, &value, sizeof(value));
-  return digest_hash(acc);
-}
-
 /* Values printed by a program built from NCCL's own bitops.h (v2.29.3-1). */
 static void hashes_match_nccls_own_code(void) {
   ncclUniqueId id;
@@ -79,63 +23,6 @@ static const char *artefact(const char *name) {
 }
 
 static char *plugin_log(void) { return read_file(test_path("plugin.log")); }
-
-static int count_of(const char *text, const char *needle) {
-  int n = 0;
-  for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle))
-    n++;
-  return n;
-}
-
-/* The nth (from 0) line holding needle, copied into a static buffer; "" when there is none. */
-static const char *line_with(const char *text, const char *needle, int nth) {
-  static __thread char line[2048];
-  line[0] = '\0';
-  for (const char *p = text; p && *p;) {
-    const char *end = strchr(p, '\n');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len < sizeof(line)) {
-      memcpy(line, p, len);
-      line[len] = '\0';
-      if (strstr(line, needle) && nth-- == 0)
-        return line;
-    }
-    p = end ? end + 1 : NULL;
-  }
-  line[0] = '\0';
-  return line;
-}
-
-/* The nth line holding both a and b. */
-static const char *line_with2(const char *text, const char *a, const char *b, int nth) {
-  for (int i = 0;; i++) {
-    const char *line = line_with(text, a, i);
-    if (!*line || (strstr(line, b) && nth-- == 0))
-      return line;
-  }
-}
-
-/* The value of key= in a line ("" when absent). */
-static const char *field(const char *line, const char *key) {
-  static __thread char value[512];
-  char pat[64];
-  snprintf(pat, sizeof(pat), " %s=", key);
-  const char *p = strstr(line, pat);
-  value[0] = '\0';
-  if (p) {
-    p += strlen(pat);
-    size_t n = strcspn(p, " \n");
-    if (n >= sizeof(value))
-      n = sizeof(value) - 1;
-    memcpy(value, p, n);
-    value[n] = '\0';
-  }
-  return value;
-}
-
-static unsigned long long hex_field(const char *line, const char *key) {
-  return strtoull(field(line, key), NULL, 16);
-}
 
 static void use_plugin_by_path(const char *name) {
   setenv("NCCL_PROFILER_PLUGIN", artefact(name), 1);

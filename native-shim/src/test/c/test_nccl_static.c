@@ -29,13 +29,6 @@ static int run(void *h, int destroy) {
   return f(destroy, NULL);
 }
 
-static int count_of(const char *text, const char *needle) {
-  int n = 0;
-  for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle))
-    n++;
-  return n;
-}
-
 static int loaded_objects(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   if (strstr(info->dlpi_name, "libnccl.so"))
