@@ -1,6 +1,9 @@
 /* Shared state of the emulator. libcudart.so.13 owns the live-handle registry, the knobs and the
- * streams, and exports them to libnccl.so.2 under the emu_rt_ prefix (streams are shared: NCCL work
- * is enqueued on the caller's CUDA stream). The NCCL part keeps its communicators to itself. */
+ * streams (NCCL work is enqueued on the caller's CUDA stream); it hands them to libnccl.so.2 as
+ * one table of emu_rt_ functions, the data symbol emu_rt_interface, which libnccl looks up with
+ * dlsym on the runtime it found (nccl_runtime.c) instead of binding to private symbols through
+ * the dynamic linker: a real libcudart.so.13 loaded first then costs a WARN line, not a crash.
+ * The NCCL part keeps its communicators to itself. */
 #ifndef NCCLEMU_EMU_H
 #define NCCLEMU_EMU_H
 
@@ -74,6 +77,38 @@ unsigned emu_rt_destroy_timeout_ms(void);
 /* NCCLEMU_EXIT_WAITS=1: process exit waits for calls stuck in NCCLEMU_HANG */
 bool emu_rt_exit_waits(void);
 int emu_rt_current_device(void);
+
+/* ---------------------------------------------------------------- the table (libcudart) */
+
+struct emu_stream;
+struct emu_op;
+
+/* What libnccl needs of the runtime. A new field goes at the end, with EMU_RT_ABI raised. */
+#define EMU_RT_ABI 1
+struct emu_rt_ops {
+  uint32_t size; /* sizeof(struct emu_rt_ops) of the runtime that filled it */
+  uint32_t abi;
+  enum emu_knob (*knob)(const char *fn, int *code);
+  int (*device_count)(void);
+  unsigned (*destroy_timeout_ms)(void);
+  bool (*exit_waits)(void);
+  int (*current_device)(void);
+  void (*live_add)(void *handle, enum emu_kind kind, const struct emu_live_info *info);
+  bool (*live_acquire)(void *handle, enum emu_kind kind);
+  bool (*live_remove)(void *handle, enum emu_kind kind, struct emu_live_info *info);
+  void (*live_update)(void *handle, enum emu_kind kind, const struct emu_live_info *info);
+  cudaError_t (*mem_alloc)(void **ptr, size_t size, enum emu_kind kind);
+  cudaError_t (*mem_free)(void *ptr, enum emu_kind kind);
+  cudaError_t (*stream_acquire)(cudaStream_t handle, bool per_thread, int device,
+                                struct emu_stream **out);
+  void (*stream_release)(struct emu_stream *s);
+  uint64_t (*stream_enqueue)(struct emu_stream *s, struct emu_op *op);
+  int (*stream_device)(const struct emu_stream *s);
+  const char *(*error_string)(cudaError_t e);
+};
+/* In libcudart.so.13 (exported, version node libcudart.so.13). */
+extern const struct emu_rt_ops emu_rt_interface;
+const char *emu_rt_error_string(cudaError_t e);
 
 /* ---------------------------------------------------------------- streams (libcudart) */
 

@@ -800,7 +800,7 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
       e = cudaErrorInvalidResourceHandle;
     }
     if (e != cudaSuccess) {
-      emu_warn("%s: Cuda failure '%s' (stream %p, comm device %d)", a->api, cudaGetErrorString(e),
+      emu_warn("%s: Cuda failure '%s' (stream %p, comm device %d)", a->api, emu_rt_error_string(e),
                (void *)stream, comm->device);
       r = ncclUnhandledCudaError;
     }

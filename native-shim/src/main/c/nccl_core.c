@@ -675,8 +675,8 @@ ncclResult_t emu_hang(struct ncclComm *comm, const char *api) {
  * it, as a real library's teardown can (CUDA's, on work a stuck thread holds): such a process
  * never finishes exit(3). Only _exit(2) ends it. */
 __attribute__((destructor)) static void exit_waits_for_hung_calls(void) {
-  if (!emu_rt_exit_waits() || atomic_load(&hung_calls) == 0)
-    return;
+  if (atomic_load(&hung_calls) == 0 || !emu_rt_exit_waits())
+    return; /* the runtime is asked only when a call hangs: never a first lookup at exit */
   emu_warn("NCCLEMU: exit waits for %d hung call(s) (NCCLEMU_EXIT_WAITS)", atomic_load(&hung_calls));
   while (atomic_load(&hung_calls) > 0)
     usleep(10000);

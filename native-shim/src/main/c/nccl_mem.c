@@ -17,7 +17,7 @@ ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
   }
   cudaError_t e = emu_rt_mem_alloc(ptr, size, EMU_NCCLMEM);
   if (e != cudaSuccess) {
-    emu_warn("Cuda failure '%s'", cudaGetErrorString(e));
+    emu_warn("Cuda failure '%s'", emu_rt_error_string(e));
     return ncclUnhandledCudaError;
   }
   return ncclSuccess;
@@ -29,9 +29,9 @@ ncclResult_t ncclMemFree(void *ptr) {
   NCCL_KNOB("ncclMemFree");
   cudaError_t e = emu_rt_mem_free(ptr, EMU_NCCLMEM);
   if (e == cudaErrorInvalidValue)
-    e = cudaFree(ptr);
+    e = emu_rt_mem_free(ptr, EMU_ALLOC);
   if (e != cudaSuccess) {
-    emu_warn("Cuda failure '%s'", cudaGetErrorString(e));
+    emu_warn("Cuda failure '%s'", emu_rt_error_string(e));
     return ncclUnhandledCudaError;
   }
   return ncclSuccess;

@@ -142,7 +142,7 @@ static ncclResult_t enqueue(struct rma_op *o, cudaStream_t stream) {
     e = cudaErrorInvalidResourceHandle;
   }
   if (e != cudaSuccess) {
-    emu_warn("%s: Cuda failure '%s' (stream %p, comm device %d)", o->api, cudaGetErrorString(e),
+    emu_warn("%s: Cuda failure '%s' (stream %p, comm device %d)", o->api, emu_rt_error_string(e),
              (void *)stream, comm->device);
     release_rma(&o->op);
     return ncclUnhandledCudaError;

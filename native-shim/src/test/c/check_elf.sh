@@ -2,7 +2,7 @@
 # The emulator's libraries look like the real ones to the loader: sonames, symlinks, the symbol
 # version node of the real libcudart, the full NCCL 2.29.3 API with its p-aliases and nothing else,
 # and an RPATH that makes libnccl load the emulated libcudart even where a real one is installed;
-# libnccl_static.a defining the same API and nothing else.
+# libnccl_static.a defining the same API and nothing else; neither needing a symbol of the runtime.
 set -euo pipefail
 dir=$1
 fail=0
@@ -47,8 +47,18 @@ if [ "$archived" != "$expected" ]; then
   diff <(echo "$expected") <(echo "$archived") >&2 || true
 fi
 
-others=$(nm -D --defined-only "$dir/libcudart.so.13" | awk 'NF == 3 && $2 != "A" {print $3}' | grep -v -E '^(cuda|emu_rt_)' || true)
+others=$(nm -D --defined-only "$dir/libcudart.so.13" | awk 'NF == 3 && $2 != "A" {print $3}' \
+  | sed 's/@.*//' | grep -v -E '^(cuda.*|emu_rt_interface)$' || true)
 [ -z "$others" ] || die "libcudart.so.13 exports unexpected symbols: $others"
+nm -D --defined-only "$dir/libcudart.so.13" | grep -q ' D emu_rt_interface@@libcudart.so.13$' \
+  || die "libcudart.so.13: no emu_rt_interface, the table libnccl looks up"
+
+# NCCL needs nothing of the runtime through the dynamic linker (it looks the table up with dlsym):
+# a real libcudart.so.13 loaded first must not make it fail on an undefined symbol
+for lib in "$dir/libnccl.so.2" "$dir/libnccl_static.a"; do
+  needs=$(nm -u "$lib" 2>/dev/null | awk '{print $NF}' | grep -E '^(cuda|emu_)' | sort -u || true)
+  [ -z "$needs" ] || die "$(basename "$lib") needs symbols of the runtime: $needs"
+done
 nm -D --defined-only "$dir/libcudart.so.13" | grep -q ' cudaStreamCreate@@libcudart.so.13$' \
   || die "libcudart.so.13: cudaStreamCreate is not versioned libcudart.so.13"
 
