@@ -112,8 +112,6 @@ const char *emu_rt_error_string(cudaError_t e);
 
 /* ---------------------------------------------------------------- streams (libcudart) */
 
-struct emu_stream;
-
 /* A unit of stream work, run by the stream's worker: run() does the work (may be NULL); then the
  * stream counts the op complete, and under the stream's lock complete_locked() (may be NULL)
  * changes what must change in the same instant (an event's completion, a comm's pending count:

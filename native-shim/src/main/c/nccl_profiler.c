@@ -538,6 +538,11 @@ static void record_group_api(ncclProfilerEventState_t state) {
 static int build_tasks(struct emu_part *p, struct emu_prof_task *t) {
   int nranks = p->comm->nranks, rank = p->comm->rank, n = 0;
   size_t block = p->count * emu_type_size(p->dtype);
+  /* NCCL's taskAppend drops an empty collective, and runs one of a single rank as a copy
+   * (ncclLaunchOneRank): no task, no event (as seen with NCCL 2.28.3 on an H200); sends and
+   * receives are tasks always */
+  if (p->func != F_SEND && p->func != F_RECV && (p->count == 0 || nranks == 1))
+    return 0;
 #define P2P(f, b, peer_)                                                                          \
   do {                                                                                            \
     if (t)                                                                                        \
@@ -585,6 +590,8 @@ void emu_prof_task_append(struct emu_part *p, int group_depth) {
     return;
   struct ncclComm *comm = p->comm;
   int ntasks = build_tasks(p, NULL);
+  if (ntasks == 0)
+    return;
   p->tasks = calloc((size_t)ntasks, sizeof(*p->tasks));
   if (!p->tasks)
     return; /* no memory: this call goes unprofiled */
@@ -740,6 +747,8 @@ static void launch_plan(struct ncclComm *comm, struct emu_part *parts) {
 }
 
 void emu_prof_launch(struct emu_part *parts) {
+  if (!any_active())
+    return;
   for (struct emu_part *p = parts; p; p = p->next) {
     bool first = true; /* the first part of its comm in the list: the comm's plan */
     for (struct emu_part *q = parts; q != p && first; q = q->next)

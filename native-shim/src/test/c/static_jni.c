@@ -3,8 +3,8 @@
  * loads it as a JVM loads a JNI library (dlopen, RTLD_LAZY, a local scope). */
 #include "emu_api.h"
 
-/* One rank: an init, an allreduce that must sum right, and a destroy unless asked to leak the
- * communicator. Answers 0, or the first thing that went wrong (a line number). */
+/* One rank: an init, an allreduce that must sum right, a send to itself, and a destroy unless
+ * asked to leak the communicator. Answers 0, or the first thing that went wrong (a line number). */
 __attribute__((visibility("default"))) int static_jni_run(int destroy, ncclComm_t *out) {
   ncclUniqueId id;
   ncclComm_t comm;
@@ -19,6 +19,14 @@ __attribute__((visibility("default"))) int static_jni_run(int destroy, ncclComm_
   if (ncclAllReduce(in, res, 4, ncclFloat, ncclSum, comm, stream) != ncclSuccess)
     return __LINE__;
   if (cudaStreamSynchronize(stream) != cudaSuccess || res[3] != 4)
+    return __LINE__;
+  /* a send to itself: a task, with profiler events (a one-rank allreduce has none, in NCCL) */
+  static float back[4];
+  ncclGroupStart();
+  ncclSend(in, 4, ncclFloat, 0, comm, stream);
+  ncclRecv(back, 4, ncclFloat, 0, comm, stream);
+  if (ncclGroupEnd() != ncclSuccess || cudaStreamSynchronize(stream) != cudaSuccess ||
+      back[2] != 3)
     return __LINE__;
   cudaStreamDestroy(stream);
   if (out)

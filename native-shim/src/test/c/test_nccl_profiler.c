@@ -38,6 +38,34 @@ static ncclComm_t solo(ncclUniqueId *id_out) {
   return c;
 }
 
+/* Two ranks, on devices 0 and 1, from this thread. */
+static void pair(ncclUniqueId *id_out, ncclComm_t c[2]) {
+  ncclUniqueId id;
+  REQUIRE_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ncclGroupStart();
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    ncclCommInitRank(&c[r], 2, id, r);
+  }
+  REQUIRE_EQ(ncclGroupEnd(), ncclSuccess);
+  cudaSetDevice(0);
+  if (id_out)
+    *id_out = id;
+}
+
+/* One allreduce of both ranks, on each device's default stream, waited for. */
+static void allreduce_pair(ncclComm_t c[2]) {
+  static float v[2] = {1, 2};
+  ncclGroupStart();
+  for (int r = 0; r < 2; r++)
+    CHECK_EQ(ncclAllReduce(&v[r], &v[r], 1, ncclFloat, ncclSum, c[r], 0), ncclSuccess);
+  CHECK_EQ(ncclGroupEnd(), ncclSuccess);
+  cudaDeviceSynchronize();
+  cudaSetDevice(1);
+  cudaDeviceSynchronize();
+  cudaSetDevice(0);
+}
+
 /* ---------------------------------------------------------------- loading and init */
 
 #define N 2
@@ -175,11 +203,11 @@ static void v5_is_taken_when_there_is_no_v6(void) {
 static void v4_gets_its_own_argument_order_and_parents(void) {
   use_plugin_by_path("libnccl-profiler-testlog-v4.so");
   ncclUniqueId id;
-  ncclComm_t c = solo(&id);
-  float v = 1;
-  CHECK_EQ(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, c, 0), ncclSuccess);
-  cudaStreamSynchronize(0);
+  ncclComm_t c[2];
+  pair(&id, c);
+  allreduce_pair(c);
   char *log = plugin_log();
+  CHECK_EQ(count_of(log, "init v4 "), 2);
   const char *init = line_with(log, "init v4 ", 0);
   CHECK(hex_field(init, "commId") == id_hash(&id));
   CHECK(strcmp(field(init, "mask"), "0x746") == 0); /* asked for API events too: none come */
@@ -188,9 +216,10 @@ static void v4_gets_its_own_argument_order_and_parents(void) {
   CHECK(strcmp(field(line_with(log, "type=Coll ", 0), "parent"), group) == 0);
   CHECK_EQ(count_of(log, "type=CollApi"), 0);
   CHECK_EQ(count_of(log, "type=GroupApi"), 0);
-  CHECK_EQ(count_of(log, "type=KernelCh"), 1);
+  CHECK_EQ(count_of(log, "type=KernelCh"), 2);
   free(log);
-  ncclCommDestroy(c);
+  ncclCommDestroy(c[0]);
+  ncclCommDestroy(c[1]);
 }
 
 static void an_older_interface_is_unsupported(void) {
@@ -260,13 +289,13 @@ static void the_plugin_is_closed_after_the_last_finalize(void) {
 }
 
 static void a_failed_init_gets_no_events_and_no_finalize(void) {
-  ncclComm_t c = solo(NULL);
-  float v = 1;
-  CHECK_EQ(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, c, 0), ncclSuccess);
-  cudaStreamSynchronize(0);
-  CHECK_EQ(ncclCommDestroy(c), ncclSuccess);
+  ncclComm_t c[2];
+  pair(NULL, c);
+  allreduce_pair(c);
+  CHECK_EQ(ncclCommDestroy(c[0]), ncclSuccess);
+  CHECK_EQ(ncclCommDestroy(c[1]), ncclSuccess);
   char *log = plugin_log();
-  CHECK_EQ(count_of(log, "failed"), 1);
+  CHECK_EQ(count_of(log, "failed"), 2);
   CHECK_EQ(count_of(log, "start "), 0);
   CHECK_EQ(count_of(log, "finalize "), 0);
   free(log);
@@ -397,47 +426,70 @@ static void children_get_nccls_hash_of_parent_count_and_color(void) {
 /* ---------------------------------------------------------------- events */
 
 /* With Coll and KernelCh: the collective's events start and stop in the call (NCCL's stop says
- * "enqueued"); its KernelCh event starts and stops on the stream, when the work runs. */
+ * "enqueued"); its KernelCh event starts when the stream reaches it and stops when it is done.
+ * Rank 0's stream is held at a gate: rank 1's allreduce starts and cannot finish. */
 static void collective_events_and_the_kernel_while_it_runs(void) {
-  ncclComm_t c = solo(NULL);
-  cudaStream_t s;
-  cudaStreamCreate(&s);
+  ncclComm_t c[2];
+  pair(NULL, c);
+  cudaStream_t s[2];
+  for (int r = 0; r < 2; r++) {
+    cudaSetDevice(r);
+    cudaStreamCreate(&s[r]);
+  }
   struct gate g;
   gate_init(&g);
-  cudaLaunchHostFunc(s, wait_at_gate, &g);
-  static float in[4] = {1, 2, 3, 4}, out[4];
-  CHECK_EQ(ncclAllReduce(in, out, 4, ncclFloat, ncclSum, c, s), ncclSuccess);
-  CHECK_EQ(ncclAllReduce(in, out, 4, ncclFloat, ncclSum, c, s), ncclSuccess);
+  cudaLaunchHostFunc(s[0], wait_at_gate, &g);
+  static float in[2][4] = {{1, 2, 3, 4}, {1, 2, 3, 4}}, out[2][4];
+  for (int i = 0; i < 2; i++) {
+    ncclGroupStart();
+    for (int r = 0; r < 2; r++)
+      CHECK_EQ(ncclAllReduce(in[r], out[r], 4, ncclFloat, ncclSum, c[r], s[r]), ncclSuccess);
+    CHECK_EQ(ncclGroupEnd(), ncclSuccess);
+  }
   char *log = plugin_log();
+  CHECK_EQ(count_of(log, "type=Coll "), 4);
   const char *coll = line_with(log, "type=Coll ", 0);
-  char handle[32];
-  snprintf(handle, sizeof(handle), "%s", field(coll, "handle"));
   CHECK_EQ(atoi(field(coll, "tid")), (int)gettid());
+  CHECK(strcmp(field(coll, "rank"), "0") == 0);
   CHECK(strcmp(field(coll, "func"), "AllReduce") == 0);
   CHECK(strcmp(field(coll, "seq"), "0") == 0);
   CHECK(strcmp(field(coll, "count"), "4") == 0);
   CHECK(strcmp(field(coll, "datatype"), "ncclFloat32") == 0);
   CHECK(strcmp(field(coll, "root"), "0") == 0);
   char ptr[32];
-  snprintf(ptr, sizeof(ptr), "%p", (void *)in);
+  snprintf(ptr, sizeof(ptr), "%p", (void *)in[0]);
   CHECK(strcmp(field(coll, "send"), ptr) == 0);
-  snprintf(ptr, sizeof(ptr), "%p", (void *)out);
+  snprintf(ptr, sizeof(ptr), "%p", (void *)out[0]);
   CHECK(strcmp(field(coll, "recv"), ptr) == 0);
-  CHECK(strcmp(field(line_with(log, "type=Coll ", 1), "seq"), "1") == 0);
-  char stop[64];
+  char handle[32], stop[64];
+  snprintf(handle, sizeof(handle), "%s", field(coll, "handle"));
   snprintf(stop, sizeof(stop), "stop tid=%d handle=%s\n", (int)gettid(), handle);
   CHECK(strstr(log, stop) != NULL);
-  CHECK_EQ(count_of(log, "type=KernelCh"), 0); /* still in flight: the stream waits at the gate */
+  const char *coll1 = line_with(log, "type=Coll ", 1);
+  CHECK(strcmp(field(coll1, "rank"), "1") == 0);
+  char handle1[32];
+  snprintf(handle1, sizeof(handle1), "%s", field(coll1, "handle"));
+  CHECK(strcmp(field(line_with(log, "type=Coll ", 2), "seq"), "1") == 0);
   free(log);
-  gate_open(&g);
-  CHECK_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  log = plugin_log();
-  CHECK_EQ(count_of(log, "type=KernelCh"), 2);
+  /* in flight: rank 1's first allreduce started on its stream, and waits for rank 0 */
+  for (int i = 0; i < 2000 && count_of(log = plugin_log(), "type=KernelCh") < 1; i++) {
+    free(log);
+    sleep_ms(1);
+  }
+  CHECK_EQ(count_of(log, "type=KernelCh"), 1);
+  CHECK_EQ(count_of(log, "state=22 "), 0);
   const char *k = line_with(log, "type=KernelCh", 0);
-  CHECK(strcmp(field(k, "parent"), handle) == 0);
+  CHECK(strcmp(field(k, "parent"), handle1) == 0);
   CHECK(atoi(field(k, "tid")) != (int)gettid());
   char kh[32];
   snprintf(kh, sizeof(kh), "%s", field(k, "handle"));
+  free(log);
+  gate_open(&g);
+  for (int r = 0; r < 2; r++)
+    CHECK_EQ(cudaStreamSynchronize(s[r]), cudaSuccess);
+  log = plugin_log();
+  CHECK_EQ(count_of(log, "type=KernelCh"), 4);
+  CHECK_EQ(count_of(log, "state=22 "), 4);
   char rec[64];
   snprintf(rec, sizeof(rec), "handle=%s state=22 ", kh);
   CHECK(strstr(log, rec) != NULL);
@@ -445,23 +497,47 @@ static void collective_events_and_the_kernel_while_it_runs(void) {
   CHECK(strstr(log, stop) != NULL);
   /* a Coll mask brings NCCL's GroupApi, CollApi and Group events too */
   CHECK_EQ(count_of(log, "type=GroupApi"), 2);
-  CHECK_EQ(count_of(log, "type=CollApi"), 2);
-  CHECK_EQ(count_of(log, "type=Group "), 2);
+  CHECK_EQ(count_of(log, "type=CollApi"), 4);
+  CHECK_EQ(count_of(log, "type=Group "), 4);
   free(log);
-  cudaStreamDestroy(s);
+  for (int r = 0; r < 2; r++) {
+    cudaStreamDestroy(s[r]);
+    ncclCommDestroy(c[r]);
+  }
+}
+
+/* As NCCL's: a collective of one rank is a copy, with no task and no event; a send to itself
+ * is a task. */
+static void a_single_rank_collective_has_no_events_a_send_to_itself_has(void) {
+  ncclComm_t c = solo(NULL);
+  static float v[4], w[4];
+  CHECK_EQ(ncclAllReduce(v, v, 4, ncclFloat, ncclSum, c, 0), ncclSuccess);
+  cudaStreamSynchronize(0);
+  char *log = plugin_log();
+  CHECK_EQ(count_of(log, "start "), 0);
+  free(log);
+  ncclGroupStart();
+  ncclSend(v, 4, ncclFloat, 0, c, 0);
+  ncclRecv(w, 4, ncclFloat, 0, c, 0);
+  CHECK_EQ(ncclGroupEnd(), ncclSuccess);
+  cudaStreamSynchronize(0);
+  log = plugin_log();
+  CHECK_EQ(count_of(log, "type=P2p "), 2);
+  CHECK_EQ(count_of(log, "type=Coll"), 0);
+  free(log);
   ncclCommDestroy(c);
 }
 
 static void a_zero_mask_gets_no_events(void) {
-  ncclComm_t c = solo(NULL);
-  float v = 1;
-  CHECK_EQ(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, c, 0), ncclSuccess);
-  cudaStreamSynchronize(0);
-  ncclCommDestroy(c);
+  ncclComm_t c[2];
+  pair(NULL, c);
+  allreduce_pair(c);
+  ncclCommDestroy(c[0]);
+  ncclCommDestroy(c[1]);
   char *log = plugin_log();
-  CHECK_EQ(count_of(log, "init v6 "), 1);
+  CHECK_EQ(count_of(log, "init v6 "), 2);
   CHECK_EQ(count_of(log, "start "), 0);
-  CHECK_EQ(count_of(log, "finalize "), 1);
+  CHECK_EQ(count_of(log, "finalize "), 2);
   free(log);
 }
 
@@ -503,24 +579,25 @@ static void p2p_events_and_alltoall_as_nccl_runs_it(void) {
 /* GroupApi: one for the user's group (depth 2: the group and the call's implicit one), its
  * states recorded as the group's start ends and its end begins; a CollApi per call. */
 static void api_events_follow_the_group(void) {
-  ncclComm_t c = solo(NULL);
-  float v = 1;
+  ncclComm_t c[2];
+  pair(NULL, c);
+  static float v[2];
   ncclGroupStart();
-  ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, c, 0);
-  ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, c, 0);
+  for (int i = 0; i < 2; i++)
+    for (int r = 0; r < 2; r++)
+      ncclAllReduce(&v[r], &v[r], 1, ncclFloat, ncclSum, c[r], 0);
   char *log = plugin_log();
   CHECK_EQ(count_of(log, "type=GroupApi"), 1);
   const char *g = line_with(log, "type=GroupApi", 0);
   CHECK(strcmp(field(g, "depth"), "2") == 0);
   char handle[32];
   snprintf(handle, sizeof(handle), "%s", field(g, "handle"));
-  CHECK_EQ(count_of(log, "type=CollApi"), 2);
-  CHECK(strcmp(field(line_with(log, "type=CollApi", 1), "parent"), handle) == 0);
+  CHECK_EQ(count_of(log, "type=CollApi"), 4);
+  CHECK(strcmp(field(line_with(log, "type=CollApi", 3), "parent"), handle) == 0);
   CHECK_EQ(count_of(log, "state=23 "), 1);
   CHECK_EQ(count_of(log, "state=24 "), 0);
   free(log);
   CHECK_EQ(ncclGroupEnd(), ncclSuccess);
-  cudaStreamSynchronize(0);
   log = plugin_log();
   CHECK_EQ(count_of(log, "state=24 "), 1);
   char stop[64];
@@ -528,7 +605,9 @@ static void api_events_follow_the_group(void) {
   CHECK(strstr(log, stop) != NULL); /* the GroupApi event stopped at the group's end */
   CHECK_EQ(count_of(log, "type=Coll "), 0); /* not asked for */
   free(log);
-  ncclCommDestroy(c);
+  cudaDeviceSynchronize();
+  ncclCommDestroy(c[0]);
+  ncclCommDestroy(c[1]);
 }
 
 /* ---------------------------------------------------------------- the cases */
@@ -570,6 +649,9 @@ static const struct test_case cases[] = {
     {"collective_events_and_the_kernel_while_it_runs",
      collective_events_and_the_kernel_while_it_runs,
      LOG " NCCL_PROFILER_PLUGIN=testlog NCCLEMU_TESTLOG_MASK=0x42", NULL},
+    {"a_single_rank_collective_has_no_events_a_send_to_itself_has",
+     a_single_rank_collective_has_no_events_a_send_to_itself_has,
+     LOG " NCCL_PROFILER_PLUGIN=testlog", NULL},
     {"a_zero_mask_gets_no_events", a_zero_mask_gets_no_events,
      LOG " NCCL_PROFILER_PLUGIN=testlog NCCLEMU_TESTLOG_MASK=0", NULL},
     {"p2p_events_and_alltoall_as_nccl_runs_it", p2p_events_and_alltoall_as_nccl_runs_it,

@@ -64,7 +64,7 @@ static void the_library_loads_the_profiler_plugin(void) {
   char tid[32];
   snprintf(tid, sizeof(tid), "init v6 tid=%d ", (int)gettid());
   CHECK(log && strstr(log, tid)); /* on this thread, inside the call */
-  CHECK_EQ(count_of(log, "type=Coll "), 1);
+  CHECK_EQ(count_of(log, "type=P2p "), 2);
   CHECK_EQ(count_of(log, "finalize "), 1);
   free(log);
   char *info = read_file(test_path("nccl.log"));
