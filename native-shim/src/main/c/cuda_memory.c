@@ -41,18 +41,29 @@ static cudaError_t allocate(void **ptr, size_t size, enum emu_kind kind) {
 
 /* Frees after the device's work is done, as cudaFree synchronizes in CUDA: an op still reading
  * the buffer must not see it freed. */
-static cudaError_t release(void *ptr, enum emu_kind kind) {
+static cudaError_t release_quietly(void *ptr, enum emu_kind kind) {
   if (!ptr)
     return cudaSuccess;
   struct emu_live_info info;
   if (!emu_rt_live_remove(ptr, kind, &info))
-    return emu_cuda_result(cudaErrorInvalidValue);
+    return cudaErrorInvalidValue;
   emu_device_synchronize(info.device);
   if (kind == EMU_ALLOC)
     account(info.device, info.bytes, false);
   free(ptr);
   return cudaSuccess;
 }
+
+static cudaError_t release(void *ptr, enum emu_kind kind) {
+  return emu_cuda_result(release_quietly(ptr, kind));
+}
+
+cudaError_t emu_rt_mem_alloc(void **ptr, size_t size, enum emu_kind kind) {
+  return allocate(ptr, size, kind);
+}
+
+/* not the thread's last error: the caller (ncclMemFree) tries kinds in turn */
+cudaError_t emu_rt_mem_free(void *ptr, enum emu_kind kind) { return release_quietly(ptr, kind); }
 
 cudaError_t cudaMalloc(void **devPtr, size_t size) {
   CUDA_KNOB("cudaMalloc");

@@ -1,6 +1,9 @@
 /* Shared state of the emulator. libcudart.so.13 owns the live-handle registry, the knobs and the
- * streams, and exports them to libnccl.so.2 under the emu_rt_ prefix (streams are shared: NCCL work
- * is enqueued on the caller's CUDA stream). The NCCL part keeps its communicators to itself. */
+ * streams (NCCL work is enqueued on the caller's CUDA stream); it hands them to libnccl.so.2 as
+ * one table of emu_rt_ functions, the data symbol emu_rt_interface, which libnccl looks up with
+ * dlsym on the runtime it found (nccl_runtime.c) instead of binding to private symbols through
+ * the dynamic linker: a real libcudart.so.13 loaded first then costs a WARN line, not a crash.
+ * The NCCL part keeps its communicators to itself. */
 #ifndef NCCLEMU_EMU_H
 #define NCCLEMU_EMU_H
 
@@ -10,12 +13,23 @@
 #include <stdint.h>
 
 #include "emu_api.h"
+#include "emu_profiler_api.h"
 
 /* ---------------------------------------------------------------- live handles (libcudart) */
 
 /* Every handle the emulator gives out is registered here. A handle from the caller is turned into
  * an object only through the registry, so a stale or foreign address is never dereferenced. */
-enum emu_kind { EMU_COMM = 1, EMU_STREAM, EMU_EVENT, EMU_ALLOC, EMU_HOSTALLOC };
+enum emu_kind {
+  EMU_COMM = 1,
+  EMU_STREAM,
+  EMU_EVENT,
+  EMU_ALLOC,
+  EMU_HOSTALLOC,
+  EMU_NCCLMEM, /* ncclMemAlloc's */
+  EMU_REG,     /* ncclCommRegister's handles */
+  EMU_WINDOW,  /* ncclCommWindowRegister's */
+  EMU_DEVCOMM  /* ncclDevCommCreate's */
+};
 
 /* First member of every registered object that can be acquired. Freed when refs reaches 0. */
 struct emu_obj {
@@ -27,13 +41,24 @@ struct emu_live_info {
   int rank;
   int nranks;
   size_t bytes;
+  uint64_t comm_id; /* a communicator's commHash */
+  const void *comm; /* the communicator of a registration, window or device communicator */
+  const void *buff;
+  int flags; /* a communicator's EMU_LIVE_REVOKED; a window's winFlags */
+  int refs;  /* a registration's */
 };
+#define EMU_LIVE_REVOKED 1
 
 void emu_rt_live_add(void *handle, enum emu_kind kind, const struct emu_live_info *info);
 /* Takes a reference on a live handle; false when it is not live (never dereferenced then). */
 bool emu_rt_live_acquire(void *handle, enum emu_kind kind);
 /* Ends a live handle; true only for the one caller that ended it. */
 bool emu_rt_live_remove(void *handle, enum emu_kind kind, struct emu_live_info *info);
+/* What the exit report says of a live handle, changed. */
+void emu_rt_live_update(void *handle, enum emu_kind kind, const struct emu_live_info *info);
+/* Device memory of a kind (EMU_NCCLMEM: ncclMemAlloc's), registered; freed as cudaFree frees. */
+cudaError_t emu_rt_mem_alloc(void **ptr, size_t size, enum emu_kind kind);
+cudaError_t emu_rt_mem_free(void *ptr, enum emu_kind kind);
 static inline void emu_obj_ref(struct emu_obj *obj) { atomic_fetch_add(&obj->refs, 1); }
 /* Drops a reference; true when it was the last one and the caller must free the object. */
 static inline bool emu_obj_unref(struct emu_obj *obj) {
@@ -53,9 +78,39 @@ unsigned emu_rt_destroy_timeout_ms(void);
 bool emu_rt_exit_waits(void);
 int emu_rt_current_device(void);
 
-/* ---------------------------------------------------------------- streams (libcudart) */
+/* ---------------------------------------------------------------- the table (libcudart) */
 
 struct emu_stream;
+struct emu_op;
+
+/* What libnccl needs of the runtime. A new field goes at the end, with EMU_RT_ABI raised. */
+#define EMU_RT_ABI 1
+struct emu_rt_ops {
+  uint32_t size; /* sizeof(struct emu_rt_ops) of the runtime that filled it */
+  uint32_t abi;
+  enum emu_knob (*knob)(const char *fn, int *code);
+  int (*device_count)(void);
+  unsigned (*destroy_timeout_ms)(void);
+  bool (*exit_waits)(void);
+  int (*current_device)(void);
+  void (*live_add)(void *handle, enum emu_kind kind, const struct emu_live_info *info);
+  bool (*live_acquire)(void *handle, enum emu_kind kind);
+  bool (*live_remove)(void *handle, enum emu_kind kind, struct emu_live_info *info);
+  void (*live_update)(void *handle, enum emu_kind kind, const struct emu_live_info *info);
+  cudaError_t (*mem_alloc)(void **ptr, size_t size, enum emu_kind kind);
+  cudaError_t (*mem_free)(void *ptr, enum emu_kind kind);
+  cudaError_t (*stream_acquire)(cudaStream_t handle, bool per_thread, int device,
+                                struct emu_stream **out);
+  void (*stream_release)(struct emu_stream *s);
+  uint64_t (*stream_enqueue)(struct emu_stream *s, struct emu_op *op);
+  int (*stream_device)(const struct emu_stream *s);
+  const char *(*error_string)(cudaError_t e);
+};
+/* In libcudart.so.13 (exported, version node libcudart.so.13). */
+extern const struct emu_rt_ops emu_rt_interface;
+const char *emu_rt_error_string(cudaError_t e);
+
+/* ---------------------------------------------------------------- streams (libcudart) */
 
 /* A unit of stream work, run by the stream's worker: run() does the work (may be NULL); then the
  * stream counts the op complete, and under the stream's lock complete_locked() (may be NULL)
@@ -143,6 +198,30 @@ struct emu_clique {
   struct emu_member *members; /* nranks */
   unsigned char *left;      /* enum emu_left, for ranks of other processes */
   struct emu_net *net;      /* set once; NULL while no other process takes part */
+  /* one-sided signals (nccl_rma.c): [dst * nranks + src], sent and waited for */
+  uint64_t *signals;
+  uint64_t *consumed;
+};
+
+/* Who a new communicator is, for NCCL: its commHash and magic, and how it came to be. */
+struct emu_comm_ident {
+  uint64_t comm_hash;
+  uint64_t magic;
+  const char *api;
+  const struct ncclComm *parent; /* split, shrink, grow */
+  int split_count, color, key;
+};
+
+/* A communicator's side of the profiler plugin (nccl_profiler.c). Events take lock shared,
+ * init and finalize exclusive: no event reaches the plugin after the comm's finalize. */
+struct emu_prof_comm {
+  pthread_rwlock_t lock;
+  bool active;        /* init succeeded, finalize not yet called */
+  bool holds_plugin;  /* counted in the plugin's references: finalize drops it */
+  bool ended;         /* finalized (or destroyed before its init): no init afterwards */
+  int version;        /* of the plugin's interface: 4, 5 or 6 */
+  const void *api;    /* its ncclProfiler_vN_t */
+  void *context;
 };
 
 struct ncclComm {
@@ -152,6 +231,12 @@ struct ncclComm {
   int nranks;
   int device;
   int blocking;
+  /* NCCL's identity of the communicator, computed as src/init.cc does: commHash (the commId of
+   * its INFO lines and of the profiler plugin) and the bootstrap magic a grow derives from;
+   * and how it came to be, for the Init COMPLETE line */
+  struct emu_comm_ident ident; /* the parent is printed, never followed */
+  atomic_uint_fast64_t seq_number[16]; /* per emu_func, as NCCL's comm->seqNumber[func] */
+  struct emu_prof_comm prof;
   /* guarded by clique->mu */
   enum emu_comm_state state;
   ncclResult_t async_error;
@@ -162,6 +247,27 @@ struct ncclComm {
   uint64_t *recv_seq;
   bool left;      /* destroyed or aborted: no longer counted in clique->local_live */
   bool announced; /* the other processes were told it destroyed or aborted */
+  bool ready;     /* init complete, profiler plugin told: ncclCommGetAsyncError says so */
+  int child_count; /* splits and grows of this comm so far (NCCL's comm->childCount) */
+  bool revoked;    /* ncclCommRevoke: its work stops, no new work; destroy or abort still due */
+  struct emu_res *resources; /* registrations, windows, device communicators */
+  uint64_t win_seq;          /* windows registered so far: the nth of each rank form one */
+};
+
+/* A registration, window or device communicator of a comm: registered in the live handles,
+ * released with the comm (NCCL frees them at destroy) or by its own deregister. */
+struct emu_res {
+  struct emu_obj obj;
+  enum emu_kind kind;
+  struct ncclComm *comm; /* not a reference: the comm releases its resources before it goes;
+                          * NULL once released (guarded by the clique's mu) */
+  struct emu_clique *clique; /* a reference */
+  struct emu_res *next;  /* in comm->resources, guarded by the clique's mu */
+  void *buff;
+  size_t size;
+  int flags; /* a window's winFlags */
+  int refs;  /* a registration's: registering a range again counts it again */
+  uint64_t seq; /* a window's number among its comm's windows */
 };
 
 enum emu_func {
@@ -192,6 +298,7 @@ struct emu_part {
   int rank;
   struct emu_clique *clique;
   struct emu_stream *stream;
+  cudaStream_t user_stream; /* as the caller named it */
   const void *sendbuff;
   void *recvbuff;
   size_t count;
@@ -207,8 +314,26 @@ struct emu_part {
   int blocking;
   int *exclude;
   int nexclude;
+  int child_count; /* the parent's count of splits, this one included */
   ncclComm_t *newcomm;
   struct ncclComm *out;
+  /* what the profiler plugin was told of it: NCCL's tasks for this call (one Coll, or Send and
+   * Recv tasks), with their event handles */
+  int prof_mask;
+  int ntasks;
+  struct emu_prof_task *tasks;
+};
+
+/* One of NCCL's tasks, as its profiler events describe it. */
+struct emu_prof_task {
+  bool p2p;
+  enum emu_func func; /* F_SEND or F_RECV for p2p tasks */
+  void *buff;         /* p2p */
+  size_t count;
+  int peer;           /* p2p; a collective's root otherwise */
+  void *api_handle;   /* its CollApi or P2pApi event */
+  void *handle;       /* its Coll or P2p event */
+  void *kernel;       /* its KernelCh event */
 };
 
 /* nccl_core.c */
@@ -216,11 +341,14 @@ void emu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 ncclResult_t emu_comm_acquire(ncclComm_t comm, const char *api);
 void emu_comm_release(struct ncclComm *comm);
 /* A new communicator of a complete clique (InitAll, split): attached and registered. */
-struct ncclComm *emu_comm_new(struct emu_clique *clique, int rank, int device, int blocking);
+struct ncclComm *emu_comm_new(struct emu_clique *clique, int rank, int device, int blocking,
+                              const struct emu_comm_ident *ident);
 struct emu_clique *emu_clique_new(int nranks);
-/* ncclCommInitRank: a registered communicator meets its peers through the unique id. */
+/* ncclCommInitRank: a registered communicator meets its peers through the unique id. Its
+ * identity is the id's (ncclCommInitRank's), or ident where given. */
 ncclResult_t emu_comm_join(const char *api, const ncclUniqueId *id, int nranks, int rank,
-                           int device, int blocking, struct ncclComm **out);
+                           int device, int blocking, const struct emu_comm_ident *ident,
+                           struct ncclComm **out);
 bool emu_unique_id_valid(const ncclUniqueId *id);
 ncclResult_t emu_hang(struct ncclComm *comm, const char *api);
 void emu_fail_slots_locked(struct emu_clique *c, int rank);
@@ -247,15 +375,23 @@ void emu_warn_dev(int device, const char *fmt, ...) __attribute__((format(printf
 
 /* The 128 bytes of an ncclUniqueId: what another process needs to find the one that made it. */
 struct emu_id_fields {
-  char magic[8];
-  int32_t pid;   /* the process whose root collects the ranks */
-  uint16_t port; /* its root listener on 127.0.0.1; 0 when it could not listen */
+  uint64_t magic; /* random, as NCCL's bootstrap handle's: so an id cannot be guessed either */
+  char marker[8]; /* "NCCLEMU1": the emulator made it */
+  int32_t pid;    /* the process whose root collects the ranks */
+  uint16_t port;  /* its root listener on 127.0.0.1; 0 when it could not listen (or none) */
   uint16_t pad;
   uint64_t counter;
   int64_t sec;
   int64_t nsec;
-  uint64_t tag; /* random, so an id cannot be guessed from an earlier one */
 };
+/* An id of this process; port 0: no root listens for it (ncclCommInitAll's own id). */
+void emu_make_unique_id(ncclUniqueId *id, uint16_t port);
+/* NCCL's version banner at an init, as NCCL_DEBUG asks */
+void emu_show_version(int rank);
+#define EMU_STR2(x) #x
+#define EMU_STR(x) EMU_STR2(x)
+#define EMU_VERSION_STRING                                                                        \
+  "NCCL version " EMU_STR(NCCL_MAJOR) "." EMU_STR(NCCL_MINOR) "." EMU_STR(NCCL_PATCH) "+cuda13.0"
 void emu_id_fields(const ncclUniqueId *id, struct emu_id_fields *out);
 /* Whether the id was made by another process (then its root completes the clique). */
 bool emu_id_foreign(const ncclUniqueId *id);
@@ -346,10 +482,78 @@ void emu_part_complete(struct emu_part *p);
 void emu_part_finish(struct emu_part *p);
 void emu_part_free(struct emu_part *p);
 
+/* nccl_mem.c: a comm's resources */
+/* A new resource of comm, registered and listed; under the clique's mu. */
+struct emu_res *emu_res_new_locked(struct ncclComm *comm, enum emu_kind kind, void *buff,
+                                   size_t size, int flags);
+/* comm's own resource handle of kind, or NULL; under the clique's mu. */
+struct emu_res *emu_res_own_locked(struct ncclComm *comm, void *handle, enum emu_kind kind);
+/* Ends comm's own resource handle of kind; false when it has none such. */
+bool emu_res_end(struct ncclComm *comm, void *handle, enum emu_kind kind);
+void emu_res_release(struct emu_res *r);
+/* The comm leaves (destroy, abort): its registrations, windows and device comms go too. */
+void emu_comm_release_resources(struct ncclComm *comm);
+/* Takes a reference on a live resource of kind; NULL when it is none (one WARN line then). */
+struct emu_res *emu_res_acquire(void *handle, enum emu_kind kind, const char *api);
+/* The window of the same collective registration on rank peer, under the clique's mu. */
+struct emu_res *emu_window_of_locked(struct emu_clique *c, const struct emu_res *win, int peer);
+/* A live registry entry's report info for the comm (its revoked flag included). */
+void emu_comm_update_report(struct ncclComm *comm);
+
 /* nccl_group.c */
 bool emu_group_active(void);
+int emu_group_depth(void);
 void emu_group_add(struct emu_part *p);
 void emu_launch(struct emu_part *parts);
+
+/* nccl_profiler.c: NCCL's profiler plugin (NCCL_PROFILER_PLUGIN), loaded and called as NCCL's
+ * src/plugin/profiler.cc does */
+void emu_prof_comm_setup(struct ncclComm *comm);
+void emu_prof_comm_teardown(struct ncclComm *comm);
+/* Loads the plugin on first use and counts comm among its users; false when there is none. */
+bool emu_prof_comm_attach(struct ncclComm *comm);
+/* ncclProfilerPluginInit: attaches, then calls the plugin's init for comm. */
+void emu_prof_comm_init(struct ncclComm *comm);
+/* ncclProfilerPluginFinalize: at the comm's destroy or abort; nothing reaches the plugin for
+ * that comm afterwards. */
+void emu_prof_comm_finalize(struct ncclComm *comm);
+/* The API side of one enqueued call: NCCL's tasks for it, its GroupApi and CollApi/P2pApi
+ * events. */
+void emu_prof_enqueue_enter(void);
+void emu_prof_task_append(struct emu_part *p, int group_depth);
+/* ncclGroupEndInternal: its start (depth bookkeeping) and its exit (the GroupApi event stops). */
+void emu_prof_group_end_enter(void);
+void emu_prof_group_end_exit(void);
+/* Launch: KernelLaunch, Group, Coll and P2p events of the parts' plans (one per comm). */
+void emu_prof_launch(struct emu_part *parts);
+/* On the stream: KernelCh events while the work runs. */
+void emu_prof_kernel_start(struct emu_part *p);
+void emu_prof_kernel_stop(struct emu_part *p);
+void emu_prof_part_free(struct emu_part *p);
+
+/* nccl_core.c: INFO lines as NCCL prints them with NCCL_DEBUG=INFO (to stdout, or to
+ * NCCL_DEBUG_FILE), for the subsystems of NCCL_DEBUG_SUBSYS */
+void emu_info(unsigned long subsys, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void emu_info_dev(int device, unsigned long subsys, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool emu_info_enabled(unsigned long subsys);
+/* The logger NCCL hands its plugins (ncclDebugLogger_t). */
+void emu_debug_log(int level, unsigned long flags, const char *file, int line, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+/* NCCL's hashes (src/include/bitops.h, src/misc/utils.cc) */
+void emu_eat_hash(uint64_t acc[2], const void *bytes, size_t size);
+uint64_t emu_digest_hash(const uint64_t acc[2]);
+uint64_t emu_get_hash(const void *bytes, size_t size);
+uint64_t emu_hash_combine(uint64_t base, uint64_t value);
+/* A communicator's identity from its unique id, as ncclCommInitRank's: commHash = getHash(id). */
+void emu_ident_from_id(struct emu_comm_ident *out, const ncclUniqueId *id, const char *api);
+/* A communicator is complete: the profiler plugin's init and the Init COMPLETE line, on the
+ * calling thread for one comm, on a thread each for several (NCCL runs the inits of a group
+ * with several of them, and ncclCommInitAll's, on a thread each); then each is ready. */
+void emu_comms_ready(struct ncclComm **comms, int n);
+/* The same for a non-blocking init, on a thread of its own once its peers came (as NCCL's
+ * non-blocking group job does); ncclCommGetAsyncError says ncclInProgress until then. */
+void emu_comm_ready_async(struct ncclComm *comm);
 
 /* The 'p'-prefixed profiling alias of an NCCL function: same code, second name. */
 #define NCCL_ALIAS(fn) extern __typeof__(fn) p##fn __attribute__((alias(#fn)))

@@ -82,6 +82,14 @@ bool emu_rt_live_remove(void *handle, enum emu_kind kind, struct emu_live_info *
   return true;
 }
 
+void emu_rt_live_update(void *handle, enum emu_kind kind, const struct emu_live_info *info) {
+  pthread_mutex_lock(&reg_mu);
+  struct live *e = *find_locked(handle, kind);
+  if (e)
+    e->info = *info;
+  pthread_mutex_unlock(&reg_mu);
+}
+
 /* ---------------------------------------------------------------- exit report */
 
 static int by_kind_then_seq(const void *a, const void *b) {
@@ -112,8 +120,9 @@ static bool report_path(char *out, size_t size) {
 static void write_line(FILE *f, const struct live *e) {
   switch (e->kind) {
   case EMU_COMM:
-    fprintf(f, "comm %p rank %d nranks %d device %d\n", e->handle, e->info.rank, e->info.nranks,
-            e->info.device);
+    fprintf(f, "comm %p rank %d nranks %d device %d commId 0x%llx%s\n", e->handle, e->info.rank,
+            e->info.nranks, e->info.device, (unsigned long long)e->info.comm_id,
+            e->info.flags & EMU_LIVE_REVOKED ? " revoked" : "");
     break;
   case EMU_STREAM:
     fprintf(f, "stream %p device %d pending %llu\n", e->handle, e->info.device,
@@ -122,6 +131,20 @@ static void write_line(FILE *f, const struct live *e) {
   case EMU_EVENT:
     fprintf(f, "event %p device %d pending %d\n", e->handle, e->info.device,
             emu_event_pending(e->handle) ? 1 : 0);
+    break;
+  case EMU_NCCLMEM:
+    fprintf(f, "memory %p device %d bytes %zu\n", e->handle, e->info.device, e->info.bytes);
+    break;
+  case EMU_REG:
+    fprintf(f, "registration %p comm %p buff %p bytes %zu refs %d\n", e->handle, e->info.comm,
+            e->info.buff, e->info.bytes, e->info.refs);
+    break;
+  case EMU_WINDOW:
+    fprintf(f, "window %p comm %p buff %p bytes %zu flags %d\n", e->handle, e->info.comm,
+            e->info.buff, e->info.bytes, e->info.flags);
+    break;
+  case EMU_DEVCOMM:
+    fprintf(f, "devcomm %p comm %p rank %d\n", e->handle, e->info.comm, e->info.rank);
     break;
   default:
     break;
@@ -153,8 +176,8 @@ __attribute__((destructor)) static void write_exit_report(void) {
   struct live **all = malloc(cap * sizeof(*all));
   for (size_t b = 0; all && b < NBUCKETS; b++)
     for (struct live *e = buckets[b]; e; e = e->next) {
-      if (e->kind != EMU_COMM && e->kind != EMU_STREAM && e->kind != EMU_EVENT)
-        continue;
+      if (e->kind == EMU_ALLOC || e->kind == EMU_HOSTALLOC)
+        continue; /* cudaMalloc'ed memory is not listed */
       if (n == cap) {
         struct live **grown = realloc(all, 2 * cap * sizeof(*all));
         if (!grown)

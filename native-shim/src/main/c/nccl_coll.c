@@ -362,12 +362,31 @@ static int by_key_then_rank(const void *a, const void *b) {
   return x->comm->rank - y->comm->rank;
 }
 
+/* src/init.cc ncclCommInitRankFunc, for a split or shrink: the child's hash from (parent's
+ * commHash, the parent's split count, color) by eatHash and digestHash; a shrink's split count
+ * and color are 0. The child's bootstrap magic is its hash (bootstrapSplit). */
+static struct emu_comm_ident child_ident(const struct emu_part *p) {
+  struct emu_comm_ident id = {.api = p->api, .parent = p->comm};
+  int count = p->func == F_SPLIT ? p->child_count : 0;
+  int color = p->func == F_SPLIT ? p->color : 0;
+  uint64_t acc[2] = {1, 1};
+  emu_eat_hash(acc, &p->comm->ident.comm_hash, sizeof(uint64_t));
+  emu_eat_hash(acc, &count, sizeof(int));
+  emu_eat_hash(acc, &color, sizeof(int));
+  id.comm_hash = id.magic = emu_digest_hash(acc);
+  id.split_count = count;
+  id.color = color;
+  id.key = p->func == F_SPLIT ? p->key : p->comm->rank;
+  return id;
+}
+
 static ncclResult_t build_group(struct emu_part **members, int n) {
   struct emu_clique *c = emu_clique_new(n);
   if (!c)
     return ncclSystemError;
   for (int i = 0; i < n; i++) {
-    members[i]->out = emu_comm_new(c, i, members[i]->comm->device, members[i]->blocking);
+    struct emu_comm_ident id = child_ident(members[i]);
+    members[i]->out = emu_comm_new(c, i, members[i]->comm->device, members[i]->blocking, &id);
     if (!members[i]->out) {
       for (int j = 0; j < i; j++)
         if (emu_rt_live_remove(members[j]->out, EMU_COMM, NULL)) {
@@ -515,8 +534,10 @@ static struct emu_slot *slot_new_locked(struct emu_clique *c, struct emu_part *p
       s->party[p->exclude[i]] = 0;
     s->parties = c->nranks - p->nexclude;
   }
+  /* a party gone, or (for work, not a split or shrink) revoked, never comes */
   for (int r = 0; r < c->nranks; r++)
-    if (c->gone[r] && is_party(s, r)) {
+    if ((c->gone[r] || (s->kind != SLOT_HOST && c->comms[r] && c->comms[r]->revoked)) &&
+        is_party(s, r)) {
       slot_free(s);
       return NULL;
     }
@@ -574,6 +595,11 @@ void emu_part_arrive(struct emu_part *p) {
   if (!p->remote && comm->state == COMM_ABORTED) {
     pthread_mutex_unlock(&c->mu);
     p->result = ncclRemoteError;
+    return;
+  }
+  if (!p->remote && comm->revoked && !is_host(p->func)) {
+    pthread_mutex_unlock(&c->mu);
+    p->result = ncclSuccess; /* stopped by ncclCommRevoke: it does nothing, and is no error */
     return;
   }
   struct emu_slot *s = c->slots;
@@ -638,7 +664,7 @@ void emu_part_complete(struct emu_part *p) {
   struct emu_slot *s = p->slot;
   if (p->result != ncclSuccess) {
     pthread_mutex_lock(&comm->clique->mu);
-    if (comm->async_error == ncclSuccess && comm->state != COMM_ABORTED)
+    if (comm->async_error == ncclSuccess && comm->state != COMM_ABORTED && !comm->revoked)
       comm->async_error = p->result;
     pthread_mutex_unlock(&comm->clique->mu);
     return;
@@ -699,6 +725,7 @@ void emu_part_finish(struct emu_part *p) {
 }
 
 void emu_part_free(struct emu_part *p) {
+  emu_prof_part_free(p);
   free(p->exclude);
   free(p);
 }
@@ -773,7 +800,7 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
       e = cudaErrorInvalidResourceHandle;
     }
     if (e != cudaSuccess) {
-      emu_warn("%s: Cuda failure '%s' (stream %p, comm device %d)", a->api, cudaGetErrorString(e),
+      emu_warn("%s: Cuda failure '%s' (stream %p, comm device %d)", a->api, emu_rt_error_string(e),
                (void *)stream, comm->device);
       r = ncclUnhandledCudaError;
     }
@@ -799,6 +826,14 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
   p->op = a->op;
   p->root = a->root;
   pthread_mutex_lock(&c->mu);
+  if (comm->revoked) {
+    pthread_mutex_unlock(&c->mu);
+    emu_warn("%s: communicator was revoked", a->api);
+    emu_rt_stream_release(s);
+    emu_comm_release(comm);
+    emu_part_free(p);
+    return ncclInvalidUsage;
+  }
   if (comm->state != COMM_LIVE) {
     pthread_mutex_unlock(&c->mu);
     emu_warn("%s: comm %p has been finalized or is being destroyed", a->api, (void *)comm);
@@ -815,10 +850,16 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
     p->seq = comm->coll_seq++;
   comm->pending++;
   pthread_mutex_unlock(&c->mu);
+  /* ncclEnqueueCheck: the task inside an implicit group, which ends here or at ncclGroupEnd */
+  p->user_stream = stream;
+  emu_prof_enqueue_enter();
+  emu_prof_task_append(p, emu_group_depth() + 1);
+  emu_prof_group_end_enter();
   if (emu_group_active())
     emu_group_add(p);
   else
     emu_launch(p);
+  emu_prof_group_end_exit();
   return ncclSuccess;
 }
 

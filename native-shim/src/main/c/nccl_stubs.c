@@ -1,4 +1,4 @@
-/* The rest of the NCCL 2.28 API: exported, so that bindings generated from the full header (JNI
+/* The rest of the NCCL 2.29 API: exported, so that bindings generated from the full header (JNI
  * libraries that link every function) load, and answering ncclInvalidUsage, never crashing. */
 #include "emu.h"
 
@@ -6,31 +6,6 @@
   NCCL_KNOB(#fn);                                                                                 \
   emu_warn("NCCLEMU: %s is not emulated", #fn);                                                   \
   return ncclInvalidUsage
-
-ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle) {
-  (void)comm, (void)buff, (void)size, (void)handle;
-  NOT_EMULATED(ncclCommRegister);
-}
-NCCL_ALIAS(ncclCommRegister);
-
-ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) {
-  (void)comm, (void)handle;
-  NOT_EMULATED(ncclCommDeregister);
-}
-NCCL_ALIAS(ncclCommDeregister);
-
-ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
-                                    int winFlags) {
-  (void)comm, (void)buff, (void)size, (void)win, (void)winFlags;
-  NOT_EMULATED(ncclCommWindowRegister);
-}
-NCCL_ALIAS(ncclCommWindowRegister);
-
-ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
-  (void)comm, (void)win;
-  NOT_EMULATED(ncclCommWindowDeregister);
-}
-NCCL_ALIAS(ncclCommWindowDeregister);
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm) {

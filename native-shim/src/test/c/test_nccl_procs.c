@@ -44,13 +44,6 @@ static char *proc_stderr(int proc) {
   return read_file(test_path(name));
 }
 
-static int count_of(const char *s, const char *what) {
-  int n = 0;
-  for (const char *p = s ? strstr(s, what) : NULL; p; p = strstr(p + 1, what))
-    n++;
-  return n;
-}
-
 /* Waits (up to 10 s) until the stderr of process 0 holds what, and returns it. */
 static char *await_stderr_of_0(const char *what) {
   char *err = proc_stderr(0);

@@ -108,7 +108,7 @@ class EmulatorJnaTest {
   void versionIsNccl2283() {
     IntByReference version = new IntByReference();
     assertEquals(0, nccl.ncclGetVersion(version));
-    assertEquals(22803, version.getValue());
+    assertEquals(22903, version.getValue());
     assertTrue(nccl.ncclGetErrorString(5).startsWith("invalid usage"));
   }
 
