@@ -134,6 +134,27 @@ static inline ng_head *slot_at(ng_pool *p, int32_t i) {
 #define ESLOT(i) ((ng_eslot *)slot_at(&epool, (i)))
 #define SSLOT(i) ((ng_sslot *)slot_at(&spool, (i)))
 
+/* The id Java holds for a slot: its index, 7 bits of its incarnation (so that a late release or
+ * read of an id whose slot was reused since is refused), and the stream bit. */
+#define INDEX_BITS 22
+#define INDEX_MASK ((1 << INDEX_BITS) - 1)
+#define INC_MASK 0x7F
+_Static_assert((MAX_CHUNKS << CHUNK_BITS) <= (1 << INDEX_BITS), "slot indexes fit their bits");
+
+static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
+  return i | (int)((inc & INC_MASK) << INDEX_BITS) | (p == &spool ? NG_STREAM_SLOT_BIT : 0);
+}
+
+/* The slot an id names, if it is still that incarnation; NULL otherwise. */
+static ng_head *slot_of_id(ng_pool *p, int id) {
+  if (id < 0 || ((id & NG_STREAM_SLOT_BIT) != 0) != (p == &spool)) return NULL;
+  int32_t i = id & INDEX_MASK;
+  if (i >= atomic_load_explicit(&p->high, NG_ACQUIRE)) return NULL;
+  ng_head *h = slot_at(p, i);
+  if ((atomic_load_explicit(&h->inc, NG_ACQUIRE) & INC_MASK) != ((uint32_t)id >> INDEX_BITS & INC_MASK)) return NULL;
+  return h;
+}
+
 /* A free slot, or -1 when 4M are in use; under the map lock. The caller sets it up. */
 static int32_t slot_alloc(ng_pool *p) {
   int32_t i = p->free_head;
@@ -455,6 +476,22 @@ static void forget(ng_pool *p, uint64_t key, int mark_java) {
   }
 }
 
+/* Ends the slot a release found before its real call, if it is still that incarnation, and takes
+ * its key out of the map only if the map still names it: the address may have been handed out
+ * (and given a new slot) by the time the release returns. */
+static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
+  ng_map_lock();
+  uint64_t v = ng_map_get_locked(p->map, key);
+  if (v == (uint64_t)h->index + 2) ng_map_remove(p->map, key);
+  else if (v == JAVA_MARK) ng_map_remove(p->map, key);
+  ng_map_unlock();
+  word_lock(&h->lock);
+  int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
+  if (same) atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | ENDED, NG_RELAXED);
+  word_unlock(&h->lock);
+  if (same) slot_unref(p, h->index, REF_C);
+}
+
 static void mark_java(ng_pool *p, uint64_t key) {
   ng_map_lock();
   if (ng_map_get_locked(p->map, key) == 0) ng_map_put(p->map, key, JAVA_MARK);
@@ -467,10 +504,14 @@ static void unmark_java(ng_pool *p, uint64_t key) {
   ng_map_unlock();
 }
 
-/* Java took the slot (a record of its own points at it). */
+/* Java took the slot (a record of its own points at it), unless C ended it meanwhile: a release
+ * racing the creation's upcall. A release of an id without REF_J is then a no-op. */
 static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
   ng_head *h = slot_at(p, i);
-  if (atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc) atomic_fetch_or_explicit(&h->refs, REF_J, NG_RELEASE);
+  uint32_t r = atomic_load_explicit(&h->refs, NG_ACQUIRE);
+  while ((r & REF_C) && atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc &&
+         !atomic_compare_exchange_weak_explicit(&h->refs, &r, r | REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
+  }
 }
 
 static int comm_device(uint64_t comm) {
@@ -565,7 +606,7 @@ static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int e
   ng_map_unlock();
   if (i < 0) return NULL;
   k->inc = inc;
-  if (made && ng_up_ready() && ng_up_seen(k->fn, stream, device, i | NG_STREAM_SLOT_BIT, &k->caller->site))
+  if (made && ng_up_ready() && ng_up_seen(k->fn, stream, device, slot_id(&spool, i, inc), &k->caller->site))
     java_holds(&spool, i, inc);
   return SSLOT(i);
 }
@@ -625,7 +666,8 @@ static void work_exit(ng_call *k, int status) {
       if (i < 0) return;
       e = ESLOT(i);
       event_recorded(e, einc, si, stream, op, record_number());
-      if (ng_up_ready() && ng_up_seen(k->fn, handle, device, i, &k->caller->site)) java_holds(&epool, i, einc);
+      if (ng_up_ready() && ng_up_seen(k->fn, handle, device, slot_id(&epool, i, einc), &k->caller->site))
+        java_holds(&epool, i, einc);
       return;
     }
     event_recorded(e, einc, si, stream, op, record_number());
@@ -724,6 +766,13 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
   case NG_EFFECT_STREAM_DESTROY:
   case NG_EFFECT_DEVICE_SYNC: {
     k->mode = MODE_UP;
+    if (ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY || ng_fn_effect[fn] == NG_EFFECT_STREAM_DESTROY) {
+      /* the slot this release ends, found before the address can be handed out again */
+      int java;
+      int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
+      k->key = event ? A(k, p->handle) : A(k, p->stream);
+      if (event || !special_stream(k->key)) k->slot = find(event ? &epool : &spool, k->key, &k->inc, &java);
+    }
     k->device = ng_current_device();
     if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
       /* work whose exit reads the sequence before this step was called before */
@@ -809,20 +858,18 @@ void ng_exit(ng_call *k, int status) {
     ng_map_unlock();
     if (ng_up_ready()) {
       ng_site *site = ng_site_of(k->caller);
-      int id = i < 0 ? -1 : effect == NG_EFFECT_EVENT_CREATE ? i : (i | NG_STREAM_SLOT_BIT);
+      int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &epool : &spool, i, inc);
       if (up_exit(k, status, site, id) && i >= 0) java_holds(effect == NG_EFFECT_EVENT_CREATE ? &epool : &spool, i, inc);
     }
     return;
   }
   case NG_EFFECT_EVENT_DESTROY:
   case NG_EFFECT_STREAM_DESTROY: {
-    if (status == 0) {
-      uint64_t h = effect == NG_EFFECT_EVENT_DESTROY ? A(k, p->handle) : A(k, p->stream);
-      if (effect == NG_EFFECT_EVENT_DESTROY) {
-        forget(&epool, h, 0);
-      } else if (!special_stream(h)) {
-        forget(&spool, h, 0);
-      }
+    ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &epool : &spool;
+    if (status == 0 && k->slot != NULL) {
+      forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
+    } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !special_stream(k->key))) {
+      unmark_java(pool, k->key);
     }
     if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
     return;
@@ -893,17 +940,8 @@ void ng_park(int fn) {
 }
 
 /* ---------------------------------------------------------------- Java's view (the JNI natives) */
-static ng_eslot *event_slot(int slot) {
-  if (slot < 0 || (slot & NG_STREAM_SLOT_BIT) || slot >= atomic_load_explicit(&epool.high, NG_ACQUIRE)) return NULL;
-  return ESLOT(slot);
-}
-
-static ng_sslot *stream_slot(int slot) {
-  if (slot < 0 || !(slot & NG_STREAM_SLOT_BIT)) return NULL;
-  slot &= ~NG_STREAM_SLOT_BIT;
-  if (slot >= atomic_load_explicit(&spool.high, NG_ACQUIRE)) return NULL;
-  return SSLOT(slot);
-}
+static ng_eslot *event_slot(int slot) { return (ng_eslot *)slot_of_id(&epool, slot); }
+static ng_sslot *stream_slot(int slot) { return (ng_sslot *)slot_of_id(&spool, slot); }
 
 static int live(ng_head *h) { return h != NULL && (atomic_load_explicit(&h->refs, NG_ACQUIRE) & REF_C) && !ended(&h->lock); }
 
@@ -966,9 +1004,9 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     } else {
       i = e->h.index;
     }
-    atomic_fetch_or_explicit(&e->h.refs, REF_J, NG_RELEASE);
-    event_recorded(e, inc, slot & ~NG_STREAM_SLOT_BIT, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, record_number());
-    return i;
+    java_holds(&epool, i, inc);
+    event_recorded(e, inc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, record_number());
+    return slot_id(&epool, i, inc);
   }
   default:
     return -1;
@@ -1001,7 +1039,7 @@ void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
     int32_t stream;
     uint64_t handle;
     out[3 * i] = event_pending(e, &stream, &handle);
-    out[3 * i + 1] = stream >= 0 ? (stream | NG_STREAM_SLOT_BIT) : -1;
+    out[3 * i + 1] = stream >= 0 ? slot_id(&spool, stream, atomic_load_explicit(&SSLOT(stream)->h.inc, NG_ACQUIRE)) : -1;
     out[3 * i + 2] = (int64_t)handle;
   }
 }
@@ -1014,12 +1052,9 @@ void ng_api_streams_pending(const int32_t *slots, int n, int64_t *out) {
 }
 
 void ng_api_release_slot(int slot) {
-  if (slot < 0) return;
-  if (slot & NG_STREAM_SLOT_BIT) {
-    if (stream_slot(slot) != NULL) slot_unref(&spool, slot & ~NG_STREAM_SLOT_BIT, REF_J);
-  } else if (event_slot(slot) != NULL) {
-    slot_unref(&epool, slot, REF_J);
-  }
+  ng_pool *p = slot >= 0 && (slot & NG_STREAM_SLOT_BIT) ? &spool : &epool;
+  ng_head *h = slot_of_id(p, slot);
+  if (h != NULL) slot_unref(p, h->index, REF_J);
 }
 
 int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {

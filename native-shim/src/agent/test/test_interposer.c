@@ -479,7 +479,9 @@ static void released_slots_are_reused_once_java_lets_go(void) {
   REQUIRE_EQ(fj->event_create(&e), 0);
   upcall v;
   REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &v), 1);
-  CHECK_EQ(v.slot, u.slot);
+  CHECK_EQ(v.slot & 0x3FFFFF, u.slot & 0x3FFFFF); /* the same slot, another incarnation */
+  CHECK(v.slot != u.slot);
+  CHECK_EQ(event_pending(u.slot), -1); /* the old id is refused */
   CHECK_EQ(event_pending(v.slot), 0);
 }
 
