@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "emu_api.h"
+#include "emu_profiler_api.h"
 
 /* ---------------------------------------------------------------- live handles (libcudart) */
 
@@ -27,6 +28,7 @@ struct emu_live_info {
   int rank;
   int nranks;
   size_t bytes;
+  uint64_t comm_id; /* a communicator's commHash */
 };
 
 void emu_rt_live_add(void *handle, enum emu_kind kind, const struct emu_live_info *info);
@@ -145,6 +147,27 @@ struct emu_clique {
   struct emu_net *net;      /* set once; NULL while no other process takes part */
 };
 
+/* Who a new communicator is, for NCCL: its commHash and magic, and how it came to be. */
+struct emu_comm_ident {
+  uint64_t comm_hash;
+  uint64_t magic;
+  const char *api;
+  const struct ncclComm *parent; /* split, shrink, grow */
+  int split_count, color, key;
+};
+
+/* A communicator's side of the profiler plugin (nccl_profiler.c). Events take lock shared,
+ * init and finalize exclusive: no event reaches the plugin after the comm's finalize. */
+struct emu_prof_comm {
+  pthread_rwlock_t lock;
+  bool active;        /* init succeeded, finalize not yet called */
+  bool holds_plugin;  /* counted in the plugin's references: finalize drops it */
+  bool ended;         /* finalized (or destroyed before its init): no init afterwards */
+  int version;        /* of the plugin's interface: 4, 5 or 6 */
+  const void *api;    /* its ncclProfiler_vN_t */
+  void *context;
+};
+
 struct ncclComm {
   struct emu_obj obj;
   struct emu_clique *clique;
@@ -152,6 +175,12 @@ struct ncclComm {
   int nranks;
   int device;
   int blocking;
+  /* NCCL's identity of the communicator, computed as src/init.cc does: commHash (the commId of
+   * its INFO lines and of the profiler plugin) and the bootstrap magic a grow derives from;
+   * and how it came to be, for the Init COMPLETE line */
+  struct emu_comm_ident ident; /* the parent is printed, never followed */
+  atomic_uint_fast64_t seq_number[16]; /* per emu_func, as NCCL's comm->seqNumber[func] */
+  struct emu_prof_comm prof;
   /* guarded by clique->mu */
   enum emu_comm_state state;
   ncclResult_t async_error;
@@ -162,6 +191,8 @@ struct ncclComm {
   uint64_t *recv_seq;
   bool left;      /* destroyed or aborted: no longer counted in clique->local_live */
   bool announced; /* the other processes were told it destroyed or aborted */
+  bool ready;     /* init complete, profiler plugin told: ncclCommGetAsyncError says so */
+  int child_count; /* splits of this comm so far (NCCL's comm->childCount) */
 };
 
 enum emu_func {
@@ -192,6 +223,7 @@ struct emu_part {
   int rank;
   struct emu_clique *clique;
   struct emu_stream *stream;
+  cudaStream_t user_stream; /* as the caller named it */
   const void *sendbuff;
   void *recvbuff;
   size_t count;
@@ -207,8 +239,26 @@ struct emu_part {
   int blocking;
   int *exclude;
   int nexclude;
+  int child_count; /* the parent's count of splits, this one included */
   ncclComm_t *newcomm;
   struct ncclComm *out;
+  /* what the profiler plugin was told of it: NCCL's tasks for this call (one Coll, or Send and
+   * Recv tasks), with their event handles */
+  int prof_mask;
+  int ntasks;
+  struct emu_prof_task *tasks;
+};
+
+/* One of NCCL's tasks, as its profiler events describe it. */
+struct emu_prof_task {
+  bool p2p;
+  enum emu_func func; /* F_SEND or F_RECV for p2p tasks */
+  void *buff;         /* p2p */
+  size_t count;
+  int peer;           /* p2p; a collective's root otherwise */
+  void *api_handle;   /* its CollApi or P2pApi event */
+  void *handle;       /* its Coll or P2p event */
+  void *kernel;       /* its KernelCh event */
 };
 
 /* nccl_core.c */
@@ -216,11 +266,14 @@ void emu_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 ncclResult_t emu_comm_acquire(ncclComm_t comm, const char *api);
 void emu_comm_release(struct ncclComm *comm);
 /* A new communicator of a complete clique (InitAll, split): attached and registered. */
-struct ncclComm *emu_comm_new(struct emu_clique *clique, int rank, int device, int blocking);
+struct ncclComm *emu_comm_new(struct emu_clique *clique, int rank, int device, int blocking,
+                              const struct emu_comm_ident *ident);
 struct emu_clique *emu_clique_new(int nranks);
-/* ncclCommInitRank: a registered communicator meets its peers through the unique id. */
+/* ncclCommInitRank: a registered communicator meets its peers through the unique id. Its
+ * identity is the id's (ncclCommInitRank's), or ident where given. */
 ncclResult_t emu_comm_join(const char *api, const ncclUniqueId *id, int nranks, int rank,
-                           int device, int blocking, struct ncclComm **out);
+                           int device, int blocking, const struct emu_comm_ident *ident,
+                           struct ncclComm **out);
 bool emu_unique_id_valid(const ncclUniqueId *id);
 ncclResult_t emu_hang(struct ncclComm *comm, const char *api);
 void emu_fail_slots_locked(struct emu_clique *c, int rank);
@@ -247,15 +300,23 @@ void emu_warn_dev(int device, const char *fmt, ...) __attribute__((format(printf
 
 /* The 128 bytes of an ncclUniqueId: what another process needs to find the one that made it. */
 struct emu_id_fields {
-  char magic[8];
-  int32_t pid;   /* the process whose root collects the ranks */
-  uint16_t port; /* its root listener on 127.0.0.1; 0 when it could not listen */
+  uint64_t magic; /* random, as NCCL's bootstrap handle's: so an id cannot be guessed either */
+  char marker[8]; /* "NCCLEMU1": the emulator made it */
+  int32_t pid;    /* the process whose root collects the ranks */
+  uint16_t port;  /* its root listener on 127.0.0.1; 0 when it could not listen (or none) */
   uint16_t pad;
   uint64_t counter;
   int64_t sec;
   int64_t nsec;
-  uint64_t tag; /* random, so an id cannot be guessed from an earlier one */
 };
+/* An id of this process; port 0: no root listens for it (ncclCommInitAll's own id). */
+void emu_make_unique_id(ncclUniqueId *id, uint16_t port);
+/* NCCL's version banner at an init, as NCCL_DEBUG asks */
+void emu_show_version(int rank);
+#define EMU_STR2(x) #x
+#define EMU_STR(x) EMU_STR2(x)
+#define EMU_VERSION_STRING                                                                        \
+  "NCCL version " EMU_STR(NCCL_MAJOR) "." EMU_STR(NCCL_MINOR) "." EMU_STR(NCCL_PATCH) "+cuda13.0"
 void emu_id_fields(const ncclUniqueId *id, struct emu_id_fields *out);
 /* Whether the id was made by another process (then its root completes the clique). */
 bool emu_id_foreign(const ncclUniqueId *id);
@@ -348,8 +409,58 @@ void emu_part_free(struct emu_part *p);
 
 /* nccl_group.c */
 bool emu_group_active(void);
+int emu_group_depth(void);
 void emu_group_add(struct emu_part *p);
 void emu_launch(struct emu_part *parts);
+
+/* nccl_profiler.c: NCCL's profiler plugin (NCCL_PROFILER_PLUGIN), loaded and called as NCCL's
+ * src/plugin/profiler.cc does */
+void emu_prof_comm_setup(struct ncclComm *comm);
+void emu_prof_comm_teardown(struct ncclComm *comm);
+/* Loads the plugin on first use and counts comm among its users; false when there is none. */
+bool emu_prof_comm_attach(struct ncclComm *comm);
+/* ncclProfilerPluginInit: attaches, then calls the plugin's init for comm. */
+void emu_prof_comm_init(struct ncclComm *comm);
+/* ncclProfilerPluginFinalize: at the comm's destroy or abort; nothing reaches the plugin for
+ * that comm afterwards. */
+void emu_prof_comm_finalize(struct ncclComm *comm);
+/* The API side of one enqueued call: NCCL's tasks for it, its GroupApi and CollApi/P2pApi
+ * events. */
+void emu_prof_enqueue_enter(void);
+void emu_prof_task_append(struct emu_part *p, int group_depth);
+/* ncclGroupEndInternal: its start (depth bookkeeping) and its exit (the GroupApi event stops). */
+void emu_prof_group_end_enter(void);
+void emu_prof_group_end_exit(void);
+/* Launch: KernelLaunch, Group, Coll and P2p events of the parts' plans (one per comm). */
+void emu_prof_launch(struct emu_part *parts);
+/* On the stream: KernelCh events while the work runs. */
+void emu_prof_kernel_start(struct emu_part *p);
+void emu_prof_kernel_stop(struct emu_part *p);
+void emu_prof_part_free(struct emu_part *p);
+
+/* nccl_core.c: INFO lines as NCCL prints them with NCCL_DEBUG=INFO (to stdout, or to
+ * NCCL_DEBUG_FILE), for the subsystems of NCCL_DEBUG_SUBSYS */
+void emu_info(unsigned long subsys, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void emu_info_dev(int device, unsigned long subsys, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool emu_info_enabled(unsigned long subsys);
+/* The logger NCCL hands its plugins (ncclDebugLogger_t). */
+void emu_debug_log(int level, unsigned long flags, const char *file, int line, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+/* NCCL's hashes (src/include/bitops.h, src/misc/utils.cc) */
+void emu_eat_hash(uint64_t acc[2], const void *bytes, size_t size);
+uint64_t emu_digest_hash(const uint64_t acc[2]);
+uint64_t emu_get_hash(const void *bytes, size_t size);
+uint64_t emu_hash_combine(uint64_t base, uint64_t value);
+/* A communicator's identity from its unique id, as ncclCommInitRank's: commHash = getHash(id). */
+void emu_ident_from_id(struct emu_comm_ident *out, const ncclUniqueId *id, const char *api);
+/* A communicator is complete: the profiler plugin's init and the Init COMPLETE line, on the
+ * calling thread for one comm, on a thread each for several (NCCL runs the inits of a group
+ * with several of them, and ncclCommInitAll's, on a thread each); then each is ready. */
+void emu_comms_ready(struct ncclComm **comms, int n);
+/* The same for a non-blocking init, on a thread of its own once its peers came (as NCCL's
+ * non-blocking group job does); ncclCommGetAsyncError says ncclInProgress until then. */
+void emu_comm_ready_async(struct ncclComm *comm);
 
 /* The 'p'-prefixed profiling alias of an NCCL function: same code, second name. */
 #define NCCL_ALIAS(fn) extern __typeof__(fn) p##fn __attribute__((alias(#fn)))

@@ -112,8 +112,8 @@ static bool report_path(char *out, size_t size) {
 static void write_line(FILE *f, const struct live *e) {
   switch (e->kind) {
   case EMU_COMM:
-    fprintf(f, "comm %p rank %d nranks %d device %d\n", e->handle, e->info.rank, e->info.nranks,
-            e->info.device);
+    fprintf(f, "comm %p rank %d nranks %d device %d commId 0x%llx\n", e->handle, e->info.rank,
+            e->info.nranks, e->info.device, (unsigned long long)e->info.comm_id);
     break;
   case EMU_STREAM:
     fprintf(f, "stream %p device %d pending %llu\n", e->handle, e->info.device,

@@ -362,12 +362,31 @@ static int by_key_then_rank(const void *a, const void *b) {
   return x->comm->rank - y->comm->rank;
 }
 
+/* src/init.cc ncclCommInitRankFunc, for a split or shrink: the child's hash from (parent's
+ * commHash, the parent's split count, color) by eatHash and digestHash; a shrink's split count
+ * and color are 0. The child's bootstrap magic is its hash (bootstrapSplit). */
+static struct emu_comm_ident child_ident(const struct emu_part *p) {
+  struct emu_comm_ident id = {.api = p->api, .parent = p->comm};
+  int count = p->func == F_SPLIT ? p->child_count : 0;
+  int color = p->func == F_SPLIT ? p->color : 0;
+  uint64_t acc[2] = {1, 1};
+  emu_eat_hash(acc, &p->comm->ident.comm_hash, sizeof(uint64_t));
+  emu_eat_hash(acc, &count, sizeof(int));
+  emu_eat_hash(acc, &color, sizeof(int));
+  id.comm_hash = id.magic = emu_digest_hash(acc);
+  id.split_count = count;
+  id.color = color;
+  id.key = p->func == F_SPLIT ? p->key : p->comm->rank;
+  return id;
+}
+
 static ncclResult_t build_group(struct emu_part **members, int n) {
   struct emu_clique *c = emu_clique_new(n);
   if (!c)
     return ncclSystemError;
   for (int i = 0; i < n; i++) {
-    members[i]->out = emu_comm_new(c, i, members[i]->comm->device, members[i]->blocking);
+    struct emu_comm_ident id = child_ident(members[i]);
+    members[i]->out = emu_comm_new(c, i, members[i]->comm->device, members[i]->blocking, &id);
     if (!members[i]->out) {
       for (int j = 0; j < i; j++)
         if (emu_rt_live_remove(members[j]->out, EMU_COMM, NULL)) {
@@ -699,6 +718,7 @@ void emu_part_finish(struct emu_part *p) {
 }
 
 void emu_part_free(struct emu_part *p) {
+  emu_prof_part_free(p);
   free(p->exclude);
   free(p);
 }
@@ -815,10 +835,16 @@ static ncclResult_t enqueue(enum emu_knob knob, const struct coll_args *a, ncclC
     p->seq = comm->coll_seq++;
   comm->pending++;
   pthread_mutex_unlock(&c->mu);
+  /* ncclEnqueueCheck: the task inside an implicit group, which ends here or at ncclGroupEnd */
+  p->user_stream = stream;
+  emu_prof_enqueue_enter();
+  emu_prof_task_append(p, emu_group_depth() + 1);
+  emu_prof_group_end_enter();
   if (emu_group_active())
     emu_group_add(p);
   else
     emu_launch(p);
+  emu_prof_group_end_exit();
   return ncclSuccess;
 }
 

@@ -44,6 +44,90 @@ static ncclResult_t await_init(struct ncclComm *comm) {
   return r;
 }
 
+/* ---------------------------------------------------------------- a communicator is ready */
+
+/* A bus id for the INFO lines: the emulated devices sit on buses 0x1000, 0x2000, ... */
+static unsigned long bus_id(int device) { return 0x1000UL * (unsigned long)(device + 1); }
+
+/* What ncclCommInitRankFunc does once the ranks met: the profiler plugin's init, the INFO line
+ * (of an init with its commId, of a split with its parent), and the comm is ready. */
+static void comm_ready(struct ncclComm *comm) {
+  emu_prof_comm_init(comm);
+  const struct emu_comm_ident *id = &comm->ident;
+  if (id->parent)
+    emu_info_dev(comm->device, NCCL_INIT,
+                 "%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx parent %p "
+                 "splitCount %d color %d key %d - Init COMPLETE",
+                 id->api, (void *)comm, comm->rank, comm->nranks, comm->device, comm->device,
+                 bus_id(comm->device), (const void *)id->parent, id->split_count, id->color,
+                 id->key);
+  else
+    emu_info_dev(comm->device, NCCL_INIT,
+                 "%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - "
+                 "Init COMPLETE",
+                 id->api, (void *)comm, comm->rank, comm->nranks, comm->device, comm->device,
+                 bus_id(comm->device), (unsigned long long)id->comm_hash);
+  pthread_mutex_lock(&comm->clique->mu);
+  comm->ready = true;
+  pthread_mutex_unlock(&comm->clique->mu);
+}
+
+static void *comm_ready_main(void *arg) {
+  comm_ready(arg);
+  return NULL;
+}
+
+void emu_comms_ready(struct ncclComm **comms, int n) {
+  if (n == 1) {
+    comm_ready(comms[0]);
+    return;
+  }
+  pthread_t *threads = calloc((size_t)n, sizeof(*threads));
+  bool *started = calloc((size_t)n, sizeof(*started));
+  for (int i = 0; i < n; i++)
+    started[i] = threads && started &&
+                 pthread_create(&threads[i], NULL, comm_ready_main, comms[i]) == 0;
+  for (int i = 0; i < n; i++) {
+    if (started && started[i])
+      pthread_join(threads[i], NULL);
+    else
+      comm_ready(comms[i]); /* no thread: here, then */
+  }
+  free(threads);
+  free(started);
+}
+
+/* The job thread of a non-blocking init; holds a reference on the comm. */
+static void *ready_async_main(void *arg) {
+  struct ncclComm *comm = arg;
+  if (await_init(comm) == ncclSuccess)
+    comm_ready(comm);
+  emu_comm_release(comm);
+  return NULL;
+}
+
+void emu_comm_ready_async(struct ncclComm *comm) {
+  /* nothing to tell: ready as soon as its peers came (the plugin is looked for here, not on
+   * the job thread as NCCL does, to know) */
+  if (!emu_prof_comm_attach(comm) && !emu_info_enabled(NCCL_INIT)) {
+    pthread_mutex_lock(&comm->clique->mu);
+    comm->ready = true;
+    pthread_mutex_unlock(&comm->clique->mu);
+    return;
+  }
+  emu_obj_ref(&comm->obj);
+  pthread_attr_t attr;
+  pthread_t t;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int e = pthread_create(&t, &attr, ready_async_main, comm);
+  pthread_attr_destroy(&attr);
+  if (e != 0) {
+    emu_warn("NCCLEMU: cannot start the init thread of comm %p: %s", (void *)comm, strerror(e));
+    emu_comm_release(comm);
+  }
+}
+
 static ncclResult_t init_rank(const char *api, enum emu_knob knob, ncclComm_t *newcomm,
                               int nranks, const ncclUniqueId *id, int rank,
                               ncclConfig_t *config) {
@@ -64,8 +148,10 @@ static ncclResult_t init_rank(const char *api, enum emu_knob knob, ncclComm_t *n
   if (r == ncclSuccess)
     r = current_device(api, &device);
   struct ncclComm *comm = NULL;
-  if (r == ncclSuccess)
-    r = emu_comm_join(api, id, nranks, rank, device, blocking, &comm);
+  if (r == ncclSuccess) {
+    emu_show_version(rank);
+    r = emu_comm_join(api, id, nranks, rank, device, blocking, NULL, &comm);
+  }
   if (r != ncclSuccess)
     return r;
   /* published before the wait, as NCCL does, so another thread can abort a stuck init */
@@ -76,8 +162,12 @@ static ncclResult_t init_rank(const char *api, enum emu_knob knob, ncclComm_t *n
   }
   if (emu_group_active()) {
     struct emu_part *p = calloc(1, sizeof(*p));
-    if (!p)
-      return await_init(comm);
+    if (!p) {
+      r = await_init(comm);
+      if (r == ncclSuccess)
+        emu_comms_ready(&comm, 1);
+      return r;
+    }
     p->func = F_INIT;
     p->api = api;
     p->comm = comm;
@@ -86,9 +176,14 @@ static ncclResult_t init_rank(const char *api, enum emu_knob knob, ncclComm_t *n
     emu_group_add(p);
     return ncclSuccess;
   }
-  if (!blocking)
+  if (!blocking) {
+    emu_comm_ready_async(comm);
     return ncclInProgress;
-  return await_init(comm);
+  }
+  r = await_init(comm);
+  if (r == ncclSuccess)
+    emu_comms_ready(&comm, 1);
+  return r;
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
@@ -145,8 +240,14 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
     emu_warn("ncclCommInitAll: out of memory");
     return ncclSystemError;
   }
+  /* NCCL makes a unique id and inits every rank with it: their commHash is that id's */
+  ncclUniqueId id;
+  emu_make_unique_id(&id, 0);
+  struct emu_comm_ident ident;
+  emu_ident_from_id(&ident, &id, "ncclCommInitAll");
+  emu_show_version(0);
   for (int i = 0; i < ndev; i++) {
-    comms[i] = emu_comm_new(c, i, devlist ? devlist[i] : i, 1);
+    comms[i] = emu_comm_new(c, i, devlist ? devlist[i] : i, 1, &ident);
     if (!comms[i]) {
       emu_warn("ncclCommInitAll: out of memory");
       for (int j = 0; j < i; j++)
@@ -155,6 +256,7 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
       return ncclSystemError;
     }
   }
+  emu_comms_ready(comms, ndev);
   return ncclSuccess;
 }
 NCCL_ALIAS(ncclCommInitAll);
@@ -174,12 +276,15 @@ static ncclResult_t run_host_part(struct emu_part *p) {
   emu_part_complete(p);
   emu_part_finish(p);
   ncclResult_t r = p->result;
+  if (r == ncclSuccess && *p->newcomm)
+    emu_comms_ready(p->newcomm, 1);
   emu_part_free(p);
   return r;
 }
 
 /* Checks the parent, and numbers the host-side operation in the parent's order. */
-static ncclResult_t host_part(const char *api, struct ncclComm *comm, struct emu_part **out) {
+static ncclResult_t host_part(const char *api, struct ncclComm *comm, bool split,
+                              struct emu_part **out) {
   struct emu_clique *c = comm->clique;
   if (emu_clique_spans_processes(c)) {
     emu_warn("NCCLEMU: %s of a communicator whose ranks are in several processes is not emulated",
@@ -189,6 +294,8 @@ static ncclResult_t host_part(const char *api, struct ncclComm *comm, struct emu
   pthread_mutex_lock(&c->mu);
   enum emu_comm_state state = comm->state;
   uint64_t seq = comm->host_seq++;
+  /* ncclCommInitChildComm: each split counts (a shrink does not), so its child's hash differs */
+  int child_count = split && state == COMM_LIVE ? ++comm->child_count : 0;
   pthread_mutex_unlock(&c->mu);
   if (state != COMM_LIVE) {
     emu_warn("%s: comm %p has been finalized or is being destroyed", api, (void *)comm);
@@ -202,6 +309,7 @@ static ncclResult_t host_part(const char *api, struct ncclComm *comm, struct emu
   p->api = api;
   p->comm = comm;
   p->seq = seq;
+  p->child_count = child_count;
   *out = p;
   return ncclSuccess;
 }
@@ -226,7 +334,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
   }
   struct emu_part *p = NULL;
   if (r == ncclSuccess)
-    r = host_part(api, comm, &p);
+    r = host_part(api, comm, true, &p);
   if (r != ncclSuccess) {
     emu_comm_release(comm);
     return r;
@@ -275,7 +383,7 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeR
   }
   struct emu_part *p = NULL;
   if (r == ncclSuccess)
-    r = host_part(api, comm, &p);
+    r = host_part(api, comm, false, &p);
   if (r == ncclSuccess && excludeRanksCount > 0) {
     p->exclude = malloc((size_t)excludeRanksCount * sizeof(int));
     if (p->exclude) {
@@ -426,6 +534,9 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!aborted)
     last = leave_locked(comm, COMM_RELEASED);
   pthread_mutex_unlock(&c->mu);
+  /* commFree: the profiler plugin's finalize, inside the call (an abort meanwhile did it) */
+  if (!aborted)
+    emu_prof_comm_finalize(comm);
   if (last)
     emu_proxy_stop(c);
   /* when an abort came meanwhile, it ended the handle */
@@ -457,6 +568,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
   comm->announced = true;
   bool last = leave_locked(comm, COMM_ABORTED);
   pthread_mutex_unlock(&c->mu);
+  emu_prof_comm_finalize(comm);
   if (announce)
     emu_proxy_left(c, comm->rank, LEFT_ABORTED);
   if (last)
@@ -484,7 +596,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
   pthread_mutex_lock(&c->mu);
   if (c->init_error) {
     *asyncError = c->init_error;
-  } else if (!c->complete) {
+  } else if (!c->complete || !comm->ready) {
     *asyncError = ncclInProgress;
   } else if (comm->state == COMM_FINALIZING) {
     if (comm->pending == 0)

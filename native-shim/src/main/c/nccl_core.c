@@ -1,9 +1,12 @@
 /* What every NCCL call leans on: warnings in NCCL's format, versions and error strings, unique
  * ids, and the life of communicators and of the cliques their ranks share. */
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -28,6 +31,171 @@ static void warn_line(int device, const char *fmt, va_list ap) {
   }
   ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);
   (void)ignored;
+}
+
+/* ---------------------------------------------------------------- INFO lines (NCCL_DEBUG) */
+
+/* NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE, read at the first line and again after
+ * ncclResetDebugInit. */
+static pthread_mutex_t debug_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool debug_read;          /* guarded by debug_mu, as the three below */
+static int debug_level;          /* ncclDebugLogLevel */
+static unsigned long debug_mask; /* subsystems */
+static int debug_fd = STDOUT_FILENO;
+
+static const struct {
+  const char *name;
+  unsigned long bit;
+} subsystems[] = {{"INIT", NCCL_INIT},   {"COLL", NCCL_COLL},     {"P2P", NCCL_P2P},
+                  {"SHM", NCCL_SHM},     {"NET", NCCL_NET},       {"GRAPH", NCCL_GRAPH},
+                  {"TUNING", NCCL_TUNING}, {"ENV", NCCL_ENV},     {"ALLOC", NCCL_ALLOC},
+                  {"CALL", NCCL_CALL},   {"PROXY", NCCL_PROXY},   {"NVLS", NCCL_NVLS},
+                  {"BOOTSTRAP", NCCL_BOOTSTRAP}, {"REG", NCCL_REG}, {"PROFILE", NCCL_PROFILE},
+                  {"RAS", NCCL_RAS},     {"ALL", (unsigned long)NCCL_ALL}};
+
+static void debug_read_locked(void) {
+  if (debug_read)
+    return;
+  debug_read = true;
+  const char *level = getenv("NCCL_DEBUG");
+  debug_level = NCCL_LOG_NONE;
+  if (level) {
+    static const char *names[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
+    for (int i = 1; i < 6; i++)
+      if (strcasecmp(level, names[i]) == 0)
+        debug_level = i;
+  }
+  /* NCCL's default subsystems */
+  debug_mask = NCCL_INIT | NCCL_BOOTSTRAP | NCCL_ENV;
+  const char *subsys = getenv("NCCL_DEBUG_SUBSYS");
+  if (subsys) {
+    bool invert = subsys[0] == '^';
+    debug_mask = invert ? ~0UL : 0UL;
+    char list[256];
+    snprintf(list, sizeof(list), "%s", subsys + (invert ? 1 : 0));
+    char *save = NULL;
+    for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save))
+      for (size_t i = 0; i < sizeof(subsystems) / sizeof(subsystems[0]); i++)
+        if (strcasecmp(item, subsystems[i].name) == 0)
+          debug_mask = invert ? debug_mask & ~subsystems[i].bit : debug_mask | subsystems[i].bit;
+  }
+  /* NCCL_DEBUG_FILE with NCCL's %h (host) and %p (pid) */
+  const char *file = getenv("NCCL_DEBUG_FILE");
+  if (file && *file && debug_level > NCCL_LOG_VERSION) {
+    char path[4096], host[256] = "localhost";
+    gethostname(host, sizeof(host) - 1);
+    host[strcspn(host, ".")] = '\0';
+    size_t n = 0;
+    for (const char *c = file; *c && n + 300 < sizeof(path); c++) {
+      if (c[0] == '%' && c[1] == 'h') {
+        n += (size_t)snprintf(path + n, sizeof(path) - n, "%s", host);
+        c++;
+      } else if (c[0] == '%' && c[1] == 'p') {
+        n += (size_t)snprintf(path + n, sizeof(path) - n, "%d", (int)getpid());
+        c++;
+      } else {
+        path[n++] = *c;
+      }
+    }
+    path[n] = '\0';
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      debug_fd = fd;
+  }
+}
+
+static int debug_fd_if(int level, unsigned long subsys) {
+  pthread_mutex_lock(&debug_mu);
+  debug_read_locked();
+  bool on = debug_level >= level && (level != NCCL_LOG_INFO || (debug_mask & subsys));
+  int fd = on ? debug_fd : -1;
+  pthread_mutex_unlock(&debug_mu);
+  return fd;
+}
+
+bool emu_info_enabled(unsigned long subsys) { return debug_fd_if(NCCL_LOG_INFO, subsys) >= 0; }
+
+static void info_line(int fd, int device, const char *fmt, va_list ap) {
+  char msg[1024], host[256] = "localhost", line[1400];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  gethostname(host, sizeof(host) - 1);
+  host[strcspn(host, ".")] = '\0';
+  int n = snprintf(line, sizeof(line), "%s:%d:%d [%d] NCCL INFO %s\n", host, (int)getpid(),
+                   (int)gettid(), device, msg);
+  if (n > (int)sizeof(line) - 1) {
+    n = (int)sizeof(line) - 1;
+    line[n - 1] = '\n';
+  }
+  ssize_t ignored = write(fd, line, (size_t)n);
+  (void)ignored;
+}
+
+void emu_info_dev(int device, unsigned long subsys, const char *fmt, ...) {
+  int fd = debug_fd_if(NCCL_LOG_INFO, subsys);
+  if (fd < 0)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  info_line(fd, device, fmt, ap);
+  va_end(ap);
+}
+
+void emu_info(unsigned long subsys, const char *fmt, ...) {
+  int fd = debug_fd_if(NCCL_LOG_INFO, subsys);
+  if (fd < 0)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  info_line(fd, emu_rt_current_device(), fmt, ap);
+  va_end(ap);
+}
+
+void emu_debug_log(int level, unsigned long flags, const char *file, int line, const char *fmt,
+                   ...) {
+  (void)file, (void)line;
+  va_list ap;
+  va_start(ap, fmt);
+  if (level == NCCL_LOG_WARN) {
+    warn_line(emu_rt_current_device(), fmt, ap);
+  } else if (level == NCCL_LOG_INFO) {
+    int fd = debug_fd_if(NCCL_LOG_INFO, flags);
+    if (fd >= 0)
+      info_line(fd, emu_rt_current_device(), fmt, ap);
+  }
+  va_end(ap);
+}
+
+/* showVersion: NCCL's banner at the first init, as an INFO line, or bare for rank 0 with
+ * NCCL_DEBUG=VERSION or WARN; then, where NCCL names its git version, what the emulator is. */
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+static int current_level(void) {
+  pthread_mutex_lock(&debug_mu);
+  debug_read_locked();
+  int level = debug_level;
+  pthread_mutex_unlock(&debug_mu);
+  return level;
+}
+
+static void show_version(void) {
+  int level = current_level();
+  if (level == NCCL_LOG_VERSION || level == NCCL_LOG_WARN) {
+    int fd = debug_fd_if(NCCL_LOG_VERSION, NCCL_ALL);
+    char line[128];
+    int n = snprintf(line, sizeof(line), "%s\n", EMU_VERSION_STRING);
+    ssize_t ignored = write(fd, line, (size_t)n);
+    (void)ignored;
+  } else {
+    emu_info(NCCL_ALL, "%s", EMU_VERSION_STRING);
+    emu_info(NCCL_ALL, "NCCLEMU: the CPU emulator of NCCL %d.%d.%d (ncclguard native-shim), no GPU",
+             NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+  }
+}
+
+void emu_show_version(int rank) {
+  int level = current_level();
+  if (level > NCCL_LOG_WARN || (level != NCCL_LOG_NONE && rank == 0))
+    pthread_once(&version_once, show_version);
 }
 
 void emu_warn(const char *fmt, ...) {
@@ -85,16 +253,83 @@ const char *ncclGetLastError(ncclComm_t comm) {
 }
 NCCL_ALIAS(ncclGetLastError);
 
-void ncclResetDebugInit(void) {}
+/* As NCCL's: NCCL_DEBUG and its companions are read again at the next line. */
+void ncclResetDebugInit(void) {
+  pthread_mutex_lock(&debug_mu);
+  if (debug_fd != STDOUT_FILENO)
+    close(debug_fd);
+  debug_fd = STDOUT_FILENO;
+  debug_read = false;
+  pthread_mutex_unlock(&debug_mu);
+}
 NCCL_ALIAS(ncclResetDebugInit);
+
+/* ---------------------------------------------------------------- NCCL's hashes */
+
+/* eatHash, digestHash and getHash of NVIDIA/nccl src/include/bitops.h (v2.28.3-1 and
+ * v2.29.3-1 alike), hashCombine of src/misc/utils.cc: the commHash of a communicator, and so
+ * the commId of NCCL's INFO lines and of the profiler plugin, comes out of these. */
+void emu_eat_hash(uint64_t acc[2], const void *bytes, size_t size) {
+  const char *ptr = bytes;
+  acc[0] ^= size;
+  while (size != 0) {
+    acc[0] += acc[1];
+    acc[1] ^= acc[0];
+    acc[0] ^= acc[0] >> 31;
+    acc[0] *= 0x9de62bbc8cef3ce3ULL;
+    acc[1] ^= acc[1] >> 32;
+    acc[1] *= 0x485cd6311b599e79ULL;
+    size_t chunk = size < sizeof(uint64_t) ? size : sizeof(uint64_t);
+    uint64_t x = 0;
+    memcpy(&x, ptr, chunk);
+    ptr += chunk;
+    size -= chunk;
+    acc[0] += x;
+  }
+}
+
+uint64_t emu_digest_hash(const uint64_t acc[2]) {
+  uint64_t h = acc[0];
+  h ^= h >> 31;
+  h *= 0xbac3bd562846de6bULL;
+  h += acc[1];
+  h ^= h >> 32;
+  h *= 0x995a187a14e7b445ULL;
+  return h;
+}
+
+uint64_t emu_get_hash(const void *bytes, size_t size) {
+  uint64_t acc[2] = {1, 1};
+  emu_eat_hash(acc, bytes, size);
+  return emu_digest_hash(acc);
+}
+
+uint64_t emu_hash_combine(uint64_t base, uint64_t value) {
+  uint64_t acc[2] = {1, 1};
+  emu_eat_hash(acc, &base, sizeof(base));
+  emu_eat_hash(acc, &value, sizeof(value));
+  return emu_digest_hash(acc);
+}
 
 /* ---------------------------------------------------------------- unique ids */
 
-static const char id_magic[8] = {'N', 'C', 'C', 'L', 'E', 'M', 'U', '1'};
+/* The id's first 8 bytes are random, as the magic of NCCL's bootstrap handle is; the marker
+ * after them says the emulator made it. */
+static const char id_marker[8] = {'N', 'C', 'C', 'L', 'E', 'M', 'U', '1'};
 static atomic_ulong id_counter;
 
 bool emu_unique_id_valid(const ncclUniqueId *id) {
-  return memcmp(id->internal, id_magic, sizeof(id_magic)) == 0;
+  return memcmp(id->internal + offsetof(struct emu_id_fields, marker), id_marker,
+                sizeof(id_marker)) == 0;
+}
+
+void emu_ident_from_id(struct emu_comm_ident *out, const ncclUniqueId *id, const char *api) {
+  /* src/init.cc ncclCommInitRankFunc: commHash = getHash(commId->internal, NCCL_UNIQUE_ID_BYTES),
+   * of the first id for ncclCommInitRankScalable; bootstrapInit: magic = the handle's magic */
+  memset(out, 0, sizeof(*out));
+  out->comm_hash = emu_get_hash(id->internal, NCCL_UNIQUE_ID_BYTES);
+  memcpy(&out->magic, id->internal, sizeof(out->magic));
+  out->api = api;
 }
 
 void emu_id_fields(const ncclUniqueId *id, struct emu_id_fields *out) {
@@ -115,23 +350,27 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
     emu_warn("ncclGetUniqueId : uniqueId argument is NULL");
     return ncclInvalidArgument;
   }
+  emu_make_unique_id(uniqueId, emu_root_port());
+  return ncclSuccess;
+}
+NCCL_ALIAS(ncclGetUniqueId);
+
+void emu_make_unique_id(ncclUniqueId *uniqueId, uint16_t port) {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   struct emu_id_fields fields;
   memset(&fields, 0, sizeof(fields));
-  memcpy(fields.magic, id_magic, sizeof(id_magic));
+  memcpy(fields.marker, id_marker, sizeof(id_marker));
   fields.pid = (int32_t)getpid();
-  fields.port = emu_root_port();
+  fields.port = port;
   fields.counter = atomic_fetch_add(&id_counter, 1) + 1;
   fields.sec = now.tv_sec;
   fields.nsec = now.tv_nsec;
-  if (getrandom(&fields.tag, sizeof(fields.tag), 0) != (ssize_t)sizeof(fields.tag))
-    fields.tag = (uint64_t)now.tv_nsec * 0x9e3779b97f4a7c15ULL ^ fields.counter;
+  if (getrandom(&fields.magic, sizeof(fields.magic), 0) != (ssize_t)sizeof(fields.magic))
+    fields.magic = (uint64_t)now.tv_nsec * 0x9e3779b97f4a7c15ULL ^ fields.counter;
   memset(uniqueId, 0, sizeof(*uniqueId));
   memcpy(uniqueId->internal, &fields, sizeof(fields));
-  return ncclSuccess;
 }
-NCCL_ALIAS(ncclGetUniqueId);
 
 /* ---------------------------------------------------------------- memory */
 
@@ -254,7 +493,8 @@ bool emu_clique_spans_processes(struct emu_clique *c) {
   return spans;
 }
 
-static struct ncclComm *comm_alloc(int rank, int nranks, int device, int blocking) {
+static struct ncclComm *comm_alloc(int rank, int nranks, int device, int blocking,
+                                   const struct emu_comm_ident *ident) {
   struct ncclComm *comm = calloc(1, sizeof(*comm));
   if (!comm)
     return NULL;
@@ -272,11 +512,18 @@ static struct ncclComm *comm_alloc(int rank, int nranks, int device, int blockin
   comm->device = device;
   comm->blocking = blocking;
   comm->state = COMM_LIVE;
+  comm->ident = *ident;
+  for (size_t i = 0; i < sizeof(comm->seq_number) / sizeof(comm->seq_number[0]); i++)
+    atomic_init(&comm->seq_number[i], 0);
+  emu_prof_comm_setup(comm);
   return comm;
 }
 
 static void comm_register(struct ncclComm *comm) {
-  struct emu_live_info info = {.device = comm->device, .rank = comm->rank, .nranks = comm->nranks};
+  struct emu_live_info info = {.device = comm->device,
+                               .rank = comm->rank,
+                               .nranks = comm->nranks,
+                               .comm_id = comm->ident.comm_hash};
   emu_rt_live_add(comm, EMU_COMM, &info);
 }
 
@@ -304,6 +551,9 @@ static void comm_free(struct ncclComm *comm) {
       emu_proxy_stop(c);
     emu_clique_unref(c);
   }
+  /* a comm freed without destroy or abort (an init that failed) ends its plugin state too */
+  emu_prof_comm_finalize(comm);
+  emu_prof_comm_teardown(comm);
   free(comm->send_seq);
   free(comm->recv_seq);
   free(comm);
@@ -314,8 +564,9 @@ void emu_comm_release(struct ncclComm *comm) {
     comm_free(comm);
 }
 
-struct ncclComm *emu_comm_new(struct emu_clique *c, int rank, int device, int blocking) {
-  struct ncclComm *comm = comm_alloc(rank, c->nranks, device, blocking);
+struct ncclComm *emu_comm_new(struct emu_clique *c, int rank, int device, int blocking,
+                              const struct emu_comm_ident *ident) {
+  struct ncclComm *comm = comm_alloc(rank, c->nranks, device, blocking, ident);
   if (!comm)
     return NULL;
   comm->clique = c;
@@ -335,8 +586,14 @@ struct ncclComm *emu_comm_new(struct emu_clique *c, int rank, int device, int bl
  * every rank (in whichever process) has joined; with one of ours, the last local rank completes
  * the clique unless other processes registered ranks with our root, which then completes it. */
 ncclResult_t emu_comm_join(const char *api, const ncclUniqueId *id, int nranks, int rank,
-                           int device, int blocking, struct ncclComm **out) {
-  struct ncclComm *comm = comm_alloc(rank, nranks, device, blocking);
+                           int device, int blocking, const struct emu_comm_ident *ident,
+                           struct ncclComm **out) {
+  struct emu_comm_ident from_id;
+  if (!ident) {
+    emu_ident_from_id(&from_id, id, api);
+    ident = &from_id;
+  }
+  struct ncclComm *comm = comm_alloc(rank, nranks, device, blocking, ident);
   if (!comm) {
     emu_warn("%s: out of memory", api);
     return ncclSystemError;

@@ -8,6 +8,8 @@ static __thread struct emu_part *group_head, *group_tail;
 
 bool emu_group_active(void) { return group_depth > 0; }
 
+int emu_group_depth(void) { return group_depth; }
+
 void emu_group_add(struct emu_part *p) {
   p->next = NULL;
   if (group_tail)
@@ -28,11 +30,16 @@ struct fused_op {
 static void run_fused(struct emu_op *op) {
   struct fused_op *f = (struct fused_op *)op;
   for (struct emu_part *p = f->parts; p; p = p->next)
+    emu_prof_kernel_start(p);
+  for (struct emu_part *p = f->parts; p; p = p->next)
     emu_part_arrive(p);
   for (struct emu_part *p = f->parts; p; p = p->next)
     emu_part_await(p);
   for (struct emu_part *p = f->parts; p; p = p->next)
     emu_part_complete(p);
+  /* before the stream counts the work done: whoever saw the stream get past it saw this too */
+  for (struct emu_part *p = f->parts; p; p = p->next)
+    emu_prof_kernel_stop(p);
 }
 
 /* The comms' pending counts drop in the same instant the stream counts the op, so that a destroy
@@ -60,6 +67,7 @@ static void release_fused(struct emu_op *op) {
 }
 
 void emu_launch(struct emu_part *parts) {
+  emu_prof_launch(parts);
   while (parts) {
     struct emu_stream *s = parts->stream;
     struct fused_op *f = calloc(1, sizeof(*f));
@@ -115,13 +123,14 @@ static void discard(struct emu_part *parts) {
   }
 }
 
-ncclResult_t ncclGroupEnd(void) {
+static ncclResult_t group_end(void) {
   int code;
   enum emu_knob knob = emu_rt_knob("ncclGroupEnd", &code);
   if (group_depth == 0) {
     emu_warn("ncclGroupEnd: not in a group call.");
     return ncclInvalidUsage;
   }
+  emu_prof_group_end_enter();
   if (--group_depth > 0)
     return ncclSuccess;
   struct emu_part *parts = group_head;
@@ -141,6 +150,7 @@ ncclResult_t ncclGroupEnd(void) {
   /* stream work first (never blocks), then the host side: splits arrive together, then wait */
   struct emu_part *stream_parts = NULL, **stail = &stream_parts;
   struct emu_part *host_parts = NULL, **htail = &host_parts;
+  int nhost = 0;
   for (struct emu_part *p = parts, *next; p; p = next) {
     next = p->next;
     p->next = NULL;
@@ -150,6 +160,7 @@ ncclResult_t ncclGroupEnd(void) {
     } else {
       *htail = p;
       htail = &p->next;
+      nhost++;
     }
   }
   if (stream_parts)
@@ -158,6 +169,9 @@ ncclResult_t ncclGroupEnd(void) {
     if (p->func != F_INIT)
       emu_part_arrive(p);
   ncclResult_t result = ncclSuccess;
+  /* the communicators this group made: NCCL's init jobs, told to the profiler together */
+  struct ncclComm **ready = calloc((size_t)(nhost ? nhost : 1), sizeof(*ready));
+  int nready = 0;
   for (struct emu_part *p = host_parts, *next; p; p = next) {
     next = p->next;
     ncclResult_t r;
@@ -171,17 +185,41 @@ ncclResult_t ncclGroupEnd(void) {
           : p->blocking    ? ncclRemoteError
                            : ncclInProgress;
       pthread_mutex_unlock(&c->mu);
-      emu_comm_release(p->comm);
+      if (r == ncclInProgress)
+        emu_comm_ready_async(p->comm);
+      else if (r == ncclSuccess && ready)
+        ready[nready++] = p->comm; /* the part's reference travels with it */
+      else if (r == ncclSuccess)
+        emu_comms_ready(&p->comm, 1);
+      if (r != ncclSuccess || !ready)
+        emu_comm_release(p->comm);
     } else {
       emu_part_await(p);
       emu_part_complete(p);
       emu_part_finish(p);
       r = p->result;
+      if (r == ncclSuccess && *p->newcomm && ready) {
+        emu_obj_ref(&(*p->newcomm)->obj);
+        ready[nready++] = *p->newcomm;
+      } else if (r == ncclSuccess && *p->newcomm) {
+        emu_comms_ready(p->newcomm, 1);
+      }
     }
     if (result == ncclSuccess)
       result = r;
     emu_part_free(p);
   }
+  if (nready)
+    emu_comms_ready(ready, nready);
+  for (int i = 0; i < nready; i++)
+    emu_comm_release(ready[i]);
+  free(ready);
   return result;
+}
+
+ncclResult_t ncclGroupEnd(void) {
+  ncclResult_t r = group_end();
+  emu_prof_group_end_exit();
+  return r;
 }
 NCCL_ALIAS(ncclGroupEnd);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The emulator's libraries look like the real ones to the loader: sonames, symlinks, the symbol
 # version node of the real libcudart, the full NCCL 2.28 API with its p-aliases and nothing else,
-# and an RPATH that makes libnccl load the emulated libcudart even where a real one is installed.
+# and an RPATH that makes libnccl load the emulated libcudart even where a real one is installed;
+# libnccl_static.a defining the same API and nothing else.
 set -euo pipefail
 dir=$1
 fail=0
@@ -32,6 +33,13 @@ if [ "$exported" != "$expected" ]; then
   die "libnccl.so.2 exports differ from the NCCL 2.28 API:"
   diff <(echo "$expected") <(echo "$exported") >&2 || true
 fi
+# the static archive: one object that defines NCCL's API and nothing else globally
+archived=$(nm -g --defined-only "$dir/libnccl_static.a" | awk 'NF == 3 {print $3}' | sort)
+if [ "$archived" != "$expected" ]; then
+  die "libnccl_static.a defines other globals than the NCCL API:"
+  diff <(echo "$expected") <(echo "$archived") >&2 || true
+fi
+
 others=$(nm -D --defined-only "$dir/libcudart.so.13" | awk 'NF == 3 && $2 != "A" {print $3}' | grep -v -E '^(cuda|emu_rt_)' || true)
 [ -z "$others" ] || die "libcudart.so.13 exports unexpected symbols: $others"
 nm -D --defined-only "$dir/libcudart.so.13" | grep -q ' cudaStreamCreate@@libcudart.so.13$' \

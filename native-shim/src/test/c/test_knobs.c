@@ -223,7 +223,8 @@ static void exit_with_everything_stuck(void) {
   pthread_create(&t, NULL, finalize_on_thread, &finalized);
   pthread_detach(t);
   FILE *f = fopen(test_path("expected"), "w");
-  fprintf(f, "comm %p rank 0 nranks 2 device 0\ncomm %p rank 1 nranks 2 device 1\n"
+  fprintf(f, "comm %p rank 0 nranks 2 device 0 commId *\n"
+             "comm %p rank 1 nranks 2 device 1 commId *\n"
              "stream %p device 0 pending 1\nstream %p device 0 pending 1\n",
           (void *)c[0], (void *)c[1], (void *)s, (void *)gated);
   fclose(f);
