@@ -71,6 +71,7 @@ struct pcomm {
   int uver;
   const void *ufns;
   void *uctx;
+  int user_held; /* took the application's plugin at init: lets go at finalize */
   /* in flight, oldest first; and done ops still awaiting KernelCh stops */
   pthread_spinlock_t lock;
   pev *head, *tail, *zombies;
@@ -93,12 +94,23 @@ static atomic_int kernel_seen; /* a KernelCh event arrived: NCCL tells finished 
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* The application's own plugin: configured by userPlugin (or, in a process the agent did not start,
+ * NCCLGUARD_USER_PROFILER_PLUGIN), opened as NCCL opens it at a communicator's init, held by
+ * every communicator inited since, closed after the last one's finalize; one that failed to load
+ * is not tried again. Guarded by user_lock. */
 static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
-static int user_chosen; /* userPlugin was called, or the environment was read */
+static int user_configured;
+static char user_name[512]; /* empty: NCCL_PROFILER_PLUGIN unset, libnccl-profiler.so */
+static int user_none, user_failed;
 static void *user_lib;
+static int user_refs;
 static const profiler_v6 *user_v6;
 static const profiler_v5 *user_v5;
 static const profiler_v4 *user_v4;
+/* the application's plugin as its communicators took it (one NCCL, so one version): what the
+ * events only it follows, unwrapped, are stopped and recorded through */
+static _Atomic(const void *) user_fns;
+static atomic_int user_version;
 static int user_mask_store; /* what the user's plugin sets, as it would set NCCL's mask */
 static _Atomic(int *) nccl_mask; /* NCCL's activation mask, as its last init passed it */
 static atomic_int synced_mask = -1;
@@ -157,89 +169,101 @@ static pev *ours(void *p) {
 }
 
 /* ---------------------------------------------------------------- the application's plugin */
-static void user_close_locked(void) {
-  user_v6 = NULL;
-  user_v5 = NULL;
-  user_v4 = NULL;
-  user_lib = NULL;
+int ng_prof_user_plugin(const char *name, char *err, size_t errlen) {
+  pthread_once(&once, init_once);
+  err[0] = '\0';
+  pthread_mutex_lock(&user_lock);
+  user_configured = 1;
+  user_failed = 0;
+  user_none = name != NULL && strcasecmp(name, "none") == 0;
+  snprintf(user_name, sizeof(user_name), "%s", name != NULL && !user_none ? name : "");
+  int ok = 1;
+  /* a path must exist; a name is looked up as dlopen looks, at the first init */
+  if (strchr(user_name, '/') != NULL && access(user_name, R_OK) != 0) {
+    snprintf(err, errlen, "%s: no such file", user_name);
+    ok = 0;
+  }
+  pthread_mutex_unlock(&user_lock);
+  return ok;
 }
 
-static void *open_plugin(const char *name, char *err, size_t errlen) {
-  void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (h == NULL) {
-    const char *e = dlerror();
-    snprintf(err, errlen, "%s", e != NULL ? e : name);
-  }
-  return h;
+static void *try_open(const char *name) {
+  if (strcmp(name, "STATIC_PLUGIN") == 0) return dlopen(NULL, RTLD_NOW | RTLD_LOCAL);
+  return dlopen(name, RTLD_NOW | RTLD_LOCAL);
 }
 
 /* As NCCL opens NCCL_PROFILER_PLUGIN (src/plugin/plugin_open.cc): the name itself, then
- * libnccl-profiler-<name>.so for a short name; unset means libnccl-profiler.so. */
-int ng_prof_user_plugin(const char *name, char *err, size_t errlen) {
-  pthread_once(&once, init_once);
-  pthread_mutex_lock(&user_lock);
-  user_chosen = 1;
-  user_close_locked();
-  err[0] = '\0';
-  int explicit_name = name != NULL && name[0] != '\0';
-  if (explicit_name && strcasecmp(name, "none") == 0) {
-    pthread_mutex_unlock(&user_lock);
-    return 1;
-  }
-  char buf[512];
-  void *h = open_plugin(explicit_name ? name : "libnccl-profiler.so", err, errlen);
-  size_t n = explicit_name ? strlen(name) : 0;
-  if (h == NULL && explicit_name && strchr(name, '/') == NULL &&
+ * libnccl-profiler-<name>.so for a short name; unset means libnccl-profiler.so. Under user_lock. */
+static void user_open_locked(void) {
+  const char *name = user_name[0] != '\0' ? user_name : "libnccl-profiler.so";
+  void *h = try_open(name);
+  char other[600];
+  size_t n = strlen(name);
+  if (h == NULL && user_name[0] != '\0' && strchr(name, '/') == NULL &&
       (strncmp(name, "lib", 3) != 0 || n < 3 || strcmp(name + n - 3, ".so") != 0)) {
-    snprintf(buf, sizeof(buf), "libnccl-profiler-%s.so", name);
-    h = open_plugin(buf, err, errlen);
+    snprintf(other, sizeof(other), "libnccl-profiler-%s.so", name);
+    h = try_open(other);
   }
   if (h == NULL) {
-    pthread_mutex_unlock(&user_lock);
-    if (!explicit_name) err[0] = '\0';
-    return !explicit_name; /* no default plugin is no error */
+    if (user_name[0] != '\0') ng_log("the application's profiler plugin %s could not be loaded: it sees nothing", name);
+    user_failed = 1;
+    return;
   }
   void *v6 = dlsym(h, "ncclProfiler_v6");
   void *v5 = dlsym(h, "ncclProfiler_v5");
   void *v4 = dlsym(h, "ncclProfiler_v4");
   Dl_info info;
-  if ((v6 != NULL && dladdr(v6, &info) != 0 && (uintptr_t)info.dli_fbase == ng_self_base) ||
-      (v5 != NULL && dladdr(v5, &info) != 0 && (uintptr_t)info.dli_fbase == ng_self_base)) {
-    /* NCCL_PROFILER_PLUGIN named ncclguard itself: there is no plugin of the application's */
-    pthread_mutex_unlock(&user_lock);
-    return 1;
-  }
-  if (v6 == NULL && v5 == NULL && v4 == NULL) {
-    snprintf(err, errlen, "%s has no ncclProfiler_v6, _v5 or _v4 (older plugins are not forwarded to)",
-             explicit_name ? name : "libnccl-profiler.so");
+  void *any = v6 != NULL ? v6 : v5 != NULL ? v5 : v4;
+  if (any != NULL && dladdr(any, &info) != 0 && (uintptr_t)info.dli_fbase == ng_self_base) {
+    /* it named ncclguard itself: the application has no plugin of its own */
+    user_none = 1;
     dlclose(h);
-    pthread_mutex_unlock(&user_lock);
-    return 0;
+    return;
+  }
+  if (any == NULL) {
+    ng_log("the application's profiler plugin %s has no ncclProfiler_v6, _v5 or _v4: it sees nothing", name);
+    user_failed = 1;
+    dlclose(h);
+    return;
   }
   user_lib = h;
   user_v6 = v6;
   user_v5 = v5;
   user_v4 = v4;
-  pthread_mutex_unlock(&user_lock);
-  return 1;
 }
 
-static void user_from_environment(void) {
+/* A communicator's init takes the application's plugin (opening it first if need be). */
+static void user_acquire(const profiler_v6 **u6, const profiler_v5 **u5, const profiler_v4 **u4, int *held) {
   pthread_mutex_lock(&user_lock);
-  int chosen = user_chosen;
-  pthread_mutex_unlock(&user_lock);
-  if (chosen) return;
-  /* loaded by NCCL in a process the agent did not start (a child that inherited
-   * NCCL_PROFILER_PLUGIN): the application's own plugin is in this variable */
-  const char *name = getenv("NCCLGUARD_USER_PROFILER_PLUGIN");
-  char err[512];
-  if (name == NULL) {
-    pthread_mutex_lock(&user_lock);
-    user_chosen = 1;
-    pthread_mutex_unlock(&user_lock);
-    return;
+  if (!user_configured) {
+    /* loaded by NCCL in a process the agent did not start (a child that inherited
+     * NCCL_PROFILER_PLUGIN): the application's own plugin is in this variable */
+    const char *name = getenv("NCCLGUARD_USER_PROFILER_PLUGIN");
+    user_configured = 1;
+    user_none = name != NULL && strcasecmp(name, "none") == 0;
+    snprintf(user_name, sizeof(user_name), "%s", name != NULL && !user_none ? name : "");
   }
-  if (!ng_prof_user_plugin(name, err, sizeof(err))) ng_log("the application's profiler plugin %s: %s", name, err);
+  if (user_lib == NULL && !user_none && !user_failed) user_open_locked();
+  *held = user_lib != NULL;
+  if (*held) user_refs++;
+  *u6 = user_v6;
+  *u5 = user_v5;
+  *u4 = user_v4;
+  pthread_mutex_unlock(&user_lock);
+}
+
+/* ... and its finalize lets go of it: closed after the last, as NCCL closes it. */
+static void user_release(void) {
+  pthread_mutex_lock(&user_lock);
+  if (user_refs > 0 && --user_refs == 0 && user_lib != NULL) {
+    atomic_store_explicit(&user_fns, NULL, NG_RELEASE);
+    dlclose(user_lib);
+    user_lib = NULL;
+    user_v6 = NULL;
+    user_v5 = NULL;
+    user_v4 = NULL;
+  }
+  pthread_mutex_unlock(&user_lock);
 }
 
 /* Which events NCCL 2.28 starts for a mask (src/plugin/profiler.cc): what the application's plugin
@@ -272,15 +296,18 @@ static void sync_mask(void) {
     __atomic_store_n(mask, m | OUR_MASK, __ATOMIC_RELAXED);
 }
 
+/* A parent NCCL passes: one of our records stands for the application's handle in it; any other
+ * handle is the application's own (the events only it follows are its handles, unwrapped). */
 static void *user_handle(void *p) {
   pev *e = p != NULL ? ours(p) : NULL;
-  return e != NULL ? e->user : NULL;
+  return e != NULL ? e->user : p;
 }
 
-/* The application's plugin's startEvent, with the descriptor in its version and its handles. */
-static void user_start(pcomm *c, pev *e, const descr_v6 *d) {
-  if (c->ufns == NULL || c->uctx == NULL) return;
-  if (!nccl_starts(d->type, __atomic_load_n(&user_mask_store, __ATOMIC_RELAXED))) return;
+/* The application's plugin's startEvent, with the descriptor in its version and its handles;
+ * returns its handle. */
+static void *user_start(pcomm *c, const descr_v6 *d) {
+  if (c->ufns == NULL || c->uctx == NULL) return NULL;
+  if (!nccl_starts(d->type, __atomic_load_n(&user_mask_store, __ATOMIC_RELAXED))) return NULL;
   void *parent = d->parentObj;
   /* a PXN proxy op's parent is an event of the originating process */
   if (!(d->type == P_PROXY_OP && d->u.v5.proxyOp.pid != getpid())) parent = user_handle(parent);
@@ -292,7 +319,7 @@ static void user_start(pcomm *c, pev *e, const descr_v6 *d) {
     if (d->type == P_P2P) x.u.v5.p2p.parentGroup = user_handle(d->u.v5.p2p.parentGroup);
     ((const profiler_v6 *)c->ufns)->startEvent(c->uctx, &h, &x);
   } else if (c->uver == 5) {
-    if (d->type & (P_CE_COLL | P_CE_SYNC | P_CE_BATCH)) return;
+    if (d->type & (P_CE_COLL | P_CE_SYNC | P_CE_BATCH)) return NULL;
     descr_v5 x;
     memset(&x, 0, sizeof(x));
     x.type = d->type;
@@ -303,7 +330,7 @@ static void user_start(pcomm *c, pev *e, const descr_v6 *d) {
     if (d->type == P_P2P) x.u.p2p.parentGroup = user_handle(d->u.v5.p2p.parentGroup);
     ((const profiler_v5 *)c->ufns)->startEvent(c->uctx, &h, &x);
   } else {
-    if (d->type & (P_GROUP_API | P_COLL_API | P_P2P_API | P_KERNEL_LAUNCH | P_CE_COLL | P_CE_SYNC | P_CE_BATCH)) return;
+    if (d->type & (P_GROUP_API | P_COLL_API | P_P2P_API | P_KERNEL_LAUNCH | P_CE_COLL | P_CE_SYNC | P_CE_BATCH)) return NULL;
     descr_v4 x;
     memset(&x, 0, sizeof(x));
     x.type = (uint8_t)d->type;
@@ -315,7 +342,7 @@ static void user_start(pcomm *c, pev *e, const descr_v6 *d) {
     if (d->type == P_P2P) x.parentObj = user_handle(d->u.v5.p2p.parentGroup);
     ((const profiler_v4 *)c->ufns)->startEvent(c->uctx, &h, &x);
   }
-  e->user = h;
+  return h;
 }
 
 /* ---------------------------------------------------------------- communicators */
@@ -360,7 +387,6 @@ void ng_prof_take(int *first, int *count) {
 static int init_common(int version, void **context, uint64_t comm_id, int *mask, const char *name, int nnodes,
                        int nranks, int rank, ng_logger_t logfn) {
   pthread_once(&once, init_once);
-  user_from_environment();
   pcomm *c = calloc(1, sizeof(*c));
   if (c == NULL) return 2; /* ncclSystemError: NCCL goes on without the profiler for this comm */
   pthread_spin_init(&c->lock, PTHREAD_PROCESS_PRIVATE);
@@ -375,11 +401,10 @@ static int init_common(int version, void **context, uint64_t comm_id, int *mask,
   c->init_ms = ng_now_ms();
   c->tid = (long)syscall(SYS_gettid);
   c->java = ng_up_java_thread();
-  pthread_mutex_lock(&user_lock);
-  const profiler_v6 *u6 = user_v6;
-  const profiler_v5 *u5 = user_v5;
-  const profiler_v4 *u4 = user_v4;
-  pthread_mutex_unlock(&user_lock);
+  const profiler_v6 *u6;
+  const profiler_v5 *u5;
+  const profiler_v4 *u4;
+  user_acquire(&u6, &u5, &u4, &c->user_held);
   /* the application's plugin in the highest version NCCL itself would have used */
   int ret = 0;
   void *uctx = NULL;
@@ -397,6 +422,9 @@ static int init_common(int version, void **context, uint64_t comm_id, int *mask,
     /* NCCL goes on without that plugin for this communicator: so do we */
     c->ufns = NULL;
     uctx = NULL;
+  } else if (c->ufns != NULL) {
+    atomic_store_explicit(&user_version, c->uver, NG_RELAXED);
+    atomic_store_explicit(&user_fns, c->ufns, NG_RELEASE);
   }
   c->uctx = uctx;
   if (mask != NULL) {
@@ -520,12 +548,20 @@ static int start_common(void *context, void **handle, const descr_v6 *d) {
     parent = ours(d->parentObj);
     if (parent != NULL && (!parent->in_use || !parent->tracked)) parent = NULL;
   }
-  int user_wants = c->ufns != NULL && nccl_starts(type, __atomic_load_n(&user_mask_store, __ATOMIC_RELAXED));
-  if (!tracked && parent == NULL && !user_wants) return 0;
+  if (!tracked && parent == NULL) {
+    /* only the application's plugin follows it: its own handle, unwrapped */
+    *handle = user_start(c, d);
+    return 0;
+  }
+  /* a record of ours: it outlives its stop while NCCL may still name it as a parent (a
+   * collective's KernelCh and proxy events start after the collective's stop) */
   pev *e = pev_alloc(c, type);
-  if (e == NULL) return 0; /* out of records: NCCL goes on with a null handle */
+  if (e == NULL) {
+    *handle = user_start(c, d); /* out of records: the application's plugin still gets it */
+    return 0;
+  }
   e->parent = parent;
-  if (user_wants) user_start(c, e, d);
+  e->user = user_start(c, d);
   if (tracked) track_start(c, e, d);
   *handle = e;
   return 0;
@@ -570,9 +606,19 @@ static int user_stop(pev *e) {
   return ((const profiler_v4 *)c->ufns)->stopEvent(h);
 }
 
+static int user_stop_handle(void *h) {
+  const void *f = atomic_load_explicit(&user_fns, NG_ACQUIRE);
+  int v = atomic_load_explicit(&user_version, NG_RELAXED);
+  if (f == NULL || h == NULL) return 0;
+  if (v == 6) return ((const profiler_v6 *)f)->stopEvent(h);
+  if (v == 5) return ((const profiler_v5 *)f)->stopEvent(h);
+  return ((const profiler_v4 *)f)->stopEvent(h);
+}
+
 static int stop_event(void *handle) {
   pev *e = ours(handle);
-  if (e == NULL || !e->in_use) return 0;
+  if (e == NULL) return user_stop_handle(handle); /* the application's own handle */
+  if (!e->in_use) return 0;
   pcomm *c = e->comm;
   user_stop(e);
   pev *freed = NULL;
@@ -614,16 +660,18 @@ static int stop_event(void *handle) {
 }
 
 static int record_common(void *handle, int state, state_args *args, int version) {
+  (void)version;
   pev *e = ours(handle);
-  if (e == NULL || !e->in_use || e->user == NULL) return 0;
-  pcomm *c = e->comm;
-  if (c->uver == 6) return ((const profiler_v6 *)c->ufns)->recordEventState(e->user, state, args);
+  void *h = e != NULL ? (e->in_use ? e->user : NULL) : handle;
+  const void *f = atomic_load_explicit(&user_fns, NG_ACQUIRE);
+  int v = atomic_load_explicit(&user_version, NG_RELAXED);
+  if (h == NULL || f == NULL) return 0;
+  if (v == 6) return ((const profiler_v6 *)f)->recordEventState(h, state, args);
   /* CE states are v6's only; v4 plugins get the states NCCL's own v4 adapter passes on */
   if (state >= 25 && state <= 30) return 0;
-  if (c->uver == 5) return ((const profiler_v5 *)c->ufns)->recordEventState(e->user, state, args);
+  if (v == 5) return ((const profiler_v5 *)f)->recordEventState(h, state, args);
   if (!(state == 19 || (state >= 8 && state <= 18) || state == 20 || state == 21 || state == 22)) return 0;
-  (void)version;
-  return ((const profiler_v4 *)c->ufns)->recordEventState(e->user, state, args);
+  return ((const profiler_v4 *)f)->recordEventState(h, state, args);
 }
 
 static int record_v6(void *handle, int state, state_args *args) { return record_common(handle, state, args, 6); }
@@ -649,6 +697,10 @@ static int finalize(void *context) {
   free_list(left);
   free_list(zombies);
   atomic_store(&c->finalized, 1);
+  if (c->user_held) {
+    c->ufns = NULL;
+    user_release();
+  }
   return ret;
 }
 
