@@ -17,6 +17,10 @@
 #include "ng_abi.h"
 #include "ng_catalog.h"
 
+/* Everything declared from here on is the library's own: hidden, so that the hot paths reach
+ * the shared state directly, not through the GOT. */
+#pragma GCC visibility push(hidden)
+
 #define NG_EXPORT __attribute__((visibility("default")))
 #define NG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NG_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -42,11 +46,13 @@ extern const unsigned char ng_fn_nccl[NG_FN_COUNT];
 extern const unsigned char ng_fn_callable[NG_FN_COUNT];
 
 /* ---------------------------------------------------------------- process-wide flags */
-/* Set by JVMTI VMDeath, the Java exit hook (dying()), a library destructor or exit: from then on
- * wrappers only forward, and nothing calls into the JVM. */
-extern atomic_int ng_dying;
-/* Bumped when Java changes suppressions or wrapped natives: caller decisions are re-made. */
-extern atomic_uint ng_generation;
+/* One word read by every wrapper: the generation of suppressions and wrapped natives (bumped when
+ * Java changes them: caller decisions are re-made) << 1 | dying (set by JVMTI VMDeath, the Java
+ * exit hook's dying(), exit(3) or this library's destructor: from then on wrappers only forward,
+ * and nothing calls into the JVM). */
+extern atomic_uint ng_state;
+#define NG_DYING 1u
+static inline int ng_is_dying(void) { return atomic_load_explicit(&ng_state, memory_order_relaxed) & NG_DYING; }
 /* Counters for stats(): upcalls that left an exception (cleared), real functions not found. */
 extern atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 void ng_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -134,10 +140,14 @@ static inline ng_caller *ng_caller_of(void *ret) {
   return ng_caller_slow(r);
 }
 
+/* Whether the call is the application's and is to be tracked: its caller's decision, made under
+ * the current generation, and the JVM not dying. */
 static inline int ng_tracks(ng_caller *c) {
   uint32_t d = atomic_load_explicit(&c->decision, NG_RELAXED);
-  if (NG_UNLIKELY((d >> 1) != atomic_load_explicit(&ng_generation, NG_RELAXED))) d = ng_redecide(c);
-  return (d & 1) && !atomic_load_explicit(&ng_dying, NG_RELAXED);
+  uint32_t s = atomic_load_explicit(&ng_state, NG_RELAXED);
+  if (NG_LIKELY(((d ^ s) >> 1) == 0)) return (d & ~s) & 1;
+  if (s & NG_DYING) return 0;
+  return ng_redecide(c) & 1;
 }
 
 static inline void *ng_real(ng_caller *c, int fn) {
@@ -156,9 +166,36 @@ struct ng_map {
   uint32_t used; /* guarded by the writers' lock */
 };
 void ng_map_init(ng_map *m, uint32_t capacity);
+typedef struct {
+  _Atomic uint64_t key;
+  _Atomic uint64_t value;
+} ng_map_entry;
+
+struct ng_map_table {
+  uint32_t mask;
+  ng_map_entry e[];
+};
+
+static inline uint32_t ng_map_slot(uint64_t key, uint32_t mask) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdull;
+  key ^= key >> 33;
+  return (uint32_t)key & mask;
+}
+
 /* Lock-free: the value of key, or 0. Under concurrent writes a lookup may miss or see another
  * key's value; callers validate what they found and retry a miss with ng_map_get_locked. */
-uint64_t ng_map_get(ng_map *m, uint64_t key);
+static inline uint64_t ng_map_get(ng_map *m, uint64_t key) {
+  struct ng_map_table *t = atomic_load_explicit(&m->table, NG_ACQUIRE);
+  uint32_t i = ng_map_slot(key, t->mask);
+  for (uint32_t probes = 0; probes <= t->mask; probes++) {
+    uint64_t k = atomic_load_explicit(&t->e[i].key, NG_ACQUIRE);
+    if (k == key) return atomic_load_explicit(&t->e[i].value, NG_ACQUIRE);
+    if (k == 0) return 0;
+    i = (i + 1) & t->mask;
+  }
+  return 0;
+}
 /* Writers hold ng_map_lock. */
 uint64_t ng_map_get_locked(ng_map *m, uint64_t key);
 void ng_map_put(ng_map *m, uint64_t key, uint64_t value);
@@ -235,5 +272,7 @@ int ng_prof_in_flight(int64_t record, int64_t *out, int n);
 int ng_prof_in_flight_names(int64_t record, const char **func, const char **datatype);
 const char *ng_prof_comm_name(int64_t record);
 #define NG_PROF_RECORD_LONGS 10
+
+#pragma GCC visibility pop
 
 #endif

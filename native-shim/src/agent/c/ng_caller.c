@@ -135,7 +135,7 @@ static int decide(const ng_caller *c) {
 
 uint32_t ng_redecide(ng_caller *c) {
   pthread_mutex_lock(&lock);
-  uint32_t gen = atomic_load_explicit(&ng_generation, NG_ACQUIRE);
+  uint32_t gen = (atomic_load_explicit(&ng_state, NG_ACQUIRE) >> 1);
   uint32_t d = gen << 1 | (uint32_t)decide(c);
   atomic_store_explicit(&c->decision, d, NG_RELAXED);
   pthread_mutex_unlock(&lock);
@@ -183,7 +183,7 @@ ng_caller *ng_caller_slow(uintptr_t ret) {
     c->obj = object_at(0, "");
   }
   c->site.caller = c;
-  uint32_t gen = atomic_load_explicit(&ng_generation, NG_ACQUIRE);
+  uint32_t gen = (atomic_load_explicit(&ng_state, NG_ACQUIRE) >> 1);
   atomic_store_explicit(&c->decision, gen << 1 | (uint32_t)decide(c), NG_RELAXED);
   ncallers++;
   if (free_slot != NULL) {
@@ -213,7 +213,7 @@ static int set_list(char ***list, int *count, const char *const *names, int n) {
   int nold = *count;
   *list = copy;
   *count = n;
-  atomic_fetch_add_explicit(&ng_generation, 1, NG_RELEASE);
+  atomic_fetch_add_explicit(&ng_state, 2, NG_RELEASE);
   pthread_mutex_unlock(&lock);
   for (int i = 0; i < nold; i++) free(old[i]);
   free(old);

@@ -22,8 +22,7 @@
 
 #define INTERPOSER "dev/ncclguard/bridge/interposer/Interposer"
 
-atomic_int ng_dying;
-atomic_uint ng_generation = 1;
+atomic_uint ng_state = 1u << 1; /* generation 1, not dying */
 atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 const char *ng_self_path = "";
 uintptr_t ng_self_base;
@@ -88,14 +87,14 @@ static void set_error(const char *fmt, ...) {
 
 static const char *get_error(void) { return last_error; }
 
-static void mark_dying(void) { atomic_store(&ng_dying, 1); }
+static void mark_dying(void) { atomic_fetch_or(&ng_state, NG_DYING); }
 
 static void on_exit_handler(void) { mark_dying(); }
 
 static void detach_thread(void *p) {
   (void)p;
   /* a JVM that began to die must not be called, not even to detach */
-  if (vm != NULL && !atomic_load(&ng_dying)) (*vm)->DetachCurrentThread(vm);
+  if (vm != NULL && !ng_is_dying()) (*vm)->DetachCurrentThread(vm);
 }
 
 /* dladdr of a static function names this library (of a global one, whatever it bound to). */
@@ -137,7 +136,7 @@ static int promote(void) {
 
 /* ---------------------------------------------------------------- upcalls */
 static JNIEnv *env_now(int attach) {
-  if (vm == NULL || atomic_load_explicit(&ng_dying, NG_RELAXED)) return NULL;
+  if (vm == NULL || ng_is_dying()) return NULL;
   JNIEnv *env = NULL;
   jint r = (*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8);
   if (r == JNI_OK) return env;
@@ -152,7 +151,7 @@ static JNIEnv *env_now(int attach) {
 }
 
 int ng_up_ready(void) {
-  if (atomic_load_explicit(&ng_dying, NG_RELAXED)) return 0;
+  if (ng_is_dying()) return 0;
   return hooks != NULL || atomic_load_explicit(&java_ready, NG_ACQUIRE);
 }
 

@@ -11,30 +11,13 @@
 
 #include "ng.h"
 
-typedef struct {
-  _Atomic uint64_t key;
-  _Atomic uint64_t value;
-} ng_entry;
-
-struct ng_map_table {
-  uint32_t mask;
-  ng_entry e[];
-};
-
 static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 
 void ng_map_lock(void) { pthread_mutex_lock(&writers); }
 void ng_map_unlock(void) { pthread_mutex_unlock(&writers); }
 
-static inline uint32_t slot_of(uint64_t key, uint32_t mask) {
-  key ^= key >> 33;
-  key *= 0xff51afd7ed558ccdull;
-  key ^= key >> 33;
-  return (uint32_t)key & mask;
-}
-
 static struct ng_map_table *table_new(uint32_t capacity) {
-  struct ng_map_table *t = calloc(1, sizeof(*t) + (size_t)capacity * sizeof(ng_entry));
+  struct ng_map_table *t = calloc(1, sizeof(*t) + (size_t)capacity * sizeof(ng_map_entry));
   if (t == NULL) abort(); /* a few KiB at start, then doubling: nothing sensible to do without it */
   t->mask = capacity - 1;
   return t;
@@ -43,18 +26,6 @@ static struct ng_map_table *table_new(uint32_t capacity) {
 void ng_map_init(ng_map *m, uint32_t capacity) {
   atomic_store_explicit(&m->table, table_new(capacity), NG_RELEASE);
   m->used = 0;
-}
-
-uint64_t ng_map_get(ng_map *m, uint64_t key) {
-  struct ng_map_table *t = atomic_load_explicit(&m->table, NG_ACQUIRE);
-  uint32_t i = slot_of(key, t->mask);
-  for (uint32_t probes = 0; probes <= t->mask; probes++) {
-    uint64_t k = atomic_load_explicit(&t->e[i].key, NG_ACQUIRE);
-    if (k == key) return atomic_load_explicit(&t->e[i].value, NG_ACQUIRE);
-    if (k == 0) return 0;
-    i = (i + 1) & t->mask;
-  }
-  return 0;
 }
 
 uint64_t ng_map_get_locked(ng_map *m, uint64_t key) { return ng_map_get(m, key); }
@@ -66,7 +37,7 @@ static void grow(ng_map *m) {
   for (uint32_t j = 0; j <= old->mask; j++) {
     uint64_t k = atomic_load_explicit(&old->e[j].key, NG_RELAXED);
     if (k == 0) continue;
-    uint32_t i = slot_of(k, t->mask);
+    uint32_t i = ng_map_slot(k, t->mask);
     while (atomic_load_explicit(&t->e[i].key, NG_RELAXED) != 0) i = (i + 1) & t->mask;
     atomic_store_explicit(&t->e[i].value, atomic_load_explicit(&old->e[j].value, NG_RELAXED), NG_RELAXED);
     atomic_store_explicit(&t->e[i].key, k, NG_RELAXED);
@@ -76,7 +47,7 @@ static void grow(ng_map *m) {
 
 void ng_map_put(ng_map *m, uint64_t key, uint64_t value) {
   struct ng_map_table *t = atomic_load_explicit(&m->table, NG_RELAXED);
-  uint32_t i = slot_of(key, t->mask);
+  uint32_t i = ng_map_slot(key, t->mask);
   while (1) {
     uint64_t k = atomic_load_explicit(&t->e[i].key, NG_RELAXED);
     if (k == key) {
@@ -100,7 +71,7 @@ void ng_map_put(ng_map *m, uint64_t key, uint64_t value) {
 void ng_map_remove(ng_map *m, uint64_t key) {
   struct ng_map_table *t = atomic_load_explicit(&m->table, NG_RELAXED);
   uint32_t mask = t->mask;
-  uint32_t i = slot_of(key, mask);
+  uint32_t i = ng_map_slot(key, mask);
   while (1) {
     uint64_t k = atomic_load_explicit(&t->e[i].key, NG_RELAXED);
     if (k == 0) return;
@@ -115,7 +86,7 @@ void ng_map_remove(ng_map *m, uint64_t key) {
     j = (j + 1) & mask;
     uint64_t k = atomic_load_explicit(&t->e[j].key, NG_RELAXED);
     if (k == 0) break;
-    uint32_t home = slot_of(k, mask);
+    uint32_t home = ng_map_slot(k, mask);
     int between = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
     if (between) continue;
     atomic_store_explicit(&t->e[hole].value, atomic_load_explicit(&t->e[j].value, NG_RELAXED), NG_RELAXED);

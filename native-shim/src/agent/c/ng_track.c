@@ -21,133 +21,26 @@
 
 #include "ng.h"
 
-/* ---------------------------------------------------------------- the lock word */
-/* The thread sanitizer has no fences: the fields they order for seqlock readers are atomics,
- * which it does not check; the fields guarded by the lock it checks through the lock's CAS and
- * release store. */
-#if defined(__SANITIZE_THREAD__)
-#define FENCE(order) ((void)0)
-#else
-#define FENCE(order) atomic_thread_fence(order)
-#endif
-#define ENDED 1u
-#define HELD 2u
-#define SPINS 64
+#include "ng_slots.h"
 
-static void back_off(int *spins) {
-  if (*spins < SPINS) {
-    __builtin_ia32_pause();
-    (*spins)++;
-  } else {
-    sched_yield();
-    *spins = 0;
-  }
-}
-
-static inline void word_lock(_Atomic uint32_t *l) {
-  int spins = 0;
-  while (1) {
-    uint32_t v = atomic_load_explicit(l, NG_RELAXED);
-    if (!(v & HELD) && atomic_compare_exchange_weak_explicit(l, &v, v | HELD, memory_order_acquire, NG_RELAXED)) {
-      /* the guarded stores that follow must not pass the held bit */
-      FENCE(memory_order_release);
-      return;
-    }
-    back_off(&spins);
-  }
-}
-
-static inline void word_unlock(_Atomic uint32_t *l) {
-  /* adding HELD to a word that has it clears it and carries into the version */
-  atomic_store_explicit(l, atomic_load_explicit(l, NG_RELAXED) + HELD, NG_RELEASE);
-}
-
-static inline uint32_t read_version(_Atomic uint32_t *l) { return atomic_load_explicit(l, NG_ACQUIRE); }
-
-static inline int validate(_Atomic uint32_t *l, uint32_t version) {
-  FENCE(memory_order_acquire);
-  return !(version & HELD) && atomic_load_explicit(l, NG_RELAXED) == version;
-}
-
-static inline int ended(_Atomic uint32_t *l) { return (atomic_load_explicit(l, NG_ACQUIRE) & ENDED) != 0; }
-
-/* ---------------------------------------------------------------- slots */
-#define REF_C 1u /* C follows the handle (not destroyed, not moved to Java) */
-#define REF_J 2u /* a Java record points at the slot */
-
-/* What event and stream slots share, first in both. */
-typedef struct {
-  _Atomic uint64_t key; /* the event handle or stream key; 0 when free */
-  _Atomic uint32_t lock;
-  _Atomic uint32_t inc;
-  _Atomic uint32_t refs;
-  int32_t next_free; /* guarded by the map lock */
-  int32_t index;     /* its own index, set once */
-  _Atomic uint64_t handle; /* as the application sees it */
-  _Atomic int device;
-} ng_head;
-
-typedef struct {
-  ng_head h;
-  _Atomic int64_t last_record_seq;
-  _Atomic int64_t completed_seq;
-  /* the last record, written under the lock, read between two equal versions */
-  _Atomic int32_t stream; /* its stream's slot, -1 none */
-  _Atomic int64_t op;
-  _Atomic uint64_t stream_handle;
-} ng_eslot;
-
-typedef struct {
-  ng_head h;
-  _Atomic int64_t base;
-  int64_t reserved; /* the highest op number reserved; guarded by the lock */
-  _Atomic int64_t enqueued;
-  _Atomic int64_t done;
-  int64_t last_seq; /* the highest op sequence number of the ops counted; guarded by the lock */
-} ng_sslot;
-
-#define CHUNK_BITS 12
-#define CHUNK (1 << CHUNK_BITS)
-#define MAX_CHUNKS 1024
-
-typedef struct {
-  _Atomic(char *) chunks[MAX_CHUNKS];
-  _Atomic int32_t high; /* slots handed out so far */
-  int32_t free_head;    /* guarded by the map lock */
-  _Atomic int32_t live;
-  size_t size;
-  ng_map *map;
-} ng_pool;
-
-static ng_map events;  /* event handle -> slot + 2, or JAVA_MARK */
-static ng_map streams; /* stream key -> slot + 2, or JAVA_MARK */
-static ng_map comms;   /* communicator -> device + 1 */
-#define JAVA_MARK 1u
-
-static ng_pool epool = {.free_head = -1, .size = sizeof(ng_eslot), .map = &events};
-static ng_pool spool = {.free_head = -1, .size = sizeof(ng_sslot), .map = &streams};
-
-static inline ng_head *slot_at(ng_pool *p, int32_t i) {
-  char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
-  return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * p->size);
-}
-#define ESLOT(i) ((ng_eslot *)slot_at(&epool, (i)))
-#define SSLOT(i) ((ng_sslot *)slot_at(&spool, (i)))
-
-/* The id Java holds for a slot: its index, 7 bits of its incarnation (so that a late release or
- * read of an id whose slot was reused since is refused), and the stream bit. */
-#define INDEX_BITS 22
-#define INDEX_MASK ((1 << INDEX_BITS) - 1)
-#define INC_MASK 0x7F
-_Static_assert((MAX_CHUNKS << CHUNK_BITS) <= (1 << INDEX_BITS), "slot indexes fit their bits");
+ng_map ng_events;
+ng_map ng_streams;
+ng_map ng_comms;
+ng_pool ng_epool = {.free_head = -1, .size = sizeof(ng_eslot), .map = &ng_events};
+ng_pool ng_spool = {.free_head = -1, .size = sizeof(ng_sslot), .map = &ng_streams};
+_Atomic int64_t ng_op_seq;
+__thread ng_thread ng_self;
+pthread_key_t ng_thread_key;
+atomic_int ng_threads_in_groups;
+static _Atomic uint32_t thread_ids;
 
 static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
-  return i | (int)((inc & INC_MASK) << INDEX_BITS) | (p == &spool ? NG_STREAM_SLOT_BIT : 0);
+  return i | (int)((inc & INC_MASK) << INDEX_BITS) | (p == &ng_spool ? NG_STREAM_SLOT_BIT : 0);
 }
 
 /* The slot an id names, if it is still that incarnation; NULL otherwise. */
 static ng_head *slot_of_id(ng_pool *p, int id) {
-  if (id < 0 || ((id & NG_STREAM_SLOT_BIT) != 0) != (p == &spool)) return NULL;
+  if (id < 0 || ((id & NG_STREAM_SLOT_BIT) != 0) != (p == &ng_spool)) return NULL;
   int32_t i = id & INDEX_MASK;
   if (i >= atomic_load_explicit(&p->high, NG_ACQUIRE)) return NULL;
   ng_head *h = slot_at(p, i);
@@ -201,16 +94,6 @@ static void slot_end(ng_head *h) {
   word_unlock(&h->lock);
 }
 
-/* Takes the lock of the incarnation found before; false (not locked) if it changed or ended. */
-static inline int lock_if(ng_head *h, uint32_t inc) {
-  word_lock(&h->lock);
-  if (atomic_load_explicit(&h->inc, NG_RELAXED) != inc || (atomic_load_explicit(&h->lock, NG_RELAXED) & ENDED)) {
-    word_unlock(&h->lock);
-    return 0;
-  }
-  return 1;
-}
-
 /* The slot a map holds for key: the slot, NULL with *java for a JAVA mark, or NULL. */
 static ng_head *find(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
   *java = 0;
@@ -235,91 +118,6 @@ static ng_head *find(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
   return NULL;
 }
 
-/* ---------------------------------------------------------------- the op sequence */
-static _Atomic int64_t op_seq;
-#define RESERVED (1 << 20)
-#define RECORD_NUMBERS (1 << 10)
-
-typedef struct {
-  int32_t slot;
-  uint32_t inc;
-} ng_grouped;
-
-/* What the CUDA runtime and NCCL keep per host thread, as far as C needs it. */
-typedef struct {
-  int group_depth;
-  int ngrouped, cap;
-  ng_grouped *grouped;
-  int64_t next_record, records_end;
-  int told_device; /* the device last passed to Java for cudaSetDevice, valid if told */
-  int told;
-  uint32_t id; /* for cudaStreamPerThread's key */
-} ng_thread;
-
-static __thread ng_thread self;
-static pthread_key_t thread_key;
-static _Atomic uint32_t thread_ids;
-
-static void thread_gone(void *p) {
-  (void)p;
-  free(self.grouped);
-  self.grouped = NULL;
-  self.cap = self.ngrouped = 0;
-}
-
-static int64_t record_number(void) {
-  if (self.next_record == self.records_end) {
-    self.next_record = atomic_fetch_add_explicit(&op_seq, RECORD_NUMBERS, NG_RELAXED) + 1;
-    self.records_end = self.next_record + RECORD_NUMBERS;
-  }
-  return self.next_record++;
-}
-
-static int64_t reserve(int64_t up_to) {
-  int64_t now = atomic_load_explicit(&op_seq, NG_RELAXED);
-  while (now < up_to && !atomic_compare_exchange_weak_explicit(&op_seq, &now, up_to, NG_RELAXED, NG_RELAXED)) {
-  }
-  return up_to;
-}
-
-/* ---------------------------------------------------------------- streams (StreamRecord) */
-static int64_t stream_next(ng_sslot *s) {
-  int64_t n = atomic_load_explicit(&s->enqueued, NG_RELAXED) + 1;
-  if (n > s->reserved) s->reserved = reserve(n + RESERVED);
-  return n;
-}
-
-static void stream_enqueue(ng_sslot *s, uint32_t inc, int64_t seq) {
-  if (!lock_if(&s->h, inc)) return;
-  atomic_store_explicit(&s->enqueued, stream_next(s), NG_RELEASE);
-  if (seq > s->last_seq) s->last_seq = seq;
-  word_unlock(&s->h.lock);
-}
-
-/* The op number an event record's completion covers (see StreamRecord.enqueueRecord); -1 if the
- * slot is another stream's now. count_at_enter < 0: the stream was not known at enter. */
-static int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t seq, int64_t count_at_enter) {
-  int64_t base = atomic_load_explicit(&s->base, NG_RELAXED);
-  int64_t at_enter = count_at_enter > base ? count_at_enter : base;
-  if (!lock_if(&s->h, inc)) return -1;
-  int64_t mine = stream_next(s);
-  atomic_store_explicit(&s->enqueued, mine, NG_RELEASE);
-  if (seq > s->last_seq) s->last_seq = seq;
-  word_unlock(&s->h.lock);
-  int64_t before = mine - 1;
-  if (at_enter == before) return before + 1;
-  return before < at_enter ? before : at_enter;
-}
-
-/* Ops up to number n are complete; numbers of another incarnation fall below its base. */
-static void stream_mark_done(ng_sslot *s, int64_t n) {
-  while (1) {
-    int64_t d = atomic_load_explicit(&s->done, NG_ACQUIRE);
-    if (n <= d || n > atomic_load_explicit(&s->enqueued, NG_ACQUIRE)) return;
-    if (atomic_compare_exchange_weak_explicit(&s->done, &d, n, memory_order_acq_rel, NG_RELAXED)) return;
-  }
-}
-
 static void stream_device_synchronized(ng_sslot *s, uint32_t inc, int64_t seq) {
   if (!lock_if(&s->h, inc)) return;
   int before = s->last_seq < seq;
@@ -331,43 +129,6 @@ static void stream_device_synchronized(ng_sslot *s, uint32_t inc, int64_t seq) {
 static int64_t stream_pending_ops(ng_sslot *s) {
   int64_t d = atomic_load_explicit(&s->done, NG_ACQUIRE);
   return atomic_load_explicit(&s->enqueued, NG_ACQUIRE) - d;
-}
-
-/* ---------------------------------------------------------------- events (EventRecord) */
-static void event_recorded(ng_eslot *e, uint32_t inc, int32_t stream, uint64_t stream_handle, int64_t op,
-                           int64_t seq) {
-  if (!lock_if(&e->h, inc)) return;
-  atomic_store_explicit(&e->stream, stream, NG_RELAXED);
-  atomic_store_explicit(&e->stream_handle, stream_handle, NG_RELAXED);
-  atomic_store_explicit(&e->op, op, NG_RELAXED);
-  atomic_store_explicit(&e->last_record_seq, seq, NG_RELAXED);
-  word_unlock(&e->h.lock);
-}
-
-/* The record numbered seq is complete, and with it its stream's ops up to the record. */
-static void event_completed(ng_eslot *e, int64_t seq) {
-  if (seq == 0 || seq == atomic_load_explicit(&e->completed_seq, NG_ACQUIRE)) return;
-  int32_t on;
-  int64_t op;
-  int spins = 0;
-  while (1) {
-    uint32_t version = read_version(&e->h.lock);
-    int64_t last = atomic_load_explicit(&e->last_record_seq, NG_RELAXED);
-    on = atomic_load_explicit(&e->stream, NG_RELAXED);
-    op = atomic_load_explicit(&e->op, NG_RELAXED);
-    if (validate(&e->h.lock, version)) {
-      if (last != seq) return;
-      break;
-    }
-    back_off(&spins);
-  }
-  /* the stream first: once completed_seq says so, the record's work is marked done */
-  if (on >= 0) stream_mark_done(SSLOT(on), op);
-  while (1) {
-    int64_t done = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
-    if (done == seq || atomic_load_explicit(&e->last_record_seq, NG_ACQUIRE) != seq) return;
-    if (atomic_compare_exchange_weak_explicit(&e->completed_seq, &done, seq, memory_order_acq_rel, NG_RELAXED)) return;
-  }
 }
 
 /* Whether recorded and its last record never seen complete; the stream of that record. */
@@ -388,8 +149,15 @@ static int event_pending(ng_eslot *e, int32_t *stream, uint64_t *stream_handle) 
   }
 }
 
+
+static inline void thread_gone(void *p) {
+  (void)p;
+  free(ng_self.grouped);
+  ng_self.grouped = NULL;
+  ng_self.cap = ng_self.ngrouped = 0;
+}
+
 /* ---------------------------------------------------------------- making slots */
-static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_LEGACY || h == NG_STREAM_PER_THREAD; }
 
 #define LEGACY_KEY 0x8000000000000000ull
 #define PER_THREAD_KEY 0xC000000000000000ull
@@ -397,8 +165,8 @@ static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_L
 static uint64_t special_key(uint64_t handle, int device) {
   uint64_t dev = (uint64_t)device & 0xFFFF;
   if (handle == NG_STREAM_PER_THREAD) {
-    if (self.id == 0) self.id = atomic_fetch_add_explicit(&thread_ids, 1, NG_RELAXED) + 1;
-    return PER_THREAD_KEY | (uint64_t)self.id << 16 | dev;
+    if (ng_self.id == 0) ng_self.id = atomic_fetch_add_explicit(&thread_ids, 1, NG_RELAXED) + 1;
+    return PER_THREAD_KEY | (uint64_t)ng_self.id << 16 | dev;
   }
   return LEGACY_KEY | dev;
 }
@@ -406,8 +174,8 @@ static uint64_t special_key(uint64_t handle, int device) {
 /* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
  * not seen); under the map lock. Returns the slot's index or -1. */
 static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
-  uint64_t old = ng_map_get_locked(&events, handle);
-  int32_t i = slot_alloc(&epool);
+  uint64_t old = ng_map_get_locked(&ng_events, handle);
+  int32_t i = slot_alloc(&ng_epool);
   if (i < 0) return -1;
   ng_eslot *e = ESLOT(i);
   atomic_store_explicit(&e->h.handle, handle, NG_RELAXED);
@@ -420,23 +188,23 @@ static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
   atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
   atomic_store_explicit(&e->h.key, handle, NG_RELEASE);
   *inc = atomic_load_explicit(&e->h.inc, NG_RELAXED);
-  ng_map_put(&events, handle, (uint64_t)i + 2);
+  ng_map_put(&ng_events, handle, (uint64_t)i + 2);
   if (old >= 2) {
-    ng_head *h = slot_at(&epool, (int32_t)(old - 2));
+    ng_head *h = slot_at(&ng_epool, (int32_t)(old - 2));
     if (atomic_load_explicit(&h->key, NG_RELAXED) == handle) {
       slot_end(h);
-      slot_unref_as(&epool, (int32_t)(old - 2), REF_C, 1);
+      slot_unref_as(&ng_epool, (int32_t)(old - 2), REF_C, 1);
     }
   }
   return i;
 }
 
 static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32_t *inc) {
-  uint64_t old = ng_map_get_locked(&streams, key);
-  int32_t i = slot_alloc(&spool);
+  uint64_t old = ng_map_get_locked(&ng_streams, key);
+  int32_t i = slot_alloc(&ng_spool);
   if (i < 0) return -1;
   ng_sslot *s = SSLOT(i);
-  int64_t base = atomic_fetch_add_explicit(&op_seq, RESERVED + 1, NG_RELAXED) + 1;
+  int64_t base = atomic_fetch_add_explicit(&ng_op_seq, RESERVED + 1, NG_RELAXED) + 1;
   atomic_store_explicit(&s->h.handle, handle, NG_RELAXED);
   atomic_store_explicit(&s->h.device, device, NG_RELAXED);
   atomic_store_explicit(&s->h.refs, REF_C, NG_RELAXED);
@@ -447,12 +215,12 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   atomic_store_explicit(&s->done, base, NG_RELAXED);
   atomic_store_explicit(&s->h.key, key, NG_RELEASE);
   *inc = atomic_load_explicit(&s->h.inc, NG_RELAXED);
-  ng_map_put(&streams, key, (uint64_t)i + 2);
+  ng_map_put(&ng_streams, key, (uint64_t)i + 2);
   if (old >= 2) {
-    ng_head *h = slot_at(&spool, (int32_t)(old - 2));
+    ng_head *h = slot_at(&ng_spool, (int32_t)(old - 2));
     if (atomic_load_explicit(&h->key, NG_RELAXED) == key) {
       slot_end(h);
-      slot_unref_as(&spool, (int32_t)(old - 2), REF_C, 1);
+      slot_unref_as(&ng_spool, (int32_t)(old - 2), REF_C, 1);
     }
   }
   return i;
@@ -515,10 +283,10 @@ static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
 }
 
 static int comm_device(uint64_t comm) {
-  uint64_t v = ng_map_get(&comms, comm);
+  uint64_t v = ng_map_get(&ng_comms, comm);
   if (v == 0) {
     ng_map_lock();
-    v = ng_map_get_locked(&comms, comm);
+    v = ng_map_get_locked(&ng_comms, comm);
     ng_map_unlock();
   }
   return v != 0 ? (int)(v - 1) : ng_current_device();
@@ -527,21 +295,21 @@ static int comm_device(uint64_t comm) {
 static void comm_created(uint64_t comm, int device) {
   if (comm == 0) return;
   ng_map_lock();
-  ng_map_put(&comms, comm, (uint64_t)(uint32_t)device + 1);
+  ng_map_put(&ng_comms, comm, (uint64_t)(uint32_t)device + 1);
   ng_map_unlock();
 }
 
 static void comm_released(uint64_t comm) {
   ng_map_lock();
-  ng_map_remove(&comms, comm);
+  ng_map_remove(&ng_comms, comm);
   ng_map_unlock();
 }
 
 void ng_track_init(void) {
-  ng_map_init(&events, 1024);
-  ng_map_init(&streams, 256);
-  ng_map_init(&comms, 256);
-  pthread_key_create(&thread_key, thread_gone);
+  ng_map_init(&ng_events, 1024);
+  ng_map_init(&ng_streams, 256);
+  ng_map_init(&ng_comms, 256);
+  pthread_key_create(&ng_thread_key, thread_gone);
 }
 
 /* ---------------------------------------------------------------- the wrapped calls */
@@ -556,14 +324,14 @@ static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue
     /* the special streams of native calls are C's, per device (and thread), never asked for */
     k->device = enqueue ? comm_device(handle) : ng_current_device();
     k->key = special_key(stream, k->device);
-    ng_head *h = find(&spool, k->key, &k->inc, &java);
+    ng_head *h = find(&ng_spool, k->key, &k->inc, &java);
     k->slot = h;
     k->mode = h != NULL ? MODE_C : MODE_C_NEW;
     k->token = h != NULL ? atomic_load_explicit(&((ng_sslot *)h)->enqueued, NG_ACQUIRE) : -1;
     return;
   }
   k->key = stream;
-  ng_head *h = find(&spool, stream, &k->inc, &java);
+  ng_head *h = find(&ng_spool, stream, &k->inc, &java);
   if (h != NULL) {
     k->slot = h;
     k->mode = MODE_C;
@@ -576,7 +344,7 @@ static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue
     if (ok && t != NG_NOT_JAVAS) {
       k->mode = MODE_JAVA;
       k->jtoken = t;
-      if (!java) mark_java(&spool, stream);
+      if (!java) mark_java(&ng_spool, stream);
       return;
     }
   }
@@ -594,7 +362,7 @@ static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int e
   int32_t i;
   int made = 0;
   ng_map_lock();
-  uint64_t v = ng_map_get_locked(&streams, k->key);
+  uint64_t v = ng_map_get_locked(&ng_streams, k->key);
   if (v >= 2 && atomic_load_explicit(&SSLOT((int32_t)(v - 2))->h.key, NG_RELAXED) == k->key &&
       !ended(&SSLOT((int32_t)(v - 2))->h.lock)) {
     i = (int32_t)(v - 2); /* another thread made it meanwhile */
@@ -606,8 +374,8 @@ static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int e
   ng_map_unlock();
   if (i < 0) return NULL;
   k->inc = inc;
-  if (made && ng_up_ready() && ng_up_seen(k->fn, stream, device, slot_id(&spool, i, inc), &k->caller->site))
-    java_holds(&spool, i, inc);
+  if (made && ng_up_ready() && ng_up_seen(k->fn, stream, device, slot_id(&ng_spool, i, inc), &k->caller->site))
+    java_holds(&ng_spool, i, inc);
   return SSLOT(i);
 }
 
@@ -623,28 +391,28 @@ static void work_exit(ng_call *k, int status) {
     if (effect == NG_EFFECT_EVENT_RECORD && status == 0) {
       int java;
       uint32_t inc;
-      if (find(&epool, handle, &inc, &java) != NULL) forget(&epool, handle, 1);
+      if (find(&ng_epool, handle, &inc, &java) != NULL) forget(&ng_epool, handle, 1);
     }
     return;
   }
   if (status != 0) return;
   ng_sslot *s = work_stream(k, handle, stream, enqueue);
   if (s == NULL) return;
-  int64_t seq = atomic_load_explicit(&op_seq, NG_ACQUIRE);
+  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
   if (enqueue) {
-    if (self.group_depth > 0) {
-      if (self.ngrouped == self.cap) {
-        int cap = self.cap == 0 ? 16 : self.cap * 2;
-        ng_grouped *g = realloc(self.grouped, (size_t)cap * sizeof(*g));
+    if (ng_self.group_depth > 0) {
+      if (ng_self.ngrouped == ng_self.cap) {
+        int cap = ng_self.cap == 0 ? 16 : ng_self.cap * 2;
+        ng_grouped *g = realloc(ng_self.grouped, (size_t)cap * sizeof(*g));
         if (g == NULL) {
           stream_enqueue(s, k->inc, seq);
           return;
         }
-        if (self.grouped == NULL) pthread_setspecific(thread_key, &self);
-        self.grouped = g;
-        self.cap = cap;
+        if (ng_self.grouped == NULL) pthread_setspecific(ng_thread_key, &ng_self);
+        ng_self.grouped = g;
+        ng_self.cap = cap;
       }
-      self.grouped[self.ngrouped++] = (ng_grouped){s->h.index, k->inc};
+      ng_self.grouped[ng_self.ngrouped++] = (ng_grouped){s->h.index, k->inc};
     } else {
       stream_enqueue(s, k->inc, seq);
     }
@@ -655,7 +423,7 @@ static void work_exit(ng_call *k, int status) {
     if (op < 0) return;
     int java;
     uint32_t einc;
-    ng_eslot *e = (ng_eslot *)find(&epool, handle, &einc, &java);
+    ng_eslot *e = (ng_eslot *)find(&ng_epool, handle, &einc, &java);
     int32_t si = s->h.index;
     if (e == NULL) {
       /* events follow their stream: a Java event (or one never seen) recorded on a C stream is C's now */
@@ -666,8 +434,8 @@ static void work_exit(ng_call *k, int status) {
       if (i < 0) return;
       e = ESLOT(i);
       event_recorded(e, einc, si, stream, op, record_number());
-      if (ng_up_ready() && ng_up_seen(k->fn, handle, device, slot_id(&epool, i, einc), &k->caller->site))
-        java_holds(&epool, i, einc);
+      if (ng_up_ready() && ng_up_seen(k->fn, handle, device, slot_id(&ng_epool, i, einc), &k->caller->site))
+        java_holds(&ng_epool, i, einc);
       return;
     }
     event_recorded(e, einc, si, stream, op, record_number());
@@ -676,7 +444,7 @@ static void work_exit(ng_call *k, int status) {
 
 static void event_enter(ng_call *k, uint64_t event) {
   int java;
-  ng_head *h = find(&epool, event, &k->inc, &java);
+  ng_head *h = find(&ng_epool, event, &k->inc, &java);
   if (h != NULL) {
     k->mode = MODE_C;
     k->slot = h;
@@ -689,10 +457,10 @@ static void event_enter(ng_call *k, uint64_t event) {
     if (ok && t != NG_NOT_JAVAS) {
       k->mode = MODE_JAVA;
       k->jtoken = t;
-      if (!java) mark_java(&epool, event);
+      if (!java) mark_java(&ng_epool, event);
       return;
     }
-    if (java) unmark_java(&epool, event);
+    if (java) unmark_java(&ng_epool, event);
   }
   k->mode = MODE_NONE;
 }
@@ -700,7 +468,7 @@ static void event_enter(ng_call *k, uint64_t event) {
 static void stream_sync_enter(ng_call *k, uint64_t stream) {
   int java;
   uint64_t key = special_stream(stream) ? special_key(stream, ng_current_device()) : stream;
-  ng_head *h = find(&spool, key, &k->inc, &java);
+  ng_head *h = find(&ng_spool, key, &k->inc, &java);
   if (h != NULL) {
     k->mode = MODE_C;
     k->slot = h;
@@ -713,10 +481,10 @@ static void stream_sync_enter(ng_call *k, uint64_t stream) {
     if (ok && t != NG_NOT_JAVAS) {
       k->mode = MODE_JAVA;
       k->jtoken = t;
-      if (!java) mark_java(&spool, stream);
+      if (!java) mark_java(&ng_spool, stream);
       return;
     }
-    if (java) unmark_java(&spool, stream);
+    if (java) unmark_java(&ng_spool, stream);
   }
   k->mode = MODE_NONE;
 }
@@ -771,12 +539,12 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
       int java;
       int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
       k->key = event ? A(k, p->handle) : A(k, p->stream);
-      if (event || !special_stream(k->key)) k->slot = find(event ? &epool : &spool, k->key, &k->inc, &java);
+      if (event || !special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
     }
     k->device = ng_current_device();
     if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
       /* work whose exit reads the sequence before this step was called before */
-      k->token = atomic_fetch_add_explicit(&op_seq, 1, memory_order_acq_rel) + 1;
+      k->token = atomic_fetch_add_explicit(&ng_op_seq, 1, memory_order_acq_rel) + 1;
     }
     if (ng_up_ready()) {
       int ok;
@@ -809,9 +577,9 @@ static uint64_t out_handle(uint64_t pointer, int i) {
 }
 
 static void grouped_flush(int launched) {
-  int64_t seq = atomic_load_explicit(&op_seq, NG_ACQUIRE);
-  for (int i = 0; launched && i < self.ngrouped; i++) stream_enqueue(SSLOT(self.grouped[i].slot), self.grouped[i].inc, seq);
-  self.ngrouped = 0;
+  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
+  for (int i = 0; launched && i < ng_self.ngrouped; i++) stream_enqueue(SSLOT(ng_self.grouped[i].slot), ng_self.grouped[i].inc, seq);
+  ng_self.ngrouped = 0;
 }
 
 void ng_exit(ng_call *k, int status) {
@@ -858,14 +626,14 @@ void ng_exit(ng_call *k, int status) {
     ng_map_unlock();
     if (ng_up_ready()) {
       ng_site *site = ng_site_of(k->caller);
-      int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &epool : &spool, i, inc);
-      if (up_exit(k, status, site, id) && i >= 0) java_holds(effect == NG_EFFECT_EVENT_CREATE ? &epool : &spool, i, inc);
+      int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
+      if (up_exit(k, status, site, id) && i >= 0) java_holds(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
     }
     return;
   }
   case NG_EFFECT_EVENT_DESTROY:
   case NG_EFFECT_STREAM_DESTROY: {
-    ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &epool : &spool;
+    ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
     if (status == 0 && k->slot != NULL) {
       forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
     } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !special_stream(k->key))) {
@@ -899,7 +667,7 @@ void ng_exit(ng_call *k, int status) {
     return;
   case NG_EFFECT_DEVICE_SYNC:
     if (status == 0) {
-      int32_t high = atomic_load_explicit(&spool.high, NG_ACQUIRE);
+      int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
       for (int32_t i = 0; i < high; i++) {
         ng_sslot *s = SSLOT(i);
         if ((atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->h.device, NG_RELAXED) == k->device)
@@ -911,22 +679,26 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_SET_DEVICE:
     if (status == 0) {
       int device = (int)A(k, p->device);
-      if (!self.told || self.told_device != device) {
+      if (!ng_self.told || ng_self.told_device != device) {
         if (ng_up_ready()) {
           k->device = device;
           up_exit(k, status, &k->caller->site, -1);
-          self.told = 1;
-          self.told_device = device;
+          ng_self.told = 1;
+          ng_self.told_device = device;
         }
       }
     }
     return;
   case NG_EFFECT_GROUP_START:
-    if (status == 0) self.group_depth++;
+    /* while no thread is inside a native group, hot enqueues skip the thread-local */
+    if (status == 0 && ng_self.group_depth++ == 0) atomic_fetch_add_explicit(&ng_threads_in_groups, 1, NG_RELAXED);
     return;
   case NG_EFFECT_GROUP_END:
     /* the outermost ncclGroupEnd launches the group's work; a failed one launched nothing */
-    if (self.group_depth > 0 && --self.group_depth == 0) grouped_flush(status == NG_NCCL_SUCCESS || status == NG_NCCL_IN_PROGRESS);
+    if (ng_self.group_depth > 0 && --ng_self.group_depth == 0) {
+      atomic_fetch_sub_explicit(&ng_threads_in_groups, 1, NG_RELAXED);
+      grouped_flush(status == NG_NCCL_SUCCESS || status == NG_NCCL_IN_PROGRESS);
+    }
     return;
   default:
     if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
@@ -940,8 +712,8 @@ void ng_park(int fn) {
 }
 
 /* ---------------------------------------------------------------- Java's view (the JNI natives) */
-static ng_eslot *event_slot(int slot) { return (ng_eslot *)slot_of_id(&epool, slot); }
-static ng_sslot *stream_slot(int slot) { return (ng_sslot *)slot_of_id(&spool, slot); }
+static ng_eslot *event_slot(int slot) { return (ng_eslot *)slot_of_id(&ng_epool, slot); }
+static ng_sslot *stream_slot(int slot) { return (ng_sslot *)slot_of_id(&ng_spool, slot); }
 
 static int live(ng_head *h) { return h != NULL && (atomic_load_explicit(&h->refs, NG_ACQUIRE) & REF_C) && !ended(&h->lock); }
 
@@ -965,7 +737,7 @@ int64_t ng_api_slot_token(int fn, int slot) {
 
 int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t token) {
   if (status != 0 || fn < 0 || fn >= NG_FN_COUNT) return -1;
-  int64_t seq = atomic_load_explicit(&op_seq, NG_ACQUIRE);
+  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
   switch (ng_fn_effect[fn]) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC: {
@@ -993,7 +765,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     if (op < 0) return -1;
     int java;
     uint32_t inc;
-    ng_eslot *e = (ng_eslot *)find(&epool, other, &inc, &java);
+    ng_eslot *e = (ng_eslot *)find(&ng_epool, other, &inc, &java);
     int32_t i;
     if (e == NULL) {
       ng_map_lock();
@@ -1004,9 +776,9 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     } else {
       i = e->h.index;
     }
-    java_holds(&epool, i, inc);
+    java_holds(&ng_epool, i, inc);
     event_recorded(e, inc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, record_number());
-    return slot_id(&epool, i, inc);
+    return slot_id(&ng_epool, i, inc);
   }
   default:
     return -1;
@@ -1015,11 +787,11 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
 
 int64_t ng_api_device_sync_enter(int device) {
   (void)device;
-  return atomic_fetch_add_explicit(&op_seq, 1, memory_order_acq_rel) + 1;
+  return atomic_fetch_add_explicit(&ng_op_seq, 1, memory_order_acq_rel) + 1;
 }
 
 void ng_api_device_sync_exit(int device, int64_t token) {
-  int32_t high = atomic_load_explicit(&spool.high, NG_ACQUIRE);
+  int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
   for (int32_t i = 0; i < high; i++) {
     ng_sslot *s = SSLOT(i);
     if ((atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->h.device, NG_RELAXED) == device)
@@ -1039,7 +811,7 @@ void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
     int32_t stream;
     uint64_t handle;
     out[3 * i] = event_pending(e, &stream, &handle);
-    out[3 * i + 1] = stream >= 0 ? slot_id(&spool, stream, atomic_load_explicit(&SSLOT(stream)->h.inc, NG_ACQUIRE)) : -1;
+    out[3 * i + 1] = stream >= 0 ? slot_id(&ng_spool, stream, atomic_load_explicit(&SSLOT(stream)->h.inc, NG_ACQUIRE)) : -1;
     out[3 * i + 2] = (int64_t)handle;
   }
 }
@@ -1052,7 +824,7 @@ void ng_api_streams_pending(const int32_t *slots, int n, int64_t *out) {
 }
 
 void ng_api_release_slot(int slot) {
-  ng_pool *p = slot >= 0 && (slot & NG_STREAM_SLOT_BIT) ? &spool : &epool;
+  ng_pool *p = slot >= 0 && (slot & NG_STREAM_SLOT_BIT) ? &ng_spool : &ng_epool;
   ng_head *h = slot_of_id(p, slot);
   if (h != NULL) slot_unref(p, h->index, REF_J);
 }
@@ -1068,11 +840,11 @@ int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int6
 
 void ng_track_stats(int64_t *out, int n) {
   int64_t v[] = {ng_callers_known(),
-                 atomic_load_explicit(&epool.live, NG_RELAXED),
-                 atomic_load_explicit(&spool.live, NG_RELAXED),
+                 atomic_load_explicit(&ng_epool.live, NG_RELAXED),
+                 atomic_load_explicit(&ng_spool.live, NG_RELAXED),
                  atomic_load_explicit(&ng_exceptions_cleared, NG_RELAXED),
                  atomic_load_explicit(&ng_missing_real, NG_RELAXED),
                  atomic_load_explicit(&ng_upcalls, NG_RELAXED),
-                 atomic_load_explicit(&op_seq, NG_RELAXED)};
+                 atomic_load_explicit(&ng_op_seq, NG_RELAXED)};
   for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) out[i] = v[i];
 }
