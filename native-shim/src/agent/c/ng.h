@@ -89,15 +89,19 @@ struct ng_site {
   void *frames[16];
 };
 
-/* One return address that called a wrapper. */
+/* One return address that called a wrapper. What a hot call reads is in its first cache line. */
 struct ng_caller {
-  uintptr_t ret;
-  ng_object *obj;
-  char *sym;            /* the exported symbol the return address lies in, or NULL */
   _Atomic uint32_t decision; /* generation << 1 | track */
+  _Atomic int fn;            /* the function this call site calls, once known (-1: several) */
+  _Atomic(void *) real;      /* its real definition */
+  /* the slots this call site used first: checked against their own key, replaced once ended */
+  _Atomic(void *) hint[2];
+  ng_object *obj;
+  uintptr_t ret;
+  char *sym;            /* the exported symbol the return address lies in, or NULL */
   ng_site site;         /* the plain site: caller only, no frames */
   ng_caller *next;      /* the overflow chain */
-};
+} __attribute__((aligned(64)));
 
 #define NG_CALLERS_BITS 14
 #define NG_CALLERS (1u << NG_CALLERS_BITS)
@@ -150,9 +154,15 @@ static inline int ng_tracks(ng_caller *c) {
   return ng_redecide(c) & 1;
 }
 
+void *ng_real_slow(ng_caller *c, int fn);
+
+/* The real function: a call site calls one function, whose definition its entry keeps. */
 static inline void *ng_real(ng_caller *c, int fn) {
-  void *p = atomic_load_explicit(&c->obj->real[fn], NG_ACQUIRE);
-  return NG_LIKELY(p != NULL) ? p : ng_resolve(c->obj, fn);
+  if (NG_LIKELY(atomic_load_explicit(&c->fn, NG_RELAXED) == fn)) {
+    void *p = atomic_load_explicit(&c->real, NG_ACQUIRE);
+    if (NG_LIKELY(p != NULL)) return p;
+  }
+  return ng_real_slow(c, fn);
 }
 
 /* What a wrapper returns when no real function exists: logged once per function. */

@@ -165,9 +165,11 @@ ng_caller *ng_caller_slow(uintptr_t ret) {
       return c;
     }
   }
-  ng_caller *c = calloc(1, sizeof(*c));
+  ng_caller *c = aligned_alloc(64, sizeof(*c));
   if (c == NULL) abort();
+  memset(c, 0, sizeof(*c));
   c->ret = ret;
+  atomic_store_explicit(&c->fn, -2, NG_RELAXED); /* not known yet */
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
   /* ret - 1: the call instruction itself, in case the call is the function's last instruction */
@@ -283,6 +285,19 @@ void *ng_resolve(ng_object *o, int fn) {
   if (p == NULL) p = lookup_in(library(ng_fn_nccl[fn]), fn);
   if (p == NULL) p = lookup_in(RTLD_NEXT, fn);
   if (p != NULL) atomic_store_explicit(&o->real[fn], p, NG_RELEASE);
+  return p;
+}
+
+void *ng_real_slow(ng_caller *c, int fn) {
+  void *p = atomic_load_explicit(&c->obj->real[fn], NG_ACQUIRE);
+  if (p == NULL) p = ng_resolve(c->obj, fn);
+  if (p == NULL) return NULL;
+  int was = -2;
+  if (atomic_compare_exchange_strong_explicit(&c->fn, &was, fn, NG_RELAXED, NG_RELAXED)) {
+    atomic_store_explicit(&c->real, p, NG_RELEASE);
+  } else if (was != fn && was != -1) {
+    atomic_store_explicit(&c->fn, -1, NG_RELAXED); /* called through a pointer: several functions */
+  }
   return p;
 }
 

@@ -83,16 +83,16 @@ typedef struct {
   _Atomic int32_t stream; /* its stream's slot, -1 none */
   _Atomic int64_t op;
   _Atomic uint64_t stream_handle;
-} ng_eslot;
+} __attribute__((aligned(64))) ng_eslot; /* a slot never shares a cache line with another */
 
 typedef struct {
   ng_head h;
   _Atomic int64_t base;
-  int64_t reserved; /* the highest op number reserved; guarded by the lock */
+  _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
   _Atomic int64_t enqueued;
   _Atomic int64_t done;
-  int64_t last_seq; /* the highest op sequence number of the ops counted; guarded by the lock */
-} ng_sslot;
+  _Atomic int64_t last_seq; /* the highest op sequence number of the ops counted */
+} __attribute__((aligned(64))) ng_sslot;
 
 #define CHUNK_BITS 12
 #define CHUNK (1 << CHUNK_BITS)
@@ -149,7 +149,6 @@ static inline int lock_if(ng_head *h, uint32_t inc) {
 /* ---------------------------------------------------------------- the op sequence */
 extern _Atomic int64_t ng_op_seq;
 #define RESERVED (1 << 20)
-#define RECORD_NUMBERS (1 << 10)
 
 typedef struct {
   int32_t slot;
@@ -161,7 +160,6 @@ typedef struct {
   int group_depth;
   int ngrouped, cap;
   ng_grouped *grouped;
-  int64_t next_record, records_end;
   int told_device; /* the device last passed to Java for cudaSetDevice, valid if told */
   int told;
   uint32_t id; /* for cudaStreamPerThread's key */
@@ -172,13 +170,6 @@ extern pthread_key_t ng_thread_key;
 extern atomic_int ng_threads_in_groups;
 
 
-static inline int64_t record_number(void) {
-  if (ng_self.next_record == ng_self.records_end) {
-    ng_self.next_record = atomic_fetch_add_explicit(&ng_op_seq, RECORD_NUMBERS, NG_RELAXED) + 1;
-    ng_self.records_end = ng_self.next_record + RECORD_NUMBERS;
-  }
-  return ng_self.next_record++;
-}
 
 static inline int64_t reserve(int64_t up_to) {
   int64_t now = atomic_load_explicit(&ng_op_seq, NG_RELAXED);
@@ -188,29 +179,37 @@ static inline int64_t reserve(int64_t up_to) {
 }
 
 /* ---------------------------------------------------------------- streams (StreamRecord) */
-static inline int64_t stream_next(ng_sslot *s) {
-  int64_t n = atomic_load_explicit(&s->enqueued, NG_RELAXED) + 1;
-  if (n > s->reserved) s->reserved = reserve(n + RESERVED);
-  return n;
+/* Counting an op is one atomic add, where StreamRecord takes its lock: the sequence number of the
+ * op goes in first, so that a device synchronize that sees the op counted sees its sequence too
+ * (stream_device_synchronized reads them in the other order). Op numbers past the reservation
+ * reserve more, under the lock; a count made on a slot that was reused meanwhile is taken back. */
+void ng_stream_reserve(ng_sslot *s, int64_t n);
+
+static inline int64_t stream_count(ng_sslot *s, uint32_t inc, int64_t seq) {
+  int64_t last = atomic_load_explicit(&s->last_seq, NG_RELAXED);
+  while (last < seq && !atomic_compare_exchange_weak_explicit(&s->last_seq, &last, seq, NG_RELEASE, NG_RELAXED)) {
+  }
+  int64_t mine = atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_acq_rel) + 1;
+  if (NG_UNLIKELY(mine > atomic_load_explicit(&s->reserved, NG_RELAXED))) ng_stream_reserve(s, mine);
+  if (NG_UNLIKELY(atomic_load_explicit(&s->h.inc, NG_ACQUIRE) != inc)) {
+    atomic_fetch_sub_explicit(&s->enqueued, 1, memory_order_acq_rel);
+    return -1;
+  }
+  return mine;
 }
 
-static inline void stream_enqueue(ng_sslot *s, uint32_t inc, int64_t seq) {
-  if (!lock_if(&s->h, inc)) return;
-  atomic_store_explicit(&s->enqueued, stream_next(s), NG_RELEASE);
-  if (seq > s->last_seq) s->last_seq = seq;
-  word_unlock(&s->h.lock);
-}
+static inline void stream_enqueue(ng_sslot *s, uint32_t inc, int64_t seq) { (void)stream_count(s, inc, seq); }
 
-/* The op number an event record's completion covers (see StreamRecord.enqueueRecord); -1 if the
- * slot is another stream's now. count_at_enter < 0: the stream was not known at enter. */
-static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t seq, int64_t count_at_enter) {
+/* The op number an event record's completion covers (see StreamRecord.enqueueRecord), and the
+ * record's own op number (unique: an event's record number); -1 if the slot is another stream's
+ * now. count_at_enter < 0: the stream was not known at enter. */
+static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t seq, int64_t count_at_enter,
+                                            int64_t *mine_out) {
   int64_t base = atomic_load_explicit(&s->base, NG_RELAXED);
   int64_t at_enter = count_at_enter > base ? count_at_enter : base;
-  if (!lock_if(&s->h, inc)) return -1;
-  int64_t mine = stream_next(s);
-  atomic_store_explicit(&s->enqueued, mine, NG_RELEASE);
-  if (seq > s->last_seq) s->last_seq = seq;
-  word_unlock(&s->h.lock);
+  int64_t mine = stream_count(s, inc, seq);
+  if (mine < 0) return -1;
+  *mine_out = mine;
   int64_t before = mine - 1;
   if (at_enter == before) return before + 1;
   return before < at_enter ? before : at_enter;
@@ -272,12 +271,27 @@ static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_L
  * compile time: one lock-free lookup per handle and the slot's own update, nothing else. Anything
  * else (a miss, a JAVA mark, a special stream, work inside a native group) takes the generic path
  * (ng_enter / ng_exit), which does the same and more. */
-static inline ng_head *ng_hot_find(ng_pool *p, uint64_t key, uint32_t *inc) {
-  uint64_t v = ng_map_get(p->map, key);
-  if (v < 2) return NULL;
-  ng_head *h = slot_at(p, (int32_t)(v - 2));
+static inline ng_head *hot_slot(int events, int32_t i) {
+  ng_pool *p = events ? &ng_epool : &ng_spool;
+  char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
+  return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * (events ? sizeof(ng_eslot) : sizeof(ng_sslot)));
+}
+
+static inline int hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
   *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
-  if (atomic_load_explicit(&h->key, NG_ACQUIRE) != key || ended(&h->lock)) return NULL;
+  return atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ended(&h->lock);
+}
+
+/* The slot of key: the call site's hint when it is that handle's (a loop on one event or stream
+ * reads no map), else the map's, which becomes the hint if the site has none or an ended one. */
+static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
+  ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
+  if (NG_LIKELY(hint != NULL) && hot_valid(hint, key, inc)) return hint;
+  uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
+  if (v < 2) return NULL;
+  ng_head *h = hot_slot(events, (int32_t)(v - 2));
+  if (!hot_valid(h, key, inc)) return NULL;
+  if (hint == NULL || ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
   return h;
 }
 
@@ -287,11 +301,11 @@ typedef struct {
   int64_t token;
 } ng_hot;
 
-static inline int ng_hot_enter(ng_hot *h, int effect, uint64_t handle, uint64_t stream) {
+static inline int ng_hot_enter(ng_hot *h, ng_caller *c, int effect, uint64_t handle, uint64_t stream) {
   switch (effect) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC:
-    h->a = ng_hot_find(&ng_epool, handle, &h->ainc);
+    h->a = ng_hot_find(1, c, handle, &h->ainc);
     if (h->a == NULL) return 0;
     h->token = atomic_load_explicit(&((ng_eslot *)h->a)->last_record_seq, NG_ACQUIRE);
     return 1;
@@ -299,11 +313,11 @@ static inline int ng_hot_enter(ng_hot *h, int effect, uint64_t handle, uint64_t 
   case NG_EFFECT_STREAM_QUERY:
   case NG_EFFECT_EVENT_RECORD:
     if (special_stream(stream)) return 0;
-    h->a = ng_hot_find(&ng_spool, stream, &h->ainc);
+    h->a = ng_hot_find(0, c, stream, &h->ainc);
     if (h->a == NULL) return 0;
     h->token = atomic_load_explicit(&((ng_sslot *)h->a)->enqueued, NG_ACQUIRE);
     if (effect != NG_EFFECT_EVENT_RECORD) return 1;
-    h->b = ng_hot_find(&ng_epool, handle, &h->binc);
+    h->b = ng_hot_find(1, c, handle, &h->binc);
     return h->b != NULL;
   case NG_EFFECT_COMM_ENQUEUE:
     /* work inside a native group counts at its end: the generic path defers it */
@@ -311,7 +325,7 @@ static inline int ng_hot_enter(ng_hot *h, int effect, uint64_t handle, uint64_t 
     /* fall through */
   case NG_EFFECT_STREAM_WAIT_EVENT:
     if (special_stream(stream)) return 0;
-    h->a = ng_hot_find(&ng_spool, stream, &h->ainc);
+    h->a = ng_hot_find(0, c, stream, &h->ainc);
     return h->a != NULL;
   default:
     return 0;
@@ -340,10 +354,10 @@ static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
     return;
   case NG_EFFECT_EVENT_RECORD: {
     ng_sslot *s = (ng_sslot *)h->a;
-    int64_t op = stream_enqueue_record(s, h->ainc, atomic_load_explicit(&ng_op_seq, NG_ACQUIRE), h->token);
+    int64_t mine;
+    int64_t op = stream_enqueue_record(s, h->ainc, atomic_load_explicit(&ng_op_seq, NG_ACQUIRE), h->token, &mine);
     if (op >= 0)
-      event_recorded((ng_eslot *)h->b, h->binc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op,
-                     record_number());
+      event_recorded((ng_eslot *)h->b, h->binc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, mine);
     return;
   }
   case NG_EFFECT_COMM_ENQUEUE:

@@ -3,7 +3,9 @@
  * A C slot per event and stream that native code created, or a stream first seen in native work,
  * ports the Java tracker's EventRecord and StreamRecord exactly: a one-word lock (ENDED, HELD and a
  * version: a CAS to take it, a release store to free it, a seqlock for readers), op numbers
- * reserved 2^20 at a time in one op sequence, record numbers taken per thread 1024 at a time,
+ * reserved 2^20 at a time in one op sequence (an op counted by one atomic add, where the Java
+ * record takes its lock), an event record numbered by its own op number (unique: op ranges of
+ * streams never overlap, where the Java tracker takes per-thread blocks of the sequence),
  * completions raised by CAS, enqueueRecord's count-at-enter rule, markDone, deviceSynchronized.
  * Hot calls on C slots never enter the JVM. Handles Java follows stay Java's: a native hot call on
  * one goes to Java (hotEnter/hotExit); the maps keep a JAVA mark for them, a hint only.
@@ -57,8 +59,9 @@ static int32_t slot_alloc(ng_pool *p) {
     i = atomic_load_explicit(&p->high, NG_RELAXED);
     if ((i >> CHUNK_BITS) >= MAX_CHUNKS) return -1;
     if ((i & (CHUNK - 1)) == 0) {
-      char *chunk = calloc(CHUNK, p->size);
+      char *chunk = aligned_alloc(64, (size_t)CHUNK * p->size);
       if (chunk == NULL) return -1;
+      memset(chunk, 0, (size_t)CHUNK * p->size);
       atomic_store_explicit(&p->chunks[i >> CHUNK_BITS], chunk, NG_RELEASE);
     }
     atomic_store_explicit(&p->high, i + 1, NG_RELEASE);
@@ -118,12 +121,19 @@ static ng_head *find(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
   return NULL;
 }
 
+/* A device synchronize whose enter moved the op sequence to seq covers the ops counted with a
+ * smaller one; if an op counted here came after, which were before is unknown: none is marked.
+ * The count first, then the sequence: an op in the count has its sequence in last_seq. */
 static void stream_device_synchronized(ng_sslot *s, uint32_t inc, int64_t seq) {
-  if (!lock_if(&s->h, inc)) return;
-  int before = s->last_seq < seq;
-  int64_t all = atomic_load_explicit(&s->enqueued, NG_RELAXED);
+  int64_t all = atomic_load_explicit(&s->enqueued, NG_ACQUIRE);
+  int before = atomic_load_explicit(&s->last_seq, NG_ACQUIRE) < seq;
+  if (before && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == inc) stream_mark_done(s, all);
+}
+
+void ng_stream_reserve(ng_sslot *s, int64_t n) {
+  word_lock(&s->h.lock);
+  if (n > atomic_load_explicit(&s->reserved, NG_RELAXED)) atomic_store_explicit(&s->reserved, reserve(n + RESERVED), NG_RELEASE);
   word_unlock(&s->h.lock);
-  if (before) stream_mark_done(s, all);
 }
 
 static int64_t stream_pending_ops(ng_sslot *s) {
@@ -209,8 +219,8 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   atomic_store_explicit(&s->h.device, device, NG_RELAXED);
   atomic_store_explicit(&s->h.refs, REF_C, NG_RELAXED);
   atomic_store_explicit(&s->base, base, NG_RELAXED);
-  s->reserved = base + RESERVED;
-  s->last_seq = 0;
+  atomic_store_explicit(&s->reserved, base + RESERVED, NG_RELAXED);
+  atomic_store_explicit(&s->last_seq, 0, NG_RELAXED);
   atomic_store_explicit(&s->enqueued, base, NG_RELAXED);
   atomic_store_explicit(&s->done, base, NG_RELAXED);
   atomic_store_explicit(&s->h.key, key, NG_RELEASE);
@@ -419,7 +429,8 @@ static void work_exit(ng_call *k, int status) {
   } else if (effect == NG_EFFECT_STREAM_WAIT_EVENT) {
     stream_enqueue(s, k->inc, seq);
   } else { /* EVENT_RECORD */
-    int64_t op = stream_enqueue_record(s, k->inc, seq, k->token);
+    int64_t mine;
+    int64_t op = stream_enqueue_record(s, k->inc, seq, k->token, &mine);
     if (op < 0) return;
     int java;
     uint32_t einc;
@@ -433,12 +444,12 @@ static void work_exit(ng_call *k, int status) {
       ng_map_unlock();
       if (i < 0) return;
       e = ESLOT(i);
-      event_recorded(e, einc, si, stream, op, record_number());
+      event_recorded(e, einc, si, stream, op, mine);
       if (ng_up_ready() && ng_up_seen(k->fn, handle, device, slot_id(&ng_epool, i, einc), &k->caller->site))
         java_holds(&ng_epool, i, einc);
       return;
     }
-    event_recorded(e, einc, si, stream, op, record_number());
+    event_recorded(e, einc, si, stream, op, mine);
   }
 }
 
@@ -761,7 +772,8 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     /* a Java record of event `other` on a C stream: the event's state is C's from now on */
     ng_sslot *s = stream_slot(slot);
     if (!live(s ? &s->h : NULL)) return -1;
-    int64_t op = stream_enqueue_record(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), seq, token);
+    int64_t mine;
+    int64_t op = stream_enqueue_record(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), seq, token, &mine);
     if (op < 0) return -1;
     int java;
     uint32_t inc;
@@ -777,7 +789,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
       i = e->h.index;
     }
     java_holds(&ng_epool, i, inc);
-    event_recorded(e, inc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, record_number());
+    event_recorded(e, inc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, mine);
     return slot_id(&ng_epool, i, inc);
   }
   default:
@@ -832,7 +844,10 @@ void ng_api_release_slot(int slot) {
 int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
   if (fn < 0 || fn >= NG_FN_COUNT || !ng_fn_callable[fn]) return -1;
   ng_site *site = (ng_site *)(uintptr_t)caller;
-  void *real = site != NULL ? ng_real(site->caller, fn) : ng_real_default(fn);
+  /* that caller's object's view, without touching the call site's own function cache */
+  ng_object *o = site != NULL ? site->caller->obj : &ng_default_object;
+  void *real = atomic_load_explicit(&o->real[fn], NG_ACQUIRE);
+  if (real == NULL) real = ng_resolve(o, fn);
   if (real == NULL) return ng_missing(fn);
   /* integers and pointers only (CHeader's callable): extra argument registers are ignored */
   return ((int (*)(int64_t, int64_t, int64_t, int64_t))real)(a0, a1, a2, a3);

@@ -41,6 +41,10 @@ typedef struct {
   int (*allreduce_config)(float *buf, size_t n, ncclComm_t comm, cudaStream_t s);
   /* an exported function: the caller dladdr names */
   int (*exported_stream_create)(cudaStream_t *s);
+  /* not a catalog function: never wrapped */
+  int (*get_device)(int *device);
+  /* an allreduce of n floats out of place */
+  int (*allreduce2)(const float *send, float *recv, size_t n, ncclComm_t comm, cudaStream_t s);
 } fake_jni;
 
 #endif

@@ -76,3 +76,31 @@ JNIEXPORT void JNICALL Java_nativetest_JvmNatives_exitHandlerUsesCudart(JNIEnv *
   (void)env, (void)c;
   atexit(at_exit);
 }
+
+/* n cudaEventCreate + cudaEventDestroy pairs through the PLT (the wrappers, upcalls included) or
+ * through the real functions; the elapsed ns. */
+#include <dlfcn.h>
+#include <time.h>
+JNIEXPORT jlong JNICALL Java_nativetest_JvmNatives_createDestroy(JNIEnv *env, jclass c, jint n, jboolean real) {
+  (void)env, (void)c;
+  static int (*rc)(cudaEvent_t *), (*rd)(cudaEvent_t);
+  if (rc == NULL) {
+    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
+    rc = (int (*)(cudaEvent_t *))dlsym(h, "cudaEventCreate");
+    rd = (int (*)(cudaEvent_t))dlsym(h, "cudaEventDestroy");
+  }
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  cudaEvent_t e;
+  for (int i = 0; i < n; i++) {
+    if (real) {
+      rc(&e);
+      rd(e);
+    } else {
+      cudaEventCreate(&e);
+      cudaEventDestroy(e);
+    }
+  }
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return (jlong)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+}

@@ -10,6 +10,7 @@ final class JvmNatives {
     static native int destroyComm(long comm);
     static native int destroyEvent(long event);
     static native void exitHandlerUsesCudart();
+    static native long createDestroy(int n, boolean real);
 
     private JvmNatives() {
     }

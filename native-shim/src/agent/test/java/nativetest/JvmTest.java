@@ -107,6 +107,22 @@ public final class JvmTest {
                 && upcalls("exit", "ncclCommDestroy").get(0).token() == 42,
                 "a release: enter() before, its token back in exit()");
 
+        if (args.length > 2 && args[2].equals("creations")) {
+            // a creation (and its release) with its Java stack, against the real functions
+            Interposer.light = true;
+            int pairs = 20000;
+            long best = Long.MAX_VALUE;
+            long bestReal = Long.MAX_VALUE;
+            for (int round = 0; round < 7; round++) {
+                best = Math.min(best, JvmNatives.createDestroy(pairs, false));
+                bestReal = Math.min(bestReal, JvmNatives.createDestroy(pairs, true));
+            }
+            Interposer.light = false;
+            System.out.printf("creations: wrapper %.2f us, real %.2f us, added %.2f us per cudaEventCreate+Destroy"
+                    + " (with Java upcalls: exit's new Throwable, enter's token; min of 7 rounds of %d)%n",
+                    best / 1e3 / pairs, bestReal / 1e3 / pairs, (best - bestReal) / 1e3 / pairs, pairs);
+        }
+
         Interposer.dying();
         before = total();
         long late = JvmNatives.createEvent();

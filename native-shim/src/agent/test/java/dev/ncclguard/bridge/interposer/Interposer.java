@@ -46,6 +46,9 @@ public final class Interposer {
 
     public static final List<Upcall> UPCALLS = new ArrayList<>();
     public static volatile boolean throwInExit;
+    /** Upcalls do what the agent's would (a creating stack captured, unformatted), no more. */
+    public static volatile boolean light;
+    public static volatile Throwable lastStack;
 
     private static void record(String kind, int fn, long[] slots, int status, long token, long caller, int slot) {
         List<String> frames = new ArrayList<>();
@@ -61,11 +64,18 @@ public final class Interposer {
 
     // --- upcalls (C calls them) ---
     static long enter(int fn, long[] slots, long caller) {
+        if (light) {
+            return 42;
+        }
         record("enter", fn, slots, 0, 0, caller, -1);
         return 42;
     }
 
     static boolean exit(int fn, long[] slots, int status, long token, long caller, int slot) {
+        if (light) {
+            lastStack = new Throwable("creation stack");
+            return false;
+        }
         record("exit", fn, slots, status, token, caller, slot);
         if (throwInExit) {
             throw new IllegalStateException("thrown in an upcall");
