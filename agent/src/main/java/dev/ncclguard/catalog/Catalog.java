@@ -11,7 +11,10 @@ import java.util.Map;
 /**
  * What each NCCL and CUDA runtime function the agent follows does, as data: adding a function is
  * one line below. Signatures are those of NCCL 2.28 (nccl.h) and the CUDA 13 runtime
- * (cuda_runtime_api.h); positions are 0-based C argument indexes.
+ * (cuda_runtime_api.h); positions are 0-based C argument indexes. Each line also carries the C
+ * parameter list, from which the agent's native library is generated ({@link CHeader}). The
+ * {@code ...Config} variants of the collectives are not in any NCCL header up to 2.30: their
+ * parameter list (the collective's, then a config pointer) is a guess.
  */
 public final class Catalog {
 
@@ -19,69 +22,119 @@ public final class Catalog {
 
     static {
         // communicators: creation
-        def("ncclCommInitRank", COMM_CREATE).handle(0).nranks(1).uniqueId(2).rank(3);
-        def("ncclCommInitRankConfig", COMM_CREATE).handle(0).nranks(1).uniqueId(2).rank(3);
-        def("ncclCommInitRankScalable", COMM_CREATE).handle(0).nranks(1).rank(2).count(3).uniqueId(4);
-        def("ncclCommInitAll", COMM_CREATE_ALL).handle(0).nranks(1).device(2);
-        def("ncclCommSplit", COMM_SPLIT).parentComm(0).color(1).key(2).handle(3);
-        def("ncclCommShrink", COMM_SHRINK).parentComm(0).rankList(1).count(2).handle(3);
+        def("ncclCommInitRank", COMM_CREATE,
+                "ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank").handle(0).nranks(1).uniqueId(2).rank(3);
+        def("ncclCommInitRankConfig", COMM_CREATE,
+                "ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config").handle(0).nranks(1).uniqueId(2).rank(3);
+        def("ncclCommInitRankScalable", COMM_CREATE,
+                "ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds, ncclConfig_t* config").handle(0).nranks(1).rank(2).count(3).uniqueId(4);
+        def("ncclCommInitAll", COMM_CREATE_ALL,
+                "ncclComm_t* comms, int ndev, const int* devlist").handle(0).nranks(1).device(2);
+        def("ncclCommSplit", COMM_SPLIT,
+                "ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config").parentComm(0).color(1).key(2).handle(3);
+        def("ncclCommShrink", COMM_SHRINK,
+                "ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags").parentComm(0).rankList(1).count(2).handle(3);
         // communicators: end
-        def("ncclCommFinalize", COMM_FINALIZE).handle(0);
-        def("ncclCommDestroy", COMM_DESTROY).handle(0);
-        def("ncclCommAbort", COMM_ABORT).handle(0);
+        def("ncclCommFinalize", COMM_FINALIZE,
+                "ncclComm_t comm").handle(0);
+        def("ncclCommDestroy", COMM_DESTROY,
+                "ncclComm_t comm").handle(0);
+        def("ncclCommAbort", COMM_ABORT,
+                "ncclComm_t comm").handle(0);
         // work on a stream through a communicator: (..., comm, stream)
-        def("ncclAllReduce", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclBroadcast", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclBcast", COMM_ENQUEUE).handle(4).stream(5);
-        def("ncclReduce", COMM_ENQUEUE).handle(6).stream(7);
-        def("ncclAllGather", COMM_ENQUEUE).handle(4).stream(5);
-        def("ncclReduceScatter", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclAlltoAll", COMM_ENQUEUE).handle(4).stream(5);
-        def("ncclGather", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclScatter", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclSend", COMM_ENQUEUE).handle(4).stream(5);
-        def("ncclRecv", COMM_ENQUEUE).handle(4).stream(5);
+        def("ncclAllReduce", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream").handle(5).stream(6);
+        def("ncclBroadcast", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream").handle(5).stream(6);
+        def("ncclBcast", COMM_ENQUEUE,
+                "void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream").handle(4).stream(5);
+        def("ncclReduce", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream").handle(6).stream(7);
+        def("ncclAllGather", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream").handle(4).stream(5);
+        def("ncclReduceScatter", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream").handle(5).stream(6);
+        def("ncclAlltoAll", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream").handle(4).stream(5);
+        def("ncclGather", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream").handle(5).stream(6);
+        def("ncclScatter", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream").handle(5).stream(6);
+        def("ncclSend", COMM_ENQUEUE,
+                "const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t stream").handle(4).stream(5);
+        def("ncclRecv", COMM_ENQUEUE,
+                "void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t stream").handle(4).stream(5);
         // the per-call config variants of newer nccl.h: the same positions, a config last
-        def("ncclAllReduceConfig", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclBroadcastConfig", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclReduceConfig", COMM_ENQUEUE).handle(6).stream(7);
-        def("ncclAllGatherConfig", COMM_ENQUEUE).handle(4).stream(5);
-        def("ncclReduceScatterConfig", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclAlltoAllConfig", COMM_ENQUEUE).handle(4).stream(5);
-        def("ncclGatherConfig", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclScatterConfig", COMM_ENQUEUE).handle(5).stream(6);
-        def("ncclGroupStart", GROUP_START);
-        def("ncclGroupEnd", GROUP_END);
+        def("ncclAllReduceConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const void* config").handle(5).stream(6);
+        def("ncclBroadcastConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream, const void* config").handle(5).stream(6);
+        def("ncclReduceConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream, const void* config").handle(6).stream(7);
+        def("ncclAllGatherConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream, const void* config").handle(4).stream(5);
+        def("ncclReduceScatterConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const void* config").handle(5).stream(6);
+        def("ncclAlltoAllConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream, const void* config").handle(4).stream(5);
+        def("ncclGatherConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream, const void* config").handle(5).stream(6);
+        def("ncclScatterConfig", COMM_ENQUEUE,
+                "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream, const void* config").handle(5).stream(6);
+        def("ncclGroupStart", GROUP_START,
+                "void");
+        def("ncclGroupEnd", GROUP_END,
+                "void");
         // CUDA events
-        def("cudaEventCreate", EVENT_CREATE).handle(0);
-        def("cudaEventCreateWithFlags", EVENT_CREATE).handle(0);
-        def("cudaEventRecord", EVENT_RECORD).handle(0).stream(1);
-        def("cudaEventRecordWithFlags", EVENT_RECORD).handle(0).stream(1);
-        def("cudaEventQuery", EVENT_QUERY).handle(0);
-        def("cudaEventSynchronize", EVENT_SYNC).handle(0);
-        def("cudaEventDestroy", EVENT_DESTROY).handle(0);
+        def("cudaEventCreate", EVENT_CREATE,
+                "cudaEvent_t* event").handle(0);
+        def("cudaEventCreateWithFlags", EVENT_CREATE,
+                "cudaEvent_t* event, unsigned int flags").handle(0);
+        def("cudaEventRecord", EVENT_RECORD,
+                "cudaEvent_t event, cudaStream_t stream").handle(0).stream(1);
+        def("cudaEventRecordWithFlags", EVENT_RECORD,
+                "cudaEvent_t event, cudaStream_t stream, unsigned int flags").handle(0).stream(1);
+        def("cudaEventQuery", EVENT_QUERY,
+                "cudaEvent_t event").handle(0);
+        def("cudaEventSynchronize", EVENT_SYNC,
+                "cudaEvent_t event").handle(0);
+        def("cudaEventDestroy", EVENT_DESTROY,
+                "cudaEvent_t event").handle(0);
         // CUDA streams
-        def("cudaStreamCreate", STREAM_CREATE).handle(0);
-        def("cudaStreamCreateWithFlags", STREAM_CREATE).handle(0);
-        def("cudaStreamCreateWithPriority", STREAM_CREATE).handle(0);
-        def("cudaStreamSynchronize", STREAM_SYNC).handle(0).stream(0);
-        def("cudaStreamQuery", STREAM_QUERY).handle(0).stream(0);
-        def("cudaStreamWaitEvent", STREAM_WAIT_EVENT).handle(0).stream(0).event(1);
-        def("cudaStreamDestroy", STREAM_DESTROY).handle(0).stream(0);
+        def("cudaStreamCreate", STREAM_CREATE,
+                "cudaStream_t* pStream").handle(0);
+        def("cudaStreamCreateWithFlags", STREAM_CREATE,
+                "cudaStream_t* pStream, unsigned int flags").handle(0);
+        def("cudaStreamCreateWithPriority", STREAM_CREATE,
+                "cudaStream_t* pStream, unsigned int flags, int priority").handle(0);
+        def("cudaStreamSynchronize", STREAM_SYNC,
+                "cudaStream_t stream").handle(0).stream(0);
+        def("cudaStreamQuery", STREAM_QUERY,
+                "cudaStream_t stream").handle(0).stream(0);
+        def("cudaStreamWaitEvent", STREAM_WAIT_EVENT,
+                "cudaStream_t stream, cudaEvent_t event, unsigned int flags").handle(0).stream(0).event(1);
+        def("cudaStreamDestroy", STREAM_DESTROY,
+                "cudaStream_t stream").handle(0).stream(0);
         // CUDA devices
-        def("cudaDeviceSynchronize", DEVICE_SYNC);
-        def("cudaSetDevice", SET_DEVICE).device(0);
+        def("cudaDeviceSynchronize", DEVICE_SYNC,
+                "void");
+        def("cudaSetDevice", SET_DEVICE,
+                "int device").device(0);
     }
 
     private static final List<NativeFunction> ALL;
+    /** The C parameter list of each function, by id, as in nccl.h and cuda_runtime_api.h. */
+    private static final String[] C_PARAMETERS;
     /** Chained hash table of the symbols; a power of two about three times their number. */
     private static final Symbol[] TABLE;
 
     static {
         List<NativeFunction> all = new ArrayList<>(DEFS.size());
         Map<String, NativeFunction> bySymbol = new HashMap<>(DEFS.size() * 4);
+        C_PARAMETERS = new String[DEFS.size()];
         for (Def d : DEFS) {
             NativeFunction fn = d.build(all.size());
+            C_PARAMETERS[fn.id()] = d.cParameters;
             all.add(fn);
             put(bySymbol, fn.symbol(), fn);
             // NCCL exports every function also as pncclX, the name profilers and wrappers use
@@ -157,14 +210,22 @@ public final class Catalog {
         return ALL.size();
     }
 
+    /**
+     * The function's C parameter list, as its header declares it ({@code "void"} for none): what
+     * the agent's native library ({@link CHeader}) declares its wrapper with.
+     */
+    public static String cParameters(NativeFunction fn) {
+        return C_PARAMETERS[fn.id()];
+    }
+
     private static void put(Map<String, NativeFunction> map, String symbol, NativeFunction fn) {
         if (map.put(symbol, fn) != null) {
             throw new IllegalStateException("catalog lists " + symbol + " twice");
         }
     }
 
-    private static Def def(String symbol, Effect effect) {
-        Def d = new Def(symbol, effect);
+    private static Def def(String symbol, Effect effect, String cParameters) {
+        Def d = new Def(symbol, effect, cParameters);
         DEFS.add(d);
         return d;
     }
@@ -173,6 +234,7 @@ public final class Catalog {
     private static final class Def {
         private final String symbol;
         private final Effect effect;
+        private final String cParameters;
         private int handle = NativeFunction.NONE;
         private int parentComm = NativeFunction.NONE;
         private int stream = NativeFunction.NONE;
@@ -186,9 +248,10 @@ public final class Catalog {
         private int count = NativeFunction.NONE;
         private int rankList = NativeFunction.NONE;
 
-        Def(String symbol, Effect effect) {
+        Def(String symbol, Effect effect, String cParameters) {
             this.symbol = symbol;
             this.effect = effect;
+            this.cParameters = cParameters;
         }
 
         Def handle(int i) {

@@ -47,7 +47,7 @@ record Options(String scenario, int ranks, int iterations, int count, boolean in
                     if (arg.startsWith("-") || scenario != null) {
                         throw new IllegalArgumentException("unexpected argument '" + arg + "'");
                     }
-                    if (!Scenarios.ALL.containsKey(arg)) {
+                    if (!Scenarios.ALL.containsKey(arg) && !EpSample.SCENARIOS.containsKey(arg)) {
                         throw new IllegalArgumentException("unknown scenario '" + arg + "'");
                     }
                     scenario = arg;

@@ -15,7 +15,7 @@ import java.util.concurrent.LinkedBlockingQueue;
  */
 public final class Samples {
     static final String USAGE = "usage: java -jar ncclguard-samples.jar <" + String.join("|", Scenarios.ALL.keySet())
-            + "> [--ranks N] [--iters N] [--count N] [--init rank|all] [--bridge " + String.join("|", Bridges.NAMES) + "]";
+            + "|" + String.join("|", EpSample.SCENARIOS.keySet()) + "> [--ranks N] [--iters N] [--count N] [--init rank|all] [--bridge " + String.join("|", Bridges.NAMES) + "]";
 
     private Samples() {
     }
@@ -53,6 +53,10 @@ public final class Samples {
         Scenarios.Scenario scenario = Scenarios.ALL.get(options.scenario());
         GpuLibraries libraries = GpuLibraries.load();
         System.out.println("samples: " + libraries.describe());
+        if (scenario == null) {
+            EpSample.run(options, libraries); // the DeepEP-style runtime: its own JNI library, no --bridge
+            return;
+        }
         Gpu gpu = Bridges.open(options.bridge(), libraries);
         int devices = gpu.deviceCount();
         if (devices < 1) {
@@ -131,6 +135,7 @@ public final class Samples {
         for (Scenarios.Scenario scenario : Scenarios.ALL.values()) {
             out.printf("  %-16s %s%n", scenario.name(), scenario.summary());
         }
+        EpSample.SCENARIOS.forEach((name, summary) -> out.printf("  %-16s %s%n", name, summary));
         out.println("  --ranks N        ranks (threads, one GPU each), at most the device count; default "
                 + Options.DEFAULT_RANKS);
         out.println("  --iters N        allreduces per rank; default " + Options.DEFAULT_ITERATIONS);

@@ -1,0 +1,53 @@
+package dev.ncclguard.catalog;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class CHeaderTest {
+
+    @Test
+    void headerTheLibraryWasBuiltFromIsWhatTheCatalogGenerates() throws IOException {
+        String where = System.getProperty("ncclguard.test.catalogHeader");
+        assertNotNull(where, "the build passes the generated header's path in ncclguard.test.catalogHeader");
+        Path header = Path.of(where);
+        assertTrue(Files.exists(header), header + " is missing: the build generates it before make");
+        assertEquals(CHeader.generate(), Files.readString(header, StandardCharsets.UTF_8),
+                "the header in the build is stale: rebuild the agent module");
+    }
+
+    @Test
+    void everyFunctionHasOneWrapperLineInIdOrder() {
+        String text = CHeader.generate();
+        int from = 0;
+        for (NativeFunction fn : Catalog.all()) {
+            String line = "  X(" + fn.id() + ", " + fn.symbol() + ", ";
+            int at = text.indexOf(line, from);
+            assertTrue(at >= 0, fn.symbol());
+            from = at;
+        }
+        assertTrue(text.contains("#define NG_FN_COUNT " + Catalog.size() + "\n"));
+    }
+
+    @Test
+    void aStructByValueGoesToItsSlotAsItsAddressAndMakesTheFunctionUncallable() {
+        String text = CHeader.generate();
+        String line = text.lines().filter(l -> l.startsWith("  X(0, ncclCommInitRank, ")).findFirst().orElseThrow();
+        assertTrue(line.contains("NG_SLOT_PTR(0, comm) NG_SLOT_INT(1, nranks) NG_SLOT_ADDR(2, commId) NG_SLOT_INT(3, rank), 0)"),
+                line);
+        String destroy = text.lines().filter(l -> l.contains(" ncclCommDestroy, ")).findFirst().orElseThrow();
+        assertTrue(destroy.endsWith("NG_SLOT_PTR(0, comm), 1) \\"), destroy);
+    }
+
+    @Test
+    void functionsWithoutParametersForwardWithNone() {
+        String line = CHeader.generate().lines().filter(l -> l.contains(" ncclGroupStart, ")).findFirst().orElseThrow();
+        assertTrue(line.contains("NCCL, NG_EFFECT_GROUP_START, (void), (), 0, , 1)"), line);
+    }
+}

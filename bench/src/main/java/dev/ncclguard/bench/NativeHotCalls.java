@@ -1,0 +1,115 @@
+package dev.ncclguard.bench;
+
+import com.sun.jna.Library;
+import com.sun.jna.NativeLibrary;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * What the agent's native part adds to hot calls made from C: a JNI library's loop calls
+ * cudaEventQuery, cudaEventRecord, ncclAllReduce and cudaGetDevice (not tracked, so not wrapped)
+ * through its PLT, bound to ncclguard's wrappers, and through the real functions' addresses, in
+ * one process; and creations (cudaEventCreate + cudaEventDestroy), whose wrapper calls into Java
+ * (a Java stack) when the agent's Java side is there.
+ *
+ * <pre>
+ * java -Dncclguard.emu=native-shim/target/emu -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.NativeHotCalls
+ *      [--agentless agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so] [--iters N] [--rounds R]
+ * </pre>
+ * {@code --agentless}: promote the native library here, without the agent (its C state only, no
+ * Java side); under {@code -javaagent} the agent has done it before main.
+ */
+public final class NativeHotCalls {
+    private static final String LIBRARY = "dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so";
+    private static final String[] FUNCTIONS = {"cudaEventQuery", "cudaEventRecord", "ncclAllReduce",
+        "cudaGetDevice (untracked)"};
+    /** dlopen's RTLD_NOW | RTLD_GLOBAL on Linux. */
+    private static final int NOW_GLOBAL = 0x2 | 0x100;
+
+    static native String setUp();
+
+    static native long loop(int fn, boolean real, long iters);
+
+    static native long creations(boolean real, long iters);
+
+    static native String boundTo();
+
+    public static void main(String[] args) throws IOException {
+        String agentless = null;
+        long iters = 1_000_000;
+        int rounds = 7;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--agentless" -> agentless = args[++i];
+                case "--iters" -> iters = Long.parseLong(args[++i]);
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                default -> {
+                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R]");
+                    System.exit(2);
+                }
+            }
+        }
+        if (agentless != null) {
+            // the promotion the agent makes in premain: into the global scope before the JNI library loads
+            NativeLibrary.getInstance(agentless, Map.of(Library.OPTION_OPEN_FLAGS, NOW_GLOBAL));
+        }
+        GpuLibraries libs = GpuLibraries.load();
+        load();
+        String failed = setUp();
+        if (failed != null) {
+            throw new IllegalStateException(failed);
+        }
+        System.out.println("NativeHotCalls: " + libs.origin + "; the JNI library's cudaEventQuery is " + boundTo());
+        for (int fn = 0; fn < FUNCTIONS.length; fn++) {
+            double[] wrapped = new double[rounds];
+            double[] real = new double[rounds];
+            loop(fn, false, iters / 10);
+            loop(fn, true, iters / 10);
+            for (int r = 0; r < rounds; r++) {
+                // interleaved, so that a noisy neighbour costs both the same
+                wrapped[r] = loop(fn, false, iters) / (double) iters;
+                real[r] = loop(fn, true, iters) / (double) iters;
+            }
+            report(FUNCTIONS[fn], wrapped, real, "ns");
+        }
+        long pairs = Math.max(1000, iters / 50);
+        double[] wrapped = new double[rounds];
+        double[] real = new double[rounds];
+        creations(false, pairs / 10);
+        creations(true, pairs / 10);
+        for (int r = 0; r < rounds; r++) {
+            wrapped[r] = creations(false, pairs) / (double) pairs / 1000.0;
+            real[r] = creations(true, pairs) / (double) pairs / 1000.0;
+        }
+        report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
+    }
+
+    private static void report(String what, double[] wrapped, double[] real, String unit) {
+        double[] w = wrapped.clone();
+        double[] r = real.clone();
+        Arrays.sort(w);
+        Arrays.sort(r);
+        System.out.printf("%-36s wrapper %8.2f %s, real %8.2f %s, added %8.2f %s (min of %d; medians %.2f / %.2f)%n",
+                what, w[0], unit, r[0], unit, w[0] - r[0], unit, w.length, w[w.length / 2], r[r.length / 2]);
+    }
+
+    private static void load() throws IOException {
+        try (InputStream in = NativeHotCalls.class.getClassLoader().getResourceAsStream(LIBRARY)) {
+            if (in == null) {
+                throw new IllegalStateException("the bench was built without " + LIBRARY);
+            }
+            Path file = Files.createTempFile("ncclguard-bench-native", ".so");
+            file.toFile().deleteOnExit();
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            System.load(file.toString());
+        }
+    }
+
+    private NativeHotCalls() {
+    }
+}

@@ -1,0 +1,65 @@
+/* The test mode of libncclguard.so: C programs (native-shim/src/agent/test) load the library
+ * without a JVM, register C callbacks in place of the Java upcalls, and reach what the JNI natives
+ * do through this table. A JVM never calls ncclguard_test; it changes nothing until called. */
+#ifndef NCCLGUARD_TEST_H
+#define NCCLGUARD_TEST_H
+
+#include <stdint.h>
+
+/* What Interposer's upcalls receive, as C callbacks (see docs/design.md, the C <-> Java contract). */
+typedef struct {
+  int64_t (*enter)(int fn, const int64_t *slots, int n, int64_t caller);
+  int (*exit)(int fn, const int64_t *slots, int n, int status, int64_t token, int64_t caller, int slot);
+  int64_t (*hot_enter)(int fn, int64_t handle, int64_t stream, int64_t caller);
+  void (*hot_exit)(int fn, int64_t handle, int64_t stream, int status, int64_t token, int64_t caller);
+  int (*seen)(int fn, int64_t handle, int device, int slot, int64_t caller);
+  void (*plugin_init)(int64_t record);
+  /* whether the calling thread counts as a Java thread; NULL: every thread does */
+  int (*java_thread)(void);
+} ncclguard_hooks;
+
+/* What the JNI natives of Interposer do, as C functions. Strings returned are malloc'ed. */
+typedef struct {
+  int (*promote)(void);
+  const char *(*last_error)(void);
+  void (*wrapped_natives)(const char *const *names, int n);
+  void (*suppress_callers)(const char *const *names, int n);
+  int64_t (*slot_token)(int fn, int slot);
+  int64_t (*slot_exit)(int fn, int slot, int64_t other, int status, int64_t token);
+  int64_t (*device_sync_enter)(int device);
+  void (*device_sync_exit)(int device, int64_t token);
+  void (*events_pending)(const int32_t *slots, int n, int64_t *out);
+  void (*streams_pending)(const int32_t *slots, int n, int64_t *out);
+  int (*call)(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3);
+  void (*release_slot)(int slot);
+  void (*dying)(void);
+  char *(*caller_library)(int64_t caller);
+  char *(*caller_symbol)(int64_t caller);
+  char *(*caller_backtrace)(int64_t caller);
+  int (*user_plugin)(const char *name);
+  int (*plugin_inits_since)(int64_t seq, int64_t *out, int n);
+  int (*plugin_comms)(int64_t *out, int n);
+  void (*plugin_claim)(int64_t record);
+  int (*in_flight)(int64_t record, int64_t *out, int n);
+  void (*stats)(int64_t *out, int n);
+  int (*function_id)(const char *name);
+} ncclguard_api;
+
+/* Enters the test mode with these callbacks (NULL: no upcalls at all) and returns the natives. */
+const ncclguard_api *ncclguard_test(const ncclguard_hooks *hooks);
+
+/* Slot ids: event slots count from 0, stream slots have this bit. */
+#define NCCLGUARD_STREAM_SLOT_BIT (1 << 30)
+/* What hot_enter answers for a handle Java does not follow; what enter answers for a release of
+ * a handle the exit-time cleanup claimed. */
+#define NCCLGUARD_NOT_JAVAS (INT64_MIN + 1)
+#define NCCLGUARD_CLAIMED INT64_MIN
+/* plugin_inits_since / plugin_comms: longs per record: id, commId, rank, nranks, nNodes,
+ * initSeq, initMillis, flags (1 finalized, 2 claimed, 4 inited on a Java thread), thread id,
+ * activation mask NCCL was given */
+#define NCCLGUARD_PLUGIN_RECORD_LONGS 10
+/* in_flight: collectives, p2p, oldest's kind (1 coll, 2 p2p, 0 none), its count (elements), its
+ * age in ns, ops completed */
+#define NCCLGUARD_IN_FLIGHT_LONGS 6
+
+#endif

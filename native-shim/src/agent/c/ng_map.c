@@ -1,0 +1,98 @@
+/* Maps from a handle (or a special stream's key) to a value, read without a lock on the hot path.
+ * Linear probing; a removal shifts the entries after it back (no tombstones, so a map whose
+ * handles churn never fills up); writers take one lock shared by every map (creations and
+ * releases only). A reader racing a writer may miss a key or read the value of a key being
+ * moved: what it found is validated by the caller (a C slot carries its key), and a miss is
+ * retried under the lock. A grown table replaces the old one, which stays allocated (readers
+ * may still be in it): the tables left behind add up to less than the newest. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ng.h"
+
+static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
+
+void ng_map_lock(void) { pthread_mutex_lock(&writers); }
+void ng_map_unlock(void) { pthread_mutex_unlock(&writers); }
+
+static struct ng_map_table *table_new(uint32_t capacity) {
+  struct ng_map_table *t = calloc(1, sizeof(*t) + (size_t)capacity * sizeof(ng_map_entry));
+  if (t == NULL) abort(); /* a few KiB at start, then doubling: nothing sensible to do without it */
+  t->mask = capacity - 1;
+  return t;
+}
+
+void ng_map_init(ng_map *m, uint32_t capacity) {
+  atomic_store_explicit(&m->table, table_new(capacity), NG_RELEASE);
+  m->used = 0;
+}
+
+uint64_t ng_map_get_locked(ng_map *m, uint64_t key) { return ng_map_get(m, key); }
+
+static void grow(ng_map *m) {
+  struct ng_map_table *old = atomic_load_explicit(&m->table, NG_RELAXED);
+  uint32_t capacity = (old->mask + 1) * 2;
+  struct ng_map_table *t = table_new(capacity);
+  for (uint32_t j = 0; j <= old->mask; j++) {
+    uint64_t k = atomic_load_explicit(&old->e[j].key, NG_RELAXED);
+    if (k == 0) continue;
+    uint32_t i = ng_map_slot(k, t->mask);
+    while (atomic_load_explicit(&t->e[i].key, NG_RELAXED) != 0) i = (i + 1) & t->mask;
+    atomic_store_explicit(&t->e[i].value, atomic_load_explicit(&old->e[j].value, NG_RELAXED), NG_RELAXED);
+    atomic_store_explicit(&t->e[i].key, k, NG_RELAXED);
+  }
+  atomic_store_explicit(&m->table, t, NG_RELEASE);
+}
+
+void ng_map_put(ng_map *m, uint64_t key, uint64_t value) {
+  struct ng_map_table *t = atomic_load_explicit(&m->table, NG_RELAXED);
+  uint32_t i = ng_map_slot(key, t->mask);
+  while (1) {
+    uint64_t k = atomic_load_explicit(&t->e[i].key, NG_RELAXED);
+    if (k == key) {
+      atomic_store_explicit(&t->e[i].value, value, NG_RELEASE);
+      return;
+    }
+    if (k == 0) break;
+    i = (i + 1) & t->mask;
+  }
+  if ((m->used + 1) * 2 > t->mask + 1) {
+    grow(m);
+    ng_map_put(m, key, value);
+    return;
+  }
+  m->used++;
+  /* the value first: a reader that sees the key sees its value */
+  atomic_store_explicit(&t->e[i].value, value, NG_RELAXED);
+  atomic_store_explicit(&t->e[i].key, key, NG_RELEASE);
+}
+
+void ng_map_remove(ng_map *m, uint64_t key) {
+  struct ng_map_table *t = atomic_load_explicit(&m->table, NG_RELAXED);
+  uint32_t mask = t->mask;
+  uint32_t i = ng_map_slot(key, mask);
+  while (1) {
+    uint64_t k = atomic_load_explicit(&t->e[i].key, NG_RELAXED);
+    if (k == 0) return;
+    if (k == key) break;
+    i = (i + 1) & mask;
+  }
+  m->used--;
+  /* Knuth's algorithm R: move back every later entry of the run whose home is not after the hole */
+  uint32_t hole = i;
+  uint32_t j = i;
+  while (1) {
+    j = (j + 1) & mask;
+    uint64_t k = atomic_load_explicit(&t->e[j].key, NG_RELAXED);
+    if (k == 0) break;
+    uint32_t home = ng_map_slot(k, mask);
+    int between = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (between) continue;
+    atomic_store_explicit(&t->e[hole].value, atomic_load_explicit(&t->e[j].value, NG_RELAXED), NG_RELAXED);
+    atomic_store_explicit(&t->e[hole].key, k, NG_RELEASE);
+    hole = j;
+  }
+  atomic_store_explicit(&t->e[hole].key, 0, NG_RELEASE);
+  atomic_store_explicit(&t->e[hole].value, 0, NG_RELAXED);
+}

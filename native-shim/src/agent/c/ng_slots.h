@@ -1,0 +1,372 @@
+/* The C slots of events and streams and the maps to them: what the wrappers' hot paths (inlined
+ * into ng_wrap.c) and ng_track.c share. See ng_track.c for what they are. */
+#ifndef NG_SLOTS_H
+#define NG_SLOTS_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+
+#include "ng.h"
+
+/* ---------------------------------------------------------------- the lock word */
+/* The thread sanitizer has no fences: the fields they order for seqlock readers are atomics,
+ * which it does not check; the fields guarded by the lock it checks through the lock's CAS and
+ * release store. */
+#if defined(__SANITIZE_THREAD__)
+#define FENCE(order) ((void)0)
+#else
+#define FENCE(order) atomic_thread_fence(order)
+#endif
+#define ENDED 1u
+#define HELD 2u
+#define SPINS 64
+
+static inline void back_off(int *spins) {
+  if (*spins < SPINS) {
+    __builtin_ia32_pause();
+    (*spins)++;
+  } else {
+    sched_yield();
+    *spins = 0;
+  }
+}
+
+static inline void word_lock(_Atomic uint32_t *l) {
+  int spins = 0;
+  while (1) {
+    uint32_t v = atomic_load_explicit(l, NG_RELAXED);
+    if (!(v & HELD) && atomic_compare_exchange_weak_explicit(l, &v, v | HELD, memory_order_acquire, NG_RELAXED)) {
+      /* the guarded stores that follow must not pass the held bit */
+      FENCE(memory_order_release);
+      return;
+    }
+    back_off(&spins);
+  }
+}
+
+static inline void word_unlock(_Atomic uint32_t *l) {
+  /* adding HELD to a word that has it clears it and carries into the version */
+  atomic_store_explicit(l, atomic_load_explicit(l, NG_RELAXED) + HELD, NG_RELEASE);
+}
+
+static inline uint32_t read_version(_Atomic uint32_t *l) { return atomic_load_explicit(l, NG_ACQUIRE); }
+
+static inline int validate(_Atomic uint32_t *l, uint32_t version) {
+  FENCE(memory_order_acquire);
+  return !(version & HELD) && atomic_load_explicit(l, NG_RELAXED) == version;
+}
+
+static inline int ended(_Atomic uint32_t *l) { return (atomic_load_explicit(l, NG_ACQUIRE) & ENDED) != 0; }
+
+/* ---------------------------------------------------------------- slots */
+#define REF_C 1u /* C follows the handle (not destroyed, not moved to Java) */
+#define REF_J 2u /* a Java record points at the slot */
+
+/* What event and stream slots share, first in both. */
+typedef struct {
+  _Atomic uint64_t key; /* the event handle or stream key; 0 when free */
+  _Atomic uint32_t lock;
+  _Atomic uint32_t inc;
+  _Atomic uint32_t refs;
+  int32_t next_free; /* guarded by the map lock */
+  int32_t index;     /* its own index, set once */
+  _Atomic uint64_t handle; /* as the application sees it */
+  _Atomic int device;
+} ng_head;
+
+typedef struct {
+  ng_head h;
+  _Atomic int64_t last_record_seq;
+  _Atomic int64_t completed_seq;
+  /* the last record, written under the lock, read between two equal versions */
+  _Atomic int32_t stream; /* its stream's slot, -1 none */
+  _Atomic int64_t op;
+  _Atomic uint64_t stream_handle;
+} __attribute__((aligned(64))) ng_eslot; /* a slot never shares a cache line with another */
+
+typedef struct {
+  ng_head h;
+  _Atomic int64_t base;
+  _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
+  _Atomic int64_t enqueued;
+  _Atomic int64_t done;
+  _Atomic int64_t last_seq; /* the highest op sequence number of the ops counted */
+} __attribute__((aligned(64))) ng_sslot;
+
+#define CHUNK_BITS 12
+#define CHUNK (1 << CHUNK_BITS)
+#define MAX_CHUNKS 1024
+
+typedef struct {
+  _Atomic(char *) chunks[MAX_CHUNKS];
+  _Atomic int32_t high; /* slots handed out so far */
+  int32_t free_head;    /* guarded by the map lock */
+  _Atomic int32_t live;
+  size_t size;
+  ng_map *map;
+} ng_pool;
+
+extern ng_map ng_events;  /* event handle -> slot + 2, or JAVA_MARK */
+extern ng_map ng_streams; /* stream key -> slot + 2, or JAVA_MARK */
+extern ng_map ng_comms;   /* communicator -> device + 1 */
+#define JAVA_MARK 1u
+
+extern ng_pool ng_epool;
+extern ng_pool ng_spool;
+
+static inline ng_head *slot_at(ng_pool *p, int32_t i) {
+  char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
+  return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * p->size);
+}
+#define ESLOT(i) ((ng_eslot *)slot_at(&ng_epool, (i)))
+#define SSLOT(i) ((ng_sslot *)slot_at(&ng_spool, (i)))
+
+/* The id Java holds for a slot: its index, 7 bits of its incarnation (so that a late release or
+ * read of an id whose slot was reused since is refused), and the stream bit. */
+#define INDEX_BITS 22
+#define INDEX_MASK ((1 << INDEX_BITS) - 1)
+#define INC_MASK 0x7F
+_Static_assert((MAX_CHUNKS << CHUNK_BITS) <= (1 << INDEX_BITS), "slot indexes fit their bits");
+
+
+
+
+
+
+
+/* Takes the lock of the incarnation found before; false (not locked) if it changed or ended. */
+static inline int lock_if(ng_head *h, uint32_t inc) {
+  word_lock(&h->lock);
+  if (atomic_load_explicit(&h->inc, NG_RELAXED) != inc || (atomic_load_explicit(&h->lock, NG_RELAXED) & ENDED)) {
+    word_unlock(&h->lock);
+    return 0;
+  }
+  return 1;
+}
+
+
+/* ---------------------------------------------------------------- the op sequence */
+extern _Atomic int64_t ng_op_seq;
+#define RESERVED (1 << 20)
+
+typedef struct {
+  int32_t slot;
+  uint32_t inc;
+} ng_grouped;
+
+/* What the CUDA runtime and NCCL keep per host thread, as far as C needs it. */
+typedef struct {
+  int group_depth;
+  int ngrouped, cap;
+  ng_grouped *grouped;
+  int told_device; /* the device last passed to Java for cudaSetDevice, valid if told */
+  int told;
+  uint32_t id; /* for cudaStreamPerThread's key */
+} ng_thread;
+
+extern __thread ng_thread ng_self;
+extern pthread_key_t ng_thread_key;
+extern atomic_int ng_threads_in_groups;
+
+
+
+static inline int64_t reserve(int64_t up_to) {
+  int64_t now = atomic_load_explicit(&ng_op_seq, NG_RELAXED);
+  while (now < up_to && !atomic_compare_exchange_weak_explicit(&ng_op_seq, &now, up_to, NG_RELAXED, NG_RELAXED)) {
+  }
+  return up_to;
+}
+
+/* ---------------------------------------------------------------- streams (StreamRecord) */
+/* Counting an op is one atomic add, where StreamRecord takes its lock: the sequence number of the
+ * op goes in first, so that a device synchronize that sees the op counted sees its sequence too
+ * (stream_device_synchronized reads them in the other order). Op numbers past the reservation
+ * reserve more, under the lock; a count made on a slot that was reused meanwhile is taken back. */
+void ng_stream_reserve(ng_sslot *s, int64_t n);
+
+static inline int64_t stream_count(ng_sslot *s, uint32_t inc, int64_t seq) {
+  int64_t last = atomic_load_explicit(&s->last_seq, NG_RELAXED);
+  while (last < seq && !atomic_compare_exchange_weak_explicit(&s->last_seq, &last, seq, NG_RELEASE, NG_RELAXED)) {
+  }
+  int64_t mine = atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_acq_rel) + 1;
+  if (NG_UNLIKELY(mine > atomic_load_explicit(&s->reserved, NG_RELAXED))) ng_stream_reserve(s, mine);
+  if (NG_UNLIKELY(atomic_load_explicit(&s->h.inc, NG_ACQUIRE) != inc)) {
+    atomic_fetch_sub_explicit(&s->enqueued, 1, memory_order_acq_rel);
+    return -1;
+  }
+  return mine;
+}
+
+static inline void stream_enqueue(ng_sslot *s, uint32_t inc, int64_t seq) { (void)stream_count(s, inc, seq); }
+
+/* The op number an event record's completion covers (see StreamRecord.enqueueRecord), and the
+ * record's own op number (unique: an event's record number); -1 if the slot is another stream's
+ * now. count_at_enter < 0: the stream was not known at enter. */
+static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t seq, int64_t count_at_enter,
+                                            int64_t *mine_out) {
+  int64_t base = atomic_load_explicit(&s->base, NG_RELAXED);
+  int64_t at_enter = count_at_enter > base ? count_at_enter : base;
+  int64_t mine = stream_count(s, inc, seq);
+  if (mine < 0) return -1;
+  *mine_out = mine;
+  int64_t before = mine - 1;
+  if (at_enter == before) return before + 1;
+  return before < at_enter ? before : at_enter;
+}
+
+/* Ops up to number n are complete; numbers of another incarnation fall below its base. */
+static inline void stream_mark_done(ng_sslot *s, int64_t n) {
+  while (1) {
+    int64_t d = atomic_load_explicit(&s->done, NG_ACQUIRE);
+    if (n <= d || n > atomic_load_explicit(&s->enqueued, NG_ACQUIRE)) return;
+    if (atomic_compare_exchange_weak_explicit(&s->done, &d, n, memory_order_acq_rel, NG_RELAXED)) return;
+  }
+}
+
+
+
+/* ---------------------------------------------------------------- events (EventRecord) */
+static inline void event_recorded(ng_eslot *e, uint32_t inc, int32_t stream, uint64_t stream_handle, int64_t op,
+                           int64_t seq) {
+  if (!lock_if(&e->h, inc)) return;
+  atomic_store_explicit(&e->stream, stream, NG_RELAXED);
+  atomic_store_explicit(&e->stream_handle, stream_handle, NG_RELAXED);
+  atomic_store_explicit(&e->op, op, NG_RELAXED);
+  atomic_store_explicit(&e->last_record_seq, seq, NG_RELAXED);
+  word_unlock(&e->h.lock);
+}
+
+/* The record numbered seq is complete, and with it its stream's ops up to the record. */
+static inline void event_completed(ng_eslot *e, int64_t seq) {
+  if (seq == 0 || seq == atomic_load_explicit(&e->completed_seq, NG_ACQUIRE)) return;
+  int32_t on;
+  int64_t op;
+  int spins = 0;
+  while (1) {
+    uint32_t version = read_version(&e->h.lock);
+    int64_t last = atomic_load_explicit(&e->last_record_seq, NG_RELAXED);
+    on = atomic_load_explicit(&e->stream, NG_RELAXED);
+    op = atomic_load_explicit(&e->op, NG_RELAXED);
+    if (validate(&e->h.lock, version)) {
+      if (last != seq) return;
+      break;
+    }
+    back_off(&spins);
+  }
+  /* the stream first: once completed_seq says so, the record's work is marked done */
+  if (on >= 0) stream_mark_done(SSLOT(on), op);
+  while (1) {
+    int64_t done = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
+    if (done == seq || atomic_load_explicit(&e->last_record_seq, NG_ACQUIRE) != seq) return;
+    if (atomic_compare_exchange_weak_explicit(&e->completed_seq, &done, seq, memory_order_acq_rel, NG_RELAXED)) return;
+  }
+}
+
+
+static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_LEGACY || h == NG_STREAM_PER_THREAD; }
+
+/* ---------------------------------------------------------------- the wrappers' hot paths */
+/* The hot calls of the application on C slots, inlined into each wrapper with its effect known at
+ * compile time: one lock-free lookup per handle and the slot's own update, nothing else. Anything
+ * else (a miss, a JAVA mark, a special stream, work inside a native group) takes the generic path
+ * (ng_enter / ng_exit), which does the same and more. */
+static inline ng_head *hot_slot(int events, int32_t i) {
+  ng_pool *p = events ? &ng_epool : &ng_spool;
+  char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
+  return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * (events ? sizeof(ng_eslot) : sizeof(ng_sslot)));
+}
+
+static inline int hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
+  *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
+  return atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ended(&h->lock);
+}
+
+/* The slot of key: the call site's hint when it is that handle's (a loop on one event or stream
+ * reads no map), else the map's, which becomes the hint if the site has none or an ended one. */
+static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
+  ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
+  if (NG_LIKELY(hint != NULL) && hot_valid(hint, key, inc)) return hint;
+  uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
+  if (v < 2) return NULL;
+  ng_head *h = hot_slot(events, (int32_t)(v - 2));
+  if (!hot_valid(h, key, inc)) return NULL;
+  if (hint == NULL || ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
+  return h;
+}
+
+typedef struct {
+  ng_head *a, *b; /* the slot the call acts on (the stream, for a record), and a record's event */
+  uint32_t ainc, binc;
+  int64_t token;
+} ng_hot;
+
+static inline int ng_hot_enter(ng_hot *h, ng_caller *c, int effect, uint64_t handle, uint64_t stream) {
+  switch (effect) {
+  case NG_EFFECT_EVENT_QUERY:
+  case NG_EFFECT_EVENT_SYNC:
+    h->a = ng_hot_find(1, c, handle, &h->ainc);
+    if (h->a == NULL) return 0;
+    h->token = atomic_load_explicit(&((ng_eslot *)h->a)->last_record_seq, NG_ACQUIRE);
+    return 1;
+  case NG_EFFECT_STREAM_SYNC:
+  case NG_EFFECT_STREAM_QUERY:
+  case NG_EFFECT_EVENT_RECORD:
+    if (special_stream(stream)) return 0;
+    h->a = ng_hot_find(0, c, stream, &h->ainc);
+    if (h->a == NULL) return 0;
+    h->token = atomic_load_explicit(&((ng_sslot *)h->a)->enqueued, NG_ACQUIRE);
+    if (effect != NG_EFFECT_EVENT_RECORD) return 1;
+    h->b = ng_hot_find(1, c, handle, &h->binc);
+    return h->b != NULL;
+  case NG_EFFECT_COMM_ENQUEUE:
+    /* work inside a native group counts at its end: the generic path defers it */
+    if (atomic_load_explicit(&ng_threads_in_groups, NG_RELAXED) != 0 && ng_self.group_depth > 0) return 0;
+    /* fall through */
+  case NG_EFFECT_STREAM_WAIT_EVENT:
+    if (special_stream(stream)) return 0;
+    h->a = ng_hot_find(0, c, stream, &h->ainc);
+    return h->a != NULL;
+  default:
+    return 0;
+  }
+}
+
+static inline int same_incarnation(ng_head *h, uint32_t inc) {
+  return atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc && !ended(&h->lock);
+}
+
+static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
+  /* a query's cudaErrorNotReady, like any error, changes nothing */
+  if (status != 0) return;
+  switch (effect) {
+  case NG_EFFECT_EVENT_QUERY:
+  case NG_EFFECT_EVENT_SYNC: {
+    ng_eslot *e = (ng_eslot *)h->a;
+    /* polling queries see the same completion again and again: that changes nothing */
+    if (h->token == 0 || h->token == atomic_load_explicit(&e->completed_seq, NG_ACQUIRE)) return;
+    if (same_incarnation(h->a, h->ainc)) event_completed(e, h->token);
+    return;
+  }
+  case NG_EFFECT_STREAM_SYNC:
+  case NG_EFFECT_STREAM_QUERY:
+    if (same_incarnation(h->a, h->ainc)) stream_mark_done((ng_sslot *)h->a, h->token);
+    return;
+  case NG_EFFECT_EVENT_RECORD: {
+    ng_sslot *s = (ng_sslot *)h->a;
+    int64_t mine;
+    int64_t op = stream_enqueue_record(s, h->ainc, atomic_load_explicit(&ng_op_seq, NG_ACQUIRE), h->token, &mine);
+    if (op >= 0)
+      event_recorded((ng_eslot *)h->b, h->binc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, mine);
+    return;
+  }
+  case NG_EFFECT_COMM_ENQUEUE:
+  case NG_EFFECT_STREAM_WAIT_EVENT:
+    stream_enqueue((ng_sslot *)h->a, h->ainc, atomic_load_explicit(&ng_op_seq, NG_ACQUIRE));
+    return;
+  default:
+    return;
+  }
+}
+
+#endif

@@ -1,0 +1,865 @@
+/* The hot state of the events and streams native code uses, and what each wrapped call does.
+ *
+ * A C slot per event and stream that native code created, or a stream first seen in native work,
+ * ports the Java tracker's EventRecord and StreamRecord exactly: a one-word lock (ENDED, HELD and a
+ * version: a CAS to take it, a release store to free it, a seqlock for readers), op numbers
+ * reserved 2^20 at a time in one op sequence (an op counted by one atomic add, where the Java
+ * record takes its lock), an event record numbered by its own op number (unique: op ranges of
+ * streams never overlap, where the Java tracker takes per-thread blocks of the sequence),
+ * completions raised by CAS, enqueueRecord's count-at-enter rule, markDone, deviceSynchronized.
+ * Hot calls on C slots never enter the JVM. Handles Java follows stay Java's: a native hot call on
+ * one goes to Java (hotEnter/hotExit); the maps keep a JAVA mark for them, a hint only.
+ *
+ * Slots are never freed to the system: a slot is reused for another handle once C ended it and
+ * Java released it (releaseSlot), with a new incarnation, which a thread that found the slot
+ * before checks under the slot's lock. Op numbers of an old incarnation lie below the base of any
+ * later one, so markDone and completions of the old one change nothing in the new. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ng.h"
+
+#include "ng_slots.h"
+
+ng_map ng_events;
+ng_map ng_streams;
+ng_map ng_comms;
+ng_pool ng_epool = {.free_head = -1, .size = sizeof(ng_eslot), .map = &ng_events};
+ng_pool ng_spool = {.free_head = -1, .size = sizeof(ng_sslot), .map = &ng_streams};
+_Atomic int64_t ng_op_seq;
+__thread ng_thread ng_self;
+pthread_key_t ng_thread_key;
+atomic_int ng_threads_in_groups;
+static _Atomic uint32_t thread_ids;
+
+static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
+  return i | (int)((inc & INC_MASK) << INDEX_BITS) | (p == &ng_spool ? NG_STREAM_SLOT_BIT : 0);
+}
+
+/* The slot an id names, if it is still that incarnation; NULL otherwise. */
+static ng_head *slot_of_id(ng_pool *p, int id) {
+  if (id < 0 || ((id & NG_STREAM_SLOT_BIT) != 0) != (p == &ng_spool)) return NULL;
+  int32_t i = id & INDEX_MASK;
+  if (i >= atomic_load_explicit(&p->high, NG_ACQUIRE)) return NULL;
+  ng_head *h = slot_at(p, i);
+  if ((atomic_load_explicit(&h->inc, NG_ACQUIRE) & INC_MASK) != ((uint32_t)id >> INDEX_BITS & INC_MASK)) return NULL;
+  return h;
+}
+
+/* A free slot, or -1 when 4M are in use; under the map lock. The caller sets it up. */
+static int32_t slot_alloc(ng_pool *p) {
+  int32_t i = p->free_head;
+  if (i >= 0) {
+    p->free_head = slot_at(p, i)->next_free;
+  } else {
+    i = atomic_load_explicit(&p->high, NG_RELAXED);
+    if ((i >> CHUNK_BITS) >= MAX_CHUNKS) return -1;
+    if ((i & (CHUNK - 1)) == 0) {
+      char *chunk = aligned_alloc(64, (size_t)CHUNK * p->size);
+      if (chunk == NULL) return -1;
+      memset(chunk, 0, (size_t)CHUNK * p->size);
+      atomic_store_explicit(&p->chunks[i >> CHUNK_BITS], chunk, NG_RELEASE);
+    }
+    atomic_store_explicit(&p->high, i + 1, NG_RELEASE);
+  }
+  atomic_fetch_add_explicit(&p->live, 1, NG_RELAXED);
+  ng_head *h = slot_at(p, i);
+  h->index = i;
+  /* a new incarnation: ENDED cleared, the version kept going */
+  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) & ~(ENDED | HELD), NG_RELAXED);
+  atomic_fetch_add_explicit(&h->inc, 1, NG_RELAXED);
+  return i;
+}
+
+/* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked. */
+static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
+  ng_head *h = slot_at(p, i);
+  uint32_t before = atomic_fetch_and_explicit(&h->refs, ~refs, memory_order_acq_rel);
+  if ((before & refs) == 0 || (before & ~refs) != 0) return;
+  if (!locked) ng_map_lock();
+  atomic_store_explicit(&h->key, 0, NG_RELAXED);
+  h->next_free = p->free_head;
+  p->free_head = i;
+  atomic_fetch_sub_explicit(&p->live, 1, NG_RELAXED);
+  if (!locked) ng_map_unlock();
+}
+
+static void slot_unref(ng_pool *p, int32_t i, uint32_t refs) { slot_unref_as(p, i, refs, 0); }
+
+/* The slot ended: hot calls that found it before change nothing now. */
+static void slot_end(ng_head *h) {
+  word_lock(&h->lock);
+  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | ENDED, NG_RELAXED);
+  word_unlock(&h->lock);
+}
+
+/* The slot a map holds for key: the slot, NULL with *java for a JAVA mark, or NULL. */
+static ng_head *find(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
+  *java = 0;
+  for (int locked = 0; locked < 2; locked++) {
+    if (locked) ng_map_lock();
+    uint64_t v = locked ? ng_map_get_locked(p->map, key) : ng_map_get(p->map, key);
+    if (v == JAVA_MARK) {
+      if (locked) ng_map_unlock();
+      *java = 1;
+      return NULL;
+    }
+    if (v >= 2) {
+      ng_head *h = slot_at(p, (int32_t)(v - 2));
+      *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
+      if (atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ended(&h->lock)) {
+        if (locked) ng_map_unlock();
+        return h;
+      }
+    }
+    if (locked) ng_map_unlock();
+  }
+  return NULL;
+}
+
+/* A device synchronize whose enter moved the op sequence to seq covers the ops counted with a
+ * smaller one; if an op counted here came after, which were before is unknown: none is marked.
+ * The count first, then the sequence: an op in the count has its sequence in last_seq. */
+static void stream_device_synchronized(ng_sslot *s, uint32_t inc, int64_t seq) {
+  int64_t all = atomic_load_explicit(&s->enqueued, NG_ACQUIRE);
+  int before = atomic_load_explicit(&s->last_seq, NG_ACQUIRE) < seq;
+  if (before && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == inc) stream_mark_done(s, all);
+}
+
+void ng_stream_reserve(ng_sslot *s, int64_t n) {
+  word_lock(&s->h.lock);
+  if (n > atomic_load_explicit(&s->reserved, NG_RELAXED)) atomic_store_explicit(&s->reserved, reserve(n + RESERVED), NG_RELEASE);
+  word_unlock(&s->h.lock);
+}
+
+static int64_t stream_pending_ops(ng_sslot *s) {
+  int64_t d = atomic_load_explicit(&s->done, NG_ACQUIRE);
+  return atomic_load_explicit(&s->enqueued, NG_ACQUIRE) - d;
+}
+
+/* Whether recorded and its last record never seen complete; the stream of that record. */
+static int event_pending(ng_eslot *e, int32_t *stream, uint64_t *stream_handle) {
+  int spins = 0;
+  while (1) {
+    int64_t done = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
+    uint32_t version = read_version(&e->h.lock);
+    int64_t last = atomic_load_explicit(&e->last_record_seq, NG_RELAXED);
+    int32_t on = atomic_load_explicit(&e->stream, NG_RELAXED);
+    uint64_t handle = atomic_load_explicit(&e->stream_handle, NG_RELAXED);
+    if (validate(&e->h.lock, version) && atomic_load_explicit(&e->completed_seq, NG_ACQUIRE) == done) {
+      *stream = on;
+      *stream_handle = handle;
+      return last != 0 && done != last;
+    }
+    back_off(&spins);
+  }
+}
+
+
+static inline void thread_gone(void *p) {
+  (void)p;
+  free(ng_self.grouped);
+  ng_self.grouped = NULL;
+  ng_self.cap = ng_self.ngrouped = 0;
+}
+
+/* ---------------------------------------------------------------- making slots */
+
+#define LEGACY_KEY 0x8000000000000000ull
+#define PER_THREAD_KEY 0xC000000000000000ull
+
+static uint64_t special_key(uint64_t handle, int device) {
+  uint64_t dev = (uint64_t)device & 0xFFFF;
+  if (handle == NG_STREAM_PER_THREAD) {
+    if (ng_self.id == 0) ng_self.id = atomic_fetch_add_explicit(&thread_ids, 1, NG_RELAXED) + 1;
+    return PER_THREAD_KEY | (uint64_t)ng_self.id << 16 | dev;
+  }
+  return LEGACY_KEY | dev;
+}
+
+/* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
+ * not seen); under the map lock. Returns the slot's index or -1. */
+static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
+  uint64_t old = ng_map_get_locked(&ng_events, handle);
+  int32_t i = slot_alloc(&ng_epool);
+  if (i < 0) return -1;
+  ng_eslot *e = ESLOT(i);
+  atomic_store_explicit(&e->h.handle, handle, NG_RELAXED);
+  atomic_store_explicit(&e->h.device, device, NG_RELAXED);
+  atomic_store_explicit(&e->h.refs, REF_C, NG_RELAXED);
+  atomic_store_explicit(&e->last_record_seq, 0, NG_RELAXED);
+  atomic_store_explicit(&e->completed_seq, 0, NG_RELAXED);
+  atomic_store_explicit(&e->stream, -1, NG_RELAXED);
+  atomic_store_explicit(&e->op, 0, NG_RELAXED);
+  atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
+  atomic_store_explicit(&e->h.key, handle, NG_RELEASE);
+  *inc = atomic_load_explicit(&e->h.inc, NG_RELAXED);
+  ng_map_put(&ng_events, handle, (uint64_t)i + 2);
+  if (old >= 2) {
+    ng_head *h = slot_at(&ng_epool, (int32_t)(old - 2));
+    if (atomic_load_explicit(&h->key, NG_RELAXED) == handle) {
+      slot_end(h);
+      slot_unref_as(&ng_epool, (int32_t)(old - 2), REF_C, 1);
+    }
+  }
+  return i;
+}
+
+static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32_t *inc) {
+  uint64_t old = ng_map_get_locked(&ng_streams, key);
+  int32_t i = slot_alloc(&ng_spool);
+  if (i < 0) return -1;
+  ng_sslot *s = SSLOT(i);
+  int64_t base = atomic_fetch_add_explicit(&ng_op_seq, RESERVED + 1, NG_RELAXED) + 1;
+  atomic_store_explicit(&s->h.handle, handle, NG_RELAXED);
+  atomic_store_explicit(&s->h.device, device, NG_RELAXED);
+  atomic_store_explicit(&s->h.refs, REF_C, NG_RELAXED);
+  atomic_store_explicit(&s->base, base, NG_RELAXED);
+  atomic_store_explicit(&s->reserved, base + RESERVED, NG_RELAXED);
+  atomic_store_explicit(&s->last_seq, 0, NG_RELAXED);
+  atomic_store_explicit(&s->enqueued, base, NG_RELAXED);
+  atomic_store_explicit(&s->done, base, NG_RELAXED);
+  atomic_store_explicit(&s->h.key, key, NG_RELEASE);
+  *inc = atomic_load_explicit(&s->h.inc, NG_RELAXED);
+  ng_map_put(&ng_streams, key, (uint64_t)i + 2);
+  if (old >= 2) {
+    ng_head *h = slot_at(&ng_spool, (int32_t)(old - 2));
+    if (atomic_load_explicit(&h->key, NG_RELAXED) == key) {
+      slot_end(h);
+      slot_unref_as(&ng_spool, (int32_t)(old - 2), REF_C, 1);
+    }
+  }
+  return i;
+}
+
+/* Ends the C state of a handle: released, or moved to Java (then a JAVA mark stays). */
+static void forget(ng_pool *p, uint64_t key, int mark_java) {
+  ng_map_lock();
+  uint64_t v = ng_map_get_locked(p->map, key);
+  int32_t i = -1;
+  if (v >= 2 && atomic_load_explicit(&slot_at(p, (int32_t)(v - 2))->key, NG_RELAXED) == key) i = (int32_t)(v - 2);
+  if (mark_java) {
+    ng_map_put(p->map, key, JAVA_MARK);
+  } else if (v != 0) {
+    ng_map_remove(p->map, key);
+  }
+  ng_map_unlock();
+  if (i >= 0) {
+    slot_end(slot_at(p, i));
+    slot_unref(p, i, REF_C);
+  }
+}
+
+/* Ends the slot a release found before its real call, if it is still that incarnation, and takes
+ * its key out of the map only if the map still names it: the address may have been handed out
+ * (and given a new slot) by the time the release returns. */
+static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
+  ng_map_lock();
+  uint64_t v = ng_map_get_locked(p->map, key);
+  if (v == (uint64_t)h->index + 2) ng_map_remove(p->map, key);
+  else if (v == JAVA_MARK) ng_map_remove(p->map, key);
+  ng_map_unlock();
+  word_lock(&h->lock);
+  int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
+  if (same) atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | ENDED, NG_RELAXED);
+  word_unlock(&h->lock);
+  if (same) slot_unref(p, h->index, REF_C);
+}
+
+static void mark_java(ng_pool *p, uint64_t key) {
+  ng_map_lock();
+  if (ng_map_get_locked(p->map, key) == 0) ng_map_put(p->map, key, JAVA_MARK);
+  ng_map_unlock();
+}
+
+static void unmark_java(ng_pool *p, uint64_t key) {
+  ng_map_lock();
+  if (ng_map_get_locked(p->map, key) == JAVA_MARK) ng_map_remove(p->map, key);
+  ng_map_unlock();
+}
+
+/* Java took the slot (a record of its own points at it), unless C ended it meanwhile: a release
+ * racing the creation's upcall. A release of an id without REF_J is then a no-op. */
+static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
+  ng_head *h = slot_at(p, i);
+  uint32_t r = atomic_load_explicit(&h->refs, NG_ACQUIRE);
+  while ((r & REF_C) && atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc &&
+         !atomic_compare_exchange_weak_explicit(&h->refs, &r, r | REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
+  }
+}
+
+static int comm_device(uint64_t comm) {
+  uint64_t v = ng_map_get(&ng_comms, comm);
+  if (v == 0) {
+    ng_map_lock();
+    v = ng_map_get_locked(&ng_comms, comm);
+    ng_map_unlock();
+  }
+  return v != 0 ? (int)(v - 1) : ng_current_device();
+}
+
+static void comm_created(uint64_t comm, int device) {
+  if (comm == 0) return;
+  ng_map_lock();
+  ng_map_put(&ng_comms, comm, (uint64_t)(uint32_t)device + 1);
+  ng_map_unlock();
+}
+
+static void comm_released(uint64_t comm) {
+  ng_map_lock();
+  ng_map_remove(&ng_comms, comm);
+  ng_map_unlock();
+}
+
+void ng_track_init(void) {
+  ng_map_init(&ng_events, 1024);
+  ng_map_init(&ng_streams, 256);
+  ng_map_init(&ng_comms, 256);
+  pthread_key_create(&ng_thread_key, thread_gone);
+}
+
+/* ---------------------------------------------------------------- the wrapped calls */
+enum { MODE_NONE, MODE_C, MODE_C_NEW, MODE_JAVA, MODE_UP };
+
+#define A(k, pos) ((pos) >= 0 ? (k)->a[(pos)] : 0)
+
+/* The stream a wrapped call's work goes to: C's (found or to be made at exit) or Java's. */
+static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue) {
+  int java;
+  if (special_stream(stream)) {
+    /* the special streams of native calls are C's, per device (and thread), never asked for */
+    k->device = enqueue ? comm_device(handle) : ng_current_device();
+    k->key = special_key(stream, k->device);
+    ng_head *h = find(&ng_spool, k->key, &k->inc, &java);
+    k->slot = h;
+    k->mode = h != NULL ? MODE_C : MODE_C_NEW;
+    k->token = h != NULL ? atomic_load_explicit(&((ng_sslot *)h)->enqueued, NG_ACQUIRE) : -1;
+    return;
+  }
+  k->key = stream;
+  ng_head *h = find(&ng_spool, stream, &k->inc, &java);
+  if (h != NULL) {
+    k->slot = h;
+    k->mode = MODE_C;
+    k->token = atomic_load_explicit(&((ng_sslot *)h)->enqueued, NG_ACQUIRE);
+    return;
+  }
+  if (ng_up_ready()) {
+    int ok;
+    int64_t t = ng_up_hot_enter(k->fn, handle, stream, &k->caller->site, &ok);
+    if (ok && t != NG_NOT_JAVAS) {
+      k->mode = MODE_JAVA;
+      k->jtoken = t;
+      if (!java) mark_java(&ng_spool, stream);
+      return;
+    }
+  }
+  k->mode = MODE_C_NEW;
+  k->token = -1;
+  k->device = -1;
+}
+
+/* The C slot of the stream work went to, made now if it was first seen. */
+static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int enqueue) {
+  if (k->mode == MODE_C) return (ng_sslot *)k->slot;
+  int device = k->device;
+  if (device < 0) device = enqueue ? comm_device(handle) : ng_current_device();
+  uint32_t inc;
+  int32_t i;
+  int made = 0;
+  ng_map_lock();
+  uint64_t v = ng_map_get_locked(&ng_streams, k->key);
+  if (v >= 2 && atomic_load_explicit(&SSLOT((int32_t)(v - 2))->h.key, NG_RELAXED) == k->key &&
+      !ended(&SSLOT((int32_t)(v - 2))->h.lock)) {
+    i = (int32_t)(v - 2); /* another thread made it meanwhile */
+    inc = atomic_load_explicit(&SSLOT(i)->h.inc, NG_RELAXED);
+  } else {
+    i = stream_slot_new(k->key, stream, device, &inc);
+    made = 1;
+  }
+  ng_map_unlock();
+  if (i < 0) return NULL;
+  k->inc = inc;
+  if (made && ng_up_ready() && ng_up_seen(k->fn, stream, device, slot_id(&ng_spool, i, inc), &k->caller->site))
+    java_holds(&ng_spool, i, inc);
+  return SSLOT(i);
+}
+
+static void work_exit(ng_call *k, int status) {
+  const ng_positions *p = &ng_pos[k->fn];
+  int effect = ng_fn_effect[k->fn];
+  int enqueue = effect == NG_EFFECT_COMM_ENQUEUE;
+  uint64_t handle = A(k, p->handle);
+  uint64_t stream = A(k, p->stream);
+  if (k->mode == MODE_JAVA) {
+    ng_up_hot_exit(k->fn, handle, stream, status, k->jtoken, &k->caller->site);
+    /* a record of a C event on a Java stream moves the event to Java */
+    if (effect == NG_EFFECT_EVENT_RECORD && status == 0) {
+      int java;
+      uint32_t inc;
+      if (find(&ng_epool, handle, &inc, &java) != NULL) forget(&ng_epool, handle, 1);
+    }
+    return;
+  }
+  if (status != 0) return;
+  ng_sslot *s = work_stream(k, handle, stream, enqueue);
+  if (s == NULL) return;
+  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
+  if (enqueue) {
+    if (ng_self.group_depth > 0) {
+      if (ng_self.ngrouped == ng_self.cap) {
+        int cap = ng_self.cap == 0 ? 16 : ng_self.cap * 2;
+        ng_grouped *g = realloc(ng_self.grouped, (size_t)cap * sizeof(*g));
+        if (g == NULL) {
+          stream_enqueue(s, k->inc, seq);
+          return;
+        }
+        if (ng_self.grouped == NULL) pthread_setspecific(ng_thread_key, &ng_self);
+        ng_self.grouped = g;
+        ng_self.cap = cap;
+      }
+      ng_self.grouped[ng_self.ngrouped++] = (ng_grouped){s->h.index, k->inc};
+    } else {
+      stream_enqueue(s, k->inc, seq);
+    }
+  } else if (effect == NG_EFFECT_STREAM_WAIT_EVENT) {
+    stream_enqueue(s, k->inc, seq);
+  } else { /* EVENT_RECORD */
+    int64_t mine;
+    int64_t op = stream_enqueue_record(s, k->inc, seq, k->token, &mine);
+    if (op < 0) return;
+    int java;
+    uint32_t einc;
+    ng_eslot *e = (ng_eslot *)find(&ng_epool, handle, &einc, &java);
+    int32_t si = s->h.index;
+    if (e == NULL) {
+      /* events follow their stream: a Java event (or one never seen) recorded on a C stream is C's now */
+      int device = ng_current_device();
+      ng_map_lock();
+      int32_t i = event_slot_new(handle, device, &einc);
+      ng_map_unlock();
+      if (i < 0) return;
+      e = ESLOT(i);
+      event_recorded(e, einc, si, stream, op, mine);
+      if (ng_up_ready() && ng_up_seen(k->fn, handle, device, slot_id(&ng_epool, i, einc), &k->caller->site))
+        java_holds(&ng_epool, i, einc);
+      return;
+    }
+    event_recorded(e, einc, si, stream, op, mine);
+  }
+}
+
+static void event_enter(ng_call *k, uint64_t event) {
+  int java;
+  ng_head *h = find(&ng_epool, event, &k->inc, &java);
+  if (h != NULL) {
+    k->mode = MODE_C;
+    k->slot = h;
+    k->token = atomic_load_explicit(&((ng_eslot *)h)->last_record_seq, NG_ACQUIRE);
+    return;
+  }
+  if (ng_up_ready()) {
+    int ok;
+    int64_t t = ng_up_hot_enter(k->fn, event, 0, &k->caller->site, &ok);
+    if (ok && t != NG_NOT_JAVAS) {
+      k->mode = MODE_JAVA;
+      k->jtoken = t;
+      if (!java) mark_java(&ng_epool, event);
+      return;
+    }
+    if (java) unmark_java(&ng_epool, event);
+  }
+  k->mode = MODE_NONE;
+}
+
+static void stream_sync_enter(ng_call *k, uint64_t stream) {
+  int java;
+  uint64_t key = special_stream(stream) ? special_key(stream, ng_current_device()) : stream;
+  ng_head *h = find(&ng_spool, key, &k->inc, &java);
+  if (h != NULL) {
+    k->mode = MODE_C;
+    k->slot = h;
+    k->token = atomic_load_explicit(&((ng_sslot *)h)->enqueued, NG_ACQUIRE);
+    return;
+  }
+  if (!special_stream(stream) && ng_up_ready()) {
+    int ok;
+    int64_t t = ng_up_hot_enter(k->fn, stream, stream, &k->caller->site, &ok);
+    if (ok && t != NG_NOT_JAVAS) {
+      k->mode = MODE_JAVA;
+      k->jtoken = t;
+      if (!java) mark_java(&ng_spool, stream);
+      return;
+    }
+    if (java) unmark_java(&ng_spool, stream);
+  }
+  k->mode = MODE_NONE;
+}
+
+/* Slots for a non-hot upcall: the arguments, then the thread's device and the profiler records
+ * of communicator inits made inside the call (first record, count). */
+#define EXTRA_SLOTS 3
+
+static int up_exit(ng_call *k, int status, ng_site *site, int slot) {
+  int n = ng_fn_nargs[k->fn];
+  uint64_t a[8 + EXTRA_SLOTS];
+  memcpy(a, k->a, (size_t)n * sizeof(uint64_t));
+  a[n] = (uint64_t)(int64_t)k->device;
+  a[n + 1] = (uint64_t)(int64_t)k->prof_first;
+  a[n + 2] = (uint64_t)(int64_t)k->prof_count;
+  return ng_up_exit(k->fn, a, n + EXTRA_SLOTS, status, k->jtoken, site, slot);
+}
+
+int ng_enter(ng_call *k, ng_caller *c, int fn) {
+  const ng_positions *p = &ng_pos[fn];
+  k->fn = fn;
+  k->caller = c;
+  k->mode = MODE_NONE;
+  k->token = k->jtoken = 0;
+  k->slot = NULL;
+  k->device = -1;
+  k->prof_first = k->prof_count = 0;
+  switch (ng_fn_effect[fn]) {
+  case NG_EFFECT_EVENT_QUERY:
+  case NG_EFFECT_EVENT_SYNC:
+    event_enter(k, A(k, p->handle));
+    return 1;
+  case NG_EFFECT_STREAM_SYNC:
+  case NG_EFFECT_STREAM_QUERY:
+    stream_sync_enter(k, A(k, p->stream));
+    return 1;
+  case NG_EFFECT_EVENT_RECORD:
+  case NG_EFFECT_STREAM_WAIT_EVENT:
+    work_enter(k, A(k, p->handle), A(k, p->stream), 0);
+    return 1;
+  case NG_EFFECT_COMM_ENQUEUE:
+    work_enter(k, A(k, p->handle), A(k, p->stream), 1);
+    return 1;
+  case NG_EFFECT_COMM_DESTROY:
+  case NG_EFFECT_COMM_ABORT:
+  case NG_EFFECT_EVENT_DESTROY:
+  case NG_EFFECT_STREAM_DESTROY:
+  case NG_EFFECT_DEVICE_SYNC: {
+    k->mode = MODE_UP;
+    if (ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY || ng_fn_effect[fn] == NG_EFFECT_STREAM_DESTROY) {
+      /* the slot this release ends, found before the address can be handed out again */
+      int java;
+      int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
+      k->key = event ? A(k, p->handle) : A(k, p->stream);
+      if (event || !special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
+    }
+    k->device = ng_current_device();
+    if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
+      /* work whose exit reads the sequence before this step was called before */
+      k->token = atomic_fetch_add_explicit(&ng_op_seq, 1, memory_order_acq_rel) + 1;
+    }
+    if (ng_up_ready()) {
+      int ok;
+      uint64_t a[8 + EXTRA_SLOTS];
+      int n = ng_fn_nargs[fn];
+      memcpy(a, k->a, (size_t)n * sizeof(uint64_t));
+      a[n] = (uint64_t)(int64_t)k->device;
+      a[n + 1] = a[n + 2] = 0;
+      k->jtoken = ng_up_enter(fn, a, n + EXTRA_SLOTS, &c->site, &ok);
+      if (ok && k->jtoken == NG_CLAIMED) return 0;
+    }
+    return 1;
+  }
+  case NG_EFFECT_COMM_CREATE:
+  case NG_EFFECT_COMM_CREATE_ALL:
+  case NG_EFFECT_COMM_SPLIT:
+  case NG_EFFECT_COMM_SHRINK:
+    k->mode = MODE_UP;
+    k->device = ng_current_device();
+    ng_prof_mark();
+    return 1;
+  default:
+    k->mode = MODE_UP;
+    return 1;
+  }
+}
+
+static uint64_t out_handle(uint64_t pointer, int i) {
+  return pointer != 0 ? (uint64_t)(uintptr_t)((void *const *)(uintptr_t)pointer)[i] : 0;
+}
+
+static void grouped_flush(int launched) {
+  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
+  for (int i = 0; launched && i < ng_self.ngrouped; i++) stream_enqueue(SSLOT(ng_self.grouped[i].slot), ng_self.grouped[i].inc, seq);
+  ng_self.ngrouped = 0;
+}
+
+void ng_exit(ng_call *k, int status) {
+  const ng_positions *p = &ng_pos[k->fn];
+  int effect = ng_fn_effect[k->fn];
+  switch (effect) {
+  case NG_EFFECT_EVENT_QUERY:
+  case NG_EFFECT_EVENT_SYNC:
+    if (k->mode == MODE_C) {
+      /* a query's cudaErrorNotReady, like any error, changes nothing */
+      if (status == 0 && atomic_load_explicit(&((ng_head *)k->slot)->inc, NG_ACQUIRE) == k->inc &&
+          !ended(&((ng_head *)k->slot)->lock))
+        event_completed((ng_eslot *)k->slot, k->token);
+    } else if (k->mode == MODE_JAVA) {
+      ng_up_hot_exit(k->fn, A(k, p->handle), 0, status, k->jtoken, &k->caller->site);
+    }
+    return;
+  case NG_EFFECT_STREAM_SYNC:
+  case NG_EFFECT_STREAM_QUERY:
+    if (k->mode == MODE_C) {
+      if (status == 0 && atomic_load_explicit(&((ng_head *)k->slot)->inc, NG_ACQUIRE) == k->inc &&
+          !ended(&((ng_head *)k->slot)->lock))
+        stream_mark_done((ng_sslot *)k->slot, k->token);
+    } else if (k->mode == MODE_JAVA) {
+      ng_up_hot_exit(k->fn, A(k, p->stream), A(k, p->stream), status, k->jtoken, &k->caller->site);
+    }
+    return;
+  case NG_EFFECT_EVENT_RECORD:
+  case NG_EFFECT_STREAM_WAIT_EVENT:
+  case NG_EFFECT_COMM_ENQUEUE:
+    work_exit(k, status);
+    return;
+  case NG_EFFECT_EVENT_CREATE:
+  case NG_EFFECT_STREAM_CREATE: {
+    uint64_t h = status == 0 ? out_handle(A(k, p->handle), 0) : 0;
+    if (h == 0 || (effect == NG_EFFECT_STREAM_CREATE && special_stream(h))) {
+      if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
+      return;
+    }
+    k->device = ng_current_device();
+    uint32_t inc;
+    ng_map_lock();
+    int32_t i = effect == NG_EFFECT_EVENT_CREATE ? event_slot_new(h, k->device, &inc) : stream_slot_new(h, h, k->device, &inc);
+    ng_map_unlock();
+    if (ng_up_ready()) {
+      ng_site *site = ng_site_of(k->caller);
+      int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
+      if (up_exit(k, status, site, id) && i >= 0) java_holds(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
+    }
+    return;
+  }
+  case NG_EFFECT_EVENT_DESTROY:
+  case NG_EFFECT_STREAM_DESTROY: {
+    ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
+    if (status == 0 && k->slot != NULL) {
+      forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
+    } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !special_stream(k->key))) {
+      unmark_java(pool, k->key);
+    }
+    if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
+    return;
+  }
+  case NG_EFFECT_COMM_CREATE:
+  case NG_EFFECT_COMM_CREATE_ALL:
+  case NG_EFFECT_COMM_SPLIT:
+  case NG_EFFECT_COMM_SHRINK: {
+    ng_prof_take(&k->prof_first, &k->prof_count);
+    int ok = status == NG_NCCL_SUCCESS || status == NG_NCCL_IN_PROGRESS;
+    if (ok && effect == NG_EFFECT_COMM_CREATE_ALL) {
+      int ndev = (int)A(k, p->nranks);
+      const int *devlist = (const int *)(uintptr_t)A(k, p->device);
+      for (int i = 0; i < ndev && i < 4096; i++) comm_created(out_handle(A(k, p->handle), i), devlist != NULL ? devlist[i] : i);
+    } else if (ok) {
+      int device = k->device;
+      if (p->parent >= 0) device = comm_device(A(k, p->parent));
+      comm_created(out_handle(A(k, p->handle), 0), device);
+    }
+    if (ng_up_ready()) up_exit(k, status, ng_site_of(k->caller), -1);
+    return;
+  }
+  case NG_EFFECT_COMM_DESTROY:
+  case NG_EFFECT_COMM_ABORT:
+    if (status == NG_NCCL_SUCCESS) comm_released(A(k, p->handle));
+    if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
+    return;
+  case NG_EFFECT_DEVICE_SYNC:
+    if (status == 0) {
+      int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
+      for (int32_t i = 0; i < high; i++) {
+        ng_sslot *s = SSLOT(i);
+        if ((atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->h.device, NG_RELAXED) == k->device)
+          stream_device_synchronized(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), k->token);
+      }
+    }
+    if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
+    return;
+  case NG_EFFECT_SET_DEVICE:
+    if (status == 0) {
+      int device = (int)A(k, p->device);
+      if (!ng_self.told || ng_self.told_device != device) {
+        if (ng_up_ready()) {
+          k->device = device;
+          up_exit(k, status, &k->caller->site, -1);
+          ng_self.told = 1;
+          ng_self.told_device = device;
+        }
+      }
+    }
+    return;
+  case NG_EFFECT_GROUP_START:
+    /* while no thread is inside a native group, hot enqueues skip the thread-local */
+    if (status == 0 && ng_self.group_depth++ == 0) atomic_fetch_add_explicit(&ng_threads_in_groups, 1, NG_RELAXED);
+    return;
+  case NG_EFFECT_GROUP_END:
+    /* the outermost ncclGroupEnd launches the group's work; a failed one launched nothing */
+    if (ng_self.group_depth > 0 && --ng_self.group_depth == 0) {
+      atomic_fetch_sub_explicit(&ng_threads_in_groups, 1, NG_RELAXED);
+      grouped_flush(status == NG_NCCL_SUCCESS || status == NG_NCCL_IN_PROGRESS);
+    }
+    return;
+  default:
+    if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
+    return;
+  }
+}
+
+void ng_park(int fn) {
+  ng_log("%s: the exit-time cleanup releases this handle; this thread waits for the process to end", ng_fn_name[fn]);
+  while (1) pause();
+}
+
+/* ---------------------------------------------------------------- Java's view (the JNI natives) */
+static ng_eslot *event_slot(int slot) { return (ng_eslot *)slot_of_id(&ng_epool, slot); }
+static ng_sslot *stream_slot(int slot) { return (ng_sslot *)slot_of_id(&ng_spool, slot); }
+
+static int live(ng_head *h) { return h != NULL && (atomic_load_explicit(&h->refs, NG_ACQUIRE) & REF_C) && !ended(&h->lock); }
+
+int64_t ng_api_slot_token(int fn, int slot) {
+  switch (fn >= 0 && fn < NG_FN_COUNT ? ng_fn_effect[fn] : -1) {
+  case NG_EFFECT_EVENT_QUERY:
+  case NG_EFFECT_EVENT_SYNC: {
+    ng_eslot *e = event_slot(slot);
+    return live(e ? &e->h : NULL) ? atomic_load_explicit(&e->last_record_seq, NG_ACQUIRE) : 0;
+  }
+  case NG_EFFECT_EVENT_RECORD:
+  case NG_EFFECT_STREAM_SYNC:
+  case NG_EFFECT_STREAM_QUERY: {
+    ng_sslot *s = stream_slot(slot);
+    return live(s ? &s->h : NULL) ? atomic_load_explicit(&s->enqueued, NG_ACQUIRE) : -1;
+  }
+  default:
+    return 0;
+  }
+}
+
+int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t token) {
+  if (status != 0 || fn < 0 || fn >= NG_FN_COUNT) return -1;
+  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
+  switch (ng_fn_effect[fn]) {
+  case NG_EFFECT_EVENT_QUERY:
+  case NG_EFFECT_EVENT_SYNC: {
+    ng_eslot *e = event_slot(slot);
+    if (live(e ? &e->h : NULL)) event_completed(e, token);
+    return -1;
+  }
+  case NG_EFFECT_STREAM_SYNC:
+  case NG_EFFECT_STREAM_QUERY: {
+    ng_sslot *s = stream_slot(slot);
+    if (live(s ? &s->h : NULL)) stream_mark_done(s, token);
+    return -1;
+  }
+  case NG_EFFECT_COMM_ENQUEUE:
+  case NG_EFFECT_STREAM_WAIT_EVENT: {
+    ng_sslot *s = stream_slot(slot);
+    if (live(s ? &s->h : NULL)) stream_enqueue(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), seq);
+    return -1;
+  }
+  case NG_EFFECT_EVENT_RECORD: {
+    /* a Java record of event `other` on a C stream: the event's state is C's from now on */
+    ng_sslot *s = stream_slot(slot);
+    if (!live(s ? &s->h : NULL)) return -1;
+    int64_t mine;
+    int64_t op = stream_enqueue_record(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), seq, token, &mine);
+    if (op < 0) return -1;
+    int java;
+    uint32_t inc;
+    ng_eslot *e = (ng_eslot *)find(&ng_epool, other, &inc, &java);
+    int32_t i;
+    if (e == NULL) {
+      ng_map_lock();
+      i = event_slot_new(other, atomic_load_explicit(&s->h.device, NG_RELAXED), &inc);
+      ng_map_unlock();
+      if (i < 0) return -1;
+      e = ESLOT(i);
+    } else {
+      i = e->h.index;
+    }
+    java_holds(&ng_epool, i, inc);
+    event_recorded(e, inc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, mine);
+    return slot_id(&ng_epool, i, inc);
+  }
+  default:
+    return -1;
+  }
+}
+
+int64_t ng_api_device_sync_enter(int device) {
+  (void)device;
+  return atomic_fetch_add_explicit(&ng_op_seq, 1, memory_order_acq_rel) + 1;
+}
+
+void ng_api_device_sync_exit(int device, int64_t token) {
+  int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
+  for (int32_t i = 0; i < high; i++) {
+    ng_sslot *s = SSLOT(i);
+    if ((atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->h.device, NG_RELAXED) == device)
+      stream_device_synchronized(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), token);
+  }
+}
+
+void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
+  for (int i = 0; i < n; i++) {
+    ng_eslot *e = event_slot(slots[i]);
+    if (e == NULL || !(atomic_load_explicit(&e->h.refs, NG_ACQUIRE) & REF_C)) {
+      out[3 * i] = -1;
+      out[3 * i + 1] = -1;
+      out[3 * i + 2] = 0;
+      continue;
+    }
+    int32_t stream;
+    uint64_t handle;
+    out[3 * i] = event_pending(e, &stream, &handle);
+    out[3 * i + 1] = stream >= 0 ? slot_id(&ng_spool, stream, atomic_load_explicit(&SSLOT(stream)->h.inc, NG_ACQUIRE)) : -1;
+    out[3 * i + 2] = (int64_t)handle;
+  }
+}
+
+void ng_api_streams_pending(const int32_t *slots, int n, int64_t *out) {
+  for (int i = 0; i < n; i++) {
+    ng_sslot *s = stream_slot(slots[i]);
+    out[i] = s != NULL && (atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) ? stream_pending_ops(s) : -1;
+  }
+}
+
+void ng_api_release_slot(int slot) {
+  ng_pool *p = slot >= 0 && (slot & NG_STREAM_SLOT_BIT) ? &ng_spool : &ng_epool;
+  ng_head *h = slot_of_id(p, slot);
+  if (h != NULL) slot_unref(p, h->index, REF_J);
+}
+
+int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
+  if (fn < 0 || fn >= NG_FN_COUNT || !ng_fn_callable[fn]) return -1;
+  ng_site *site = (ng_site *)(uintptr_t)caller;
+  /* that caller's object's view, without touching the call site's own function cache */
+  ng_object *o = site != NULL ? site->caller->obj : &ng_default_object;
+  void *real = atomic_load_explicit(&o->real[fn], NG_ACQUIRE);
+  if (real == NULL) real = ng_resolve(o, fn);
+  if (real == NULL) return ng_missing(fn);
+  /* integers and pointers only (CHeader's callable): extra argument registers are ignored */
+  return ((int (*)(int64_t, int64_t, int64_t, int64_t))real)(a0, a1, a2, a3);
+}
+
+void ng_track_stats(int64_t *out, int n) {
+  int64_t v[] = {ng_callers_known(),
+                 atomic_load_explicit(&ng_epool.live, NG_RELAXED),
+                 atomic_load_explicit(&ng_spool.live, NG_RELAXED),
+                 atomic_load_explicit(&ng_exceptions_cleared, NG_RELAXED),
+                 atomic_load_explicit(&ng_missing_real, NG_RELAXED),
+                 atomic_load_explicit(&ng_upcalls, NG_RELAXED),
+                 atomic_load_explicit(&ng_op_seq, NG_RELAXED)};
+  for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) out[i] = v[i];
+}

@@ -1,0 +1,538 @@
+/* The interposer seen from a JNI library: promotion, forwarding, who called, the C slots, and the
+ * upcalls (here recorded by C callbacks in place of Java). */
+#include "agent_test.h"
+
+static float buf[256];
+
+static void promoted_library_binds_a_later_library_to_the_wrappers(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s = NULL;
+  REQUIRE_EQ(fj->exported_stream_create(&s), 0);
+  CHECK(s != NULL);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreate"), &u), 1);
+  CHECK_EQ(u.status, 0);
+  CHECK(u.slot >= 0 && (u.slot & NCCLGUARD_STREAM_SLOT_BIT));
+  char *lib = ng->caller_library(u.caller);
+  char *sym = ng->caller_symbol(u.caller);
+  CHECK(lib != NULL && strcmp(lib, "libfakejni.so") == 0);
+  CHECK(sym != NULL && strcmp(sym, "fj_exported_stream_create") == 0);
+  free(lib);
+  free(sym);
+  CHECK_EQ(stream_pending(u.slot), 0);
+}
+
+static void without_promotion_calls_go_straight_to_the_library(void) {
+  load_agent(&recording, 0);
+  load_fake();
+  cudaStream_t s;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  REQUIRE_EQ(fj->event_sync(e), 0);
+  CHECK_EQ(total_upcalls(), 0);
+}
+
+static void a_static_callers_symbol_is_unknown_not_a_neighbour(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  char *sym = ng->caller_symbol(u.caller);
+  CHECK(sym == NULL); /* a static function of the library: dladdr's nearest export is not it */
+  free(sym);
+}
+
+static struct gate held;
+
+static void an_event_recorded_behind_held_work_is_pending_until_seen_complete(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  int slot = u.slot;
+  CHECK(slot >= 0 && !(slot & NCCLGUARD_STREAM_SLOT_BIT));
+  CHECK_EQ(event_pending(slot), 0); /* never recorded: complete */
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  CHECK_EQ(event_pending(slot), 1);
+  int32_t sl = slot;
+  int64_t out[3];
+  ng->events_pending(&sl, 1, out);
+  CHECK(out[1] >= 0 && (out[1] & NCCLGUARD_STREAM_SLOT_BIT));
+  CHECK_EQ(out[2], (int64_t)(uintptr_t)s);
+  CHECK_EQ(fj->event_query(e), cudaErrorNotReady);
+  CHECK_EQ(event_pending(slot), 1); /* not ready changes nothing */
+  gate_open(&held);
+  while (fj->event_query(e) == cudaErrorNotReady) sleep_ms(1);
+  CHECK_EQ(event_pending(slot), 0);
+}
+
+static void hot_calls_on_c_slots_make_no_upcall(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  ncclComm_t comm = one_rank_comm();
+  int before = total_upcalls();
+  for (int i = 0; i < 1000; i++) {
+    REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+    REQUIRE_EQ(fj->event_record(e, s), 0);
+    fj->event_query(e);
+    fj->stream_query(s);
+  }
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  CHECK_EQ(total_upcalls(), before);
+}
+
+static void stream_counts_work_until_it_is_synchronized(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  int slot = u.slot;
+  ncclComm_t comm = one_rank_comm();
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  CHECK_EQ(stream_pending(slot), 2);
+  CHECK_EQ(fj->stream_query(s), cudaErrorNotReady);
+  CHECK_EQ(stream_pending(slot), 2);
+  gate_open(&held);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  CHECK_EQ(stream_pending(slot), 0);
+}
+
+static void work_in_a_group_counts_at_the_outermost_group_end(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  ncclComm_t comm = one_rank_comm();
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  REQUIRE_EQ(fj->group_start(), 0);
+  REQUIRE_EQ(fj->group_start(), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  REQUIRE_EQ(fj->group_end(), 0);
+  CHECK_EQ(stream_pending(u.slot), 0);
+  REQUIRE_EQ(fj->group_end(), 0);
+  CHECK_EQ(stream_pending(u.slot), 1);
+  gate_open(&held);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  CHECK_EQ(stream_pending(u.slot), 0);
+}
+
+static void communicator_creation_and_release_go_to_java_with_their_arguments(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  REQUIRE_EQ(fj->set_device(3), 0);
+  ncclUniqueId id;
+  REQUIRE_EQ(fj->unique_id(&id), 0);
+  ncclComm_t comm = NULL;
+  REQUIRE_EQ(fj->comm_init(&comm, 1, id, 0), 0);
+  int init = fn_id("ncclCommInitRank");
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, init, &u), 1);
+  CHECK_EQ(u.status, 0);
+  CHECK_EQ(u.n, 4 + 3); /* the arguments, then device, first plugin record, their count */
+  CHECK_EQ(u.slots[1], 1);
+  CHECK_EQ(u.slots[3], 0);
+  CHECK_EQ(u.slots[4], 3);
+  /* the comm out-parameter and the unique id (by value: its address, valid during the call) */
+  CHECK(u.slots[0] != 0 && u.slots[2] != 0);
+  CHECK_EQ(recorded(UP_ENTER, init), 0); /* creations need no enter */
+  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+  int destroy = fn_id("ncclCommDestroy");
+  REQUIRE_EQ(last_upcall(UP_ENTER, destroy, &u), 1);
+  CHECK_EQ(u.slots[0], (int64_t)(uintptr_t)comm);
+  REQUIRE_EQ(last_upcall(UP_EXIT, destroy, &u), 1);
+  CHECK_EQ(u.token, 42); /* enter's token comes back at exit */
+  CHECK_EQ(u.status, 0);
+}
+
+static void a_collective_on_a_special_stream_is_keyed_by_the_communicators_device(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  REQUIRE_EQ(fj->set_device(2), 0);
+  ncclComm_t comm = one_rank_comm();
+  REQUIRE_EQ(fj->set_device(0), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.handle, 0);
+  CHECK_EQ(u.device, 2);
+  CHECK(u.slot & NCCLGUARD_STREAM_SLOT_BIT);
+  CHECK_EQ(recorded(UP_HOT_ENTER, -1), 0); /* special streams of native calls are C's: Java is not asked */
+  int before = recorded(UP_SEEN, -1);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+  CHECK_EQ(recorded(UP_SEEN, -1), before);
+  REQUIRE_EQ(fj->set_device(2), 0);
+  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  CHECK_EQ(stream_pending(u.slot), 0);
+}
+
+static void a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  int (*create)(cudaStream_t *) = (int (*)(cudaStream_t *))real_fn("libcudart.so.13", "cudaStreamCreate");
+  cudaStream_t s;
+  REQUIRE_EQ(create(&s), 0); /* as JNA would: the agent does not see it */
+  ncclComm_t comm = one_rank_comm();
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_HOT_ENTER, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.stream, (int64_t)(uintptr_t)s);
+  CHECK_EQ(u.handle, (int64_t)(uintptr_t)comm);
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.handle, (int64_t)(uintptr_t)s);
+  int before = total_upcalls();
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  CHECK_EQ(total_upcalls(), before); /* known now */
+}
+
+static void hot_calls_on_a_java_stream_go_to_java_and_move_a_c_event_there(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  int (*create)(cudaStream_t *) = (int (*)(cudaStream_t *))real_fn("libcudart.so.13", "cudaStreamCreate");
+  cudaStream_t s;
+  REQUIRE_EQ(create(&s), 0);
+  java_handles[njava++] = (int64_t)(uintptr_t)s;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  int eslot = u.slot;
+  int record = fn_id("cudaEventRecord");
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  REQUIRE_EQ(last_upcall(UP_HOT_ENTER, record, &u), 1);
+  CHECK_EQ(u.handle, (int64_t)(uintptr_t)e);
+  REQUIRE_EQ(last_upcall(UP_HOT_EXIT, record, &u), 1);
+  CHECK_EQ(u.token, 7);
+  CHECK_EQ(u.status, 0);
+  CHECK_EQ(event_pending(eslot), -1); /* the event's state is Java's now */
+  /* and queries of it go to Java too */
+  fj->event_query(e);
+  CHECK_EQ(recorded(UP_HOT_EXIT, fn_id("cudaEventQuery")), 1);
+  /* a second record asks again only through the stream's JAVA mark */
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  CHECK_EQ(recorded(UP_HOT_EXIT, record), 2);
+}
+
+static void a_java_event_recorded_on_a_c_stream_moves_to_c(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  int (*create)(cudaEvent_t *) = (int (*)(cudaEvent_t *))real_fn("libcudart.so.13", "cudaEventCreate");
+  cudaEvent_t e;
+  REQUIRE_EQ(create(&e), 0);
+  java_handles[njava++] = (int64_t)(uintptr_t)e;
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  CHECK_EQ(recorded(UP_HOT_ENTER, -1), 0); /* the stream is C's */
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("cudaEventRecord"), &u), 1);
+  CHECK_EQ(u.handle, (int64_t)(uintptr_t)e);
+  CHECK_EQ(event_pending(u.slot), 1);
+  gate_open(&held);
+  REQUIRE_EQ(fj->event_sync(e), 0);
+  CHECK_EQ(event_pending(u.slot), 0);
+}
+
+static void java_hot_calls_on_c_state_go_through_the_slot_natives(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  int sslot = u.slot;
+  int record = fn_id("cudaEventRecord");
+  /* a Java event recorded (through a Java bridge) on this C stream */
+  int64_t token = ng->slot_token(record, sslot);
+  int64_t eslot = ng->slot_exit(record, sslot, 0x1234, 0, token);
+  CHECK(eslot >= 0);
+  CHECK_EQ(event_pending((int)eslot), 1);
+  /* Java's query of that event, now C's, completes it */
+  int query = fn_id("cudaEventQuery");
+  token = ng->slot_token(query, (int)eslot);
+  ng->slot_exit(query, (int)eslot, 0, 0, token);
+  CHECK_EQ(event_pending((int)eslot), 0);
+  /* Java's device synchronize covers C's streams of the device */
+  ncclComm_t comm = one_rank_comm();
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  CHECK_EQ(stream_pending(sslot), 1); /* the record was seen complete: the allreduce is left */
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  int64_t t = ng->device_sync_enter(0);
+  ng->device_sync_exit(0, t);
+  CHECK_EQ(stream_pending(sslot), 0);
+}
+
+static void a_native_device_synchronize_marks_its_streams_done(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  ncclComm_t comm = one_rank_comm();
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  CHECK_EQ(stream_pending(u.slot), 1);
+  REQUIRE_EQ(fj->device_sync(), 0);
+  CHECK_EQ(stream_pending(u.slot), 0);
+  int sync = fn_id("cudaDeviceSynchronize");
+  CHECK_EQ(recorded(UP_ENTER, sync), 1);
+  CHECK_EQ(recorded(UP_EXIT, sync), 1);
+}
+
+static void set_device_goes_to_java_only_when_it_changes(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  int set = fn_id("cudaSetDevice");
+  REQUIRE_EQ(fj->set_device(1), 0);
+  REQUIRE_EQ(fj->set_device(1), 0);
+  REQUIRE_EQ(fj->set_device(1), 0);
+  CHECK_EQ(recorded(UP_EXIT, set), 1);
+  REQUIRE_EQ(fj->set_device(2), 0);
+  CHECK_EQ(recorded(UP_EXIT, set), 2);
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  CHECK_EQ(u.slots[u.n - 3], 2); /* the creating thread's device */
+}
+
+static void a_claimed_release_parks_the_thread_and_never_reaches_the_library(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  ncclComm_t comm = one_rank_comm();
+  claimed_handle = (int64_t)(uintptr_t)comm;
+  pid_t child = fork();
+  if (child == 0) {
+    alarm(5);
+    fj->comm_destroy(comm); /* parks: never returns */
+    _exit(3);
+  }
+  sleep_ms(300);
+  int status;
+  CHECK_EQ(waitpid(child, &status, WNOHANG), 0); /* still parked */
+  kill(child, SIGKILL);
+  waitpid(child, &status, 0);
+}
+
+static void calls_of_nvidia_libraries_are_left_out(void) {
+  load_agent(&recording, 1);
+  void *h = open_or_die(bin_path("libnccl-ngtest.so"), RTLD_NOW);
+  int (*create)(cudaEvent_t *) = (int (*)(cudaEvent_t *))dlsym(h, "ngtest_event_create");
+  cudaEvent_t e = NULL;
+  REQUIRE_EQ(create(&e), 0);
+  CHECK(e != NULL);
+  CHECK_EQ(total_upcalls(), 0);
+}
+
+static void a_suppressed_library_is_forwarded_only(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  CHECK_EQ(total_upcalls(), 1);
+  const char *names[] = {"libfakejni"};
+  ng->suppress_callers(names, 1);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(fj->event_sync(e), 0);
+  CHECK_EQ(total_upcalls(), 1);
+  ng->suppress_callers(NULL, 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  CHECK_EQ(total_upcalls(), 2);
+}
+
+static void jni_entry_points_a_java_bridge_wraps_are_left_to_it(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  const char *names[] = {"Java_dev_example_Ep_eventCreate"};
+  ng->wrapped_natives(names, 1);
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->jni_event_create(&e), 0);
+  REQUIRE_EQ(fj->jni_event_create_long(&e), 0); /* the long, signature-mangled name */
+  CHECK_EQ(total_upcalls(), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0); /* another caller in the same library */
+  CHECK_EQ(total_upcalls(), 1);
+}
+
+static void after_dying_wrappers_only_forward(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  ng->dying();
+  cudaStream_t s;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  REQUIRE_EQ(fj->event_sync(e), 0);
+  REQUIRE_EQ(fj->stream_destroy(s), 0);
+  CHECK_EQ(total_upcalls(), 0);
+}
+
+static void at_exit_call(void) {
+  /* the exit: this library's own exit handler has not run yet, but the JVM's VMDeath has */
+  ng->dying();
+  cudaEvent_t e;
+  if (fj->event_create(&e) != 0 || fj->event_destroy(e) != 0) _exit(5);
+  if (total_upcalls() != 0) _exit(6);
+}
+
+static void a_wrapper_called_from_an_exit_handler_forwards(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  atexit(at_exit_call);
+}
+
+static void no_real_function_fails_as_an_uninitialized_library_would(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  capture_stderr();
+  CHECK_EQ(fj->allreduce_config(buf, 16, NULL, NULL), ncclSystemError);
+  CHECK_EQ(fj->allreduce_config(buf, 16, NULL, NULL), ncclSystemError);
+  char *err = captured_stderr();
+  CHECK(err != NULL && count_lines(err) == 1 && strstr(err, "ncclAllReduceConfig") != NULL);
+  free(err);
+}
+
+static void call_reaches_the_real_function_and_is_not_tracked(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->exported_stream_create(&s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreate"), &u), 1);
+  int before = total_upcalls();
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  CHECK_EQ(ng->call(u.caller, fn_id("cudaStreamQuery"), (int64_t)(uintptr_t)s, 0, 0, 0), cudaErrorNotReady);
+  gate_open(&held);
+  CHECK_EQ(ng->call(0, fn_id("cudaStreamSynchronize"), (int64_t)(uintptr_t)s, 0, 0, 0), 0);
+  CHECK_EQ(ng->call(0, fn_id("cudaStreamDestroy"), (int64_t)(uintptr_t)s, 0, 0, 0), 0);
+  CHECK_EQ(ng->call(0, fn_id("ncclCommInitRank"), 0, 0, 0, 0), -1); /* a struct by value: not callable */
+  CHECK_EQ(total_upcalls(), before);
+}
+
+static void create_event_on_thread(void *p) { fj->event_create((cudaEvent_t *)p); }
+
+static void a_creation_on_a_thread_without_java_frames_carries_a_backtrace(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  only_main_is_java = 1;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  CHECK(ng->caller_backtrace(u.caller) == NULL); /* a Java thread: its Java stack says it */
+  /* the library's own pthread: the hooks count every thread but this one as Java's */
+  fj->on_thread(create_event_on_thread, &e);
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  CHECK_EQ(u.status, 0);
+  char *bt = ng->caller_backtrace(u.caller);
+  CHECK(bt != NULL && strstr(bt, "libfakejni.so") != NULL);
+  if (bt != NULL) fprintf(stderr, "backtrace:\n%s\n", bt);
+  free(bt);
+  char *lib = ng->caller_library(u.caller);
+  CHECK(lib != NULL && strcmp(lib, "libfakejni.so") == 0);
+  free(lib);
+}
+
+static void released_slots_are_reused_once_java_lets_go(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  int64_t st[4];
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  ng->stats(st, 4);
+  CHECK_EQ(st[1], 1);
+  REQUIRE_EQ(fj->event_destroy(e), 0);
+  ng->stats(st, 4);
+  CHECK_EQ(st[1], 1); /* Java's record still points at it */
+  CHECK_EQ(event_pending(u.slot), -1);
+  ng->release_slot(u.slot);
+  ng->stats(st, 4);
+  CHECK_EQ(st[1], 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall v;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &v), 1);
+  CHECK_EQ(v.slot & 0x3FFFFF, u.slot & 0x3FFFFF); /* the same slot, another incarnation */
+  CHECK(v.slot != u.slot);
+  CHECK_EQ(event_pending(u.slot), -1); /* the old id is refused */
+  CHECK_EQ(event_pending(v.slot), 0);
+}
+
+static void init_all_and_split_learn_their_devices(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  ncclComm_t comms[2];
+  int devs[2] = {4, 5};
+  REQUIRE_EQ(fj->comm_init_all(comms, 2, devs), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comms[1], NULL), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.device, 5);
+  REQUIRE_EQ(fj->comm_destroy(comms[0]), 0);
+  REQUIRE_EQ(fj->comm_destroy(comms[1]), 0);
+}
+
+static const struct test_case cases[] = {
+    {"promoted_library_binds_a_later_library_to_the_wrappers", promoted_library_binds_a_later_library_to_the_wrappers, NULL, NULL},
+    {"without_promotion_calls_go_straight_to_the_library", without_promotion_calls_go_straight_to_the_library, NULL, NULL},
+    {"a_static_callers_symbol_is_unknown_not_a_neighbour", a_static_callers_symbol_is_unknown_not_a_neighbour, NULL, NULL},
+    {"an_event_recorded_behind_held_work_is_pending_until_seen_complete",
+     an_event_recorded_behind_held_work_is_pending_until_seen_complete, NULL, NULL},
+    {"hot_calls_on_c_slots_make_no_upcall", hot_calls_on_c_slots_make_no_upcall, NULL, NULL},
+    {"stream_counts_work_until_it_is_synchronized", stream_counts_work_until_it_is_synchronized, NULL, NULL},
+    {"work_in_a_group_counts_at_the_outermost_group_end", work_in_a_group_counts_at_the_outermost_group_end, NULL, NULL},
+    {"communicator_creation_and_release_go_to_java_with_their_arguments",
+     communicator_creation_and_release_go_to_java_with_their_arguments, NULL, NULL},
+    {"a_collective_on_a_special_stream_is_keyed_by_the_communicators_device",
+     a_collective_on_a_special_stream_is_keyed_by_the_communicators_device, NULL, NULL},
+    {"a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot",
+     a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot, NULL, NULL},
+    {"hot_calls_on_a_java_stream_go_to_java_and_move_a_c_event_there",
+     hot_calls_on_a_java_stream_go_to_java_and_move_a_c_event_there, NULL, NULL},
+    {"a_java_event_recorded_on_a_c_stream_moves_to_c", a_java_event_recorded_on_a_c_stream_moves_to_c, NULL, NULL},
+    {"java_hot_calls_on_c_state_go_through_the_slot_natives", java_hot_calls_on_c_state_go_through_the_slot_natives, NULL, NULL},
+    {"a_native_device_synchronize_marks_its_streams_done", a_native_device_synchronize_marks_its_streams_done, NULL, NULL},
+    {"set_device_goes_to_java_only_when_it_changes", set_device_goes_to_java_only_when_it_changes, NULL, NULL},
+    {"a_claimed_release_parks_the_thread_and_never_reaches_the_library",
+     a_claimed_release_parks_the_thread_and_never_reaches_the_library, NULL, NULL},
+    {"calls_of_nvidia_libraries_are_left_out", calls_of_nvidia_libraries_are_left_out, NULL, NULL},
+    {"a_suppressed_library_is_forwarded_only", a_suppressed_library_is_forwarded_only, NULL, NULL},
+    {"jni_entry_points_a_java_bridge_wraps_are_left_to_it", jni_entry_points_a_java_bridge_wraps_are_left_to_it, NULL, NULL},
+    {"after_dying_wrappers_only_forward", after_dying_wrappers_only_forward, NULL, NULL},
+    {"a_wrapper_called_from_an_exit_handler_forwards", a_wrapper_called_from_an_exit_handler_forwards, NULL, NULL},
+    {"no_real_function_fails_as_an_uninitialized_library_would", no_real_function_fails_as_an_uninitialized_library_would, NULL, NULL},
+    {"call_reaches_the_real_function_and_is_not_tracked", call_reaches_the_real_function_and_is_not_tracked, NULL, NULL},
+    {"a_creation_on_a_thread_without_java_frames_carries_a_backtrace",
+     a_creation_on_a_thread_without_java_frames_carries_a_backtrace, NULL, NULL},
+    {"released_slots_are_reused_once_java_lets_go", released_slots_are_reused_once_java_lets_go, NULL, NULL},
+    {"init_all_and_split_learn_their_devices", init_all_and_split_learn_their_devices, NULL, NULL},
+};
+
+TEST_MAIN(cases)

@@ -1,0 +1,58 @@
+package dev.ncclguard.samples.ep;
+
+import dev.ncclguard.samples.SampleFailure;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * A DeepEP-style runtime: its C library (samples/src/main/c/ep_runtime.c) uses NCCL and the CUDA
+ * runtime itself; Java only opens it, dispatches work and closes it, and nothing here is named
+ * after an NCCL function. The library links libnccl.so.2 and libcudart.so.13 by soname; the
+ * caller has loaded the files it chose under those sonames first ({@link #load}). Failures come
+ * as IllegalStateException with the failed call and its status.
+ */
+public final class EpRuntime {
+    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libncclguard-samples-ep.so";
+    private static boolean loaded;
+
+    private EpRuntime() {
+    }
+
+    /** A new group id (128 bytes), which every rank of one group passes to {@link #open}. */
+    public static native byte[] newGroupId();
+
+    /**
+     * Joins the group as {@code rank} of {@code nranks} on {@code device}, with buffers of
+     * {@code count} floats, and makes its stream and event; {@code onLibraryThread}: the library
+     * joins the group on a thread of its own. Returns the runtime's handle.
+     */
+    public static native long open(byte[] groupId, int nranks, int rank, int device, int count, boolean onLibraryThread);
+
+    /** Enqueues one step (an allreduce, then the runtime's event recorded after it); the steps so far. */
+    public static native int dispatch(long runtime);
+
+    /** Waits for the last step, checks its result, releases everything: -1, or the first wrong element. */
+    public static native int close(long runtime);
+
+    /** Extracts the library from the jar (or class folder) and loads it, once. */
+    public static synchronized void load() {
+        if (loaded) {
+            return;
+        }
+        try (InputStream in = EpRuntime.class.getClassLoader().getResourceAsStream(LIBRARY)) {
+            if (in == null) {
+                throw new SampleFailure("the samples were built without the EP runtime's library (" + LIBRARY + ")");
+            }
+            Path file = Files.createTempFile("ncclguard-samples-ep", ".so");
+            file.toFile().deleteOnExit();
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            System.load(file.toString());
+            loaded = true;
+        } catch (IOException e) {
+            throw new SampleFailure("cannot extract the EP runtime's library: " + e);
+        }
+    }
+}
