@@ -239,4 +239,22 @@ static inline ncclComm_t one_rank_comm(void) {
   return comm;
 }
 
+/* Two ranks of one clique, on devices 0 and 1, and a stream on each device: NCCL (and so the
+ * emulator) gives a one-rank communicator's collectives no profiler events. */
+static inline void two_rank_comms(ncclComm_t comms[2], cudaStream_t streams[2]) {
+  int devs[2] = {0, 1};
+  REQUIRE_EQ(fj->comm_init_all(comms, 2, devs), 0);
+  for (int d = 1; d >= 0; d--) {
+    REQUIRE_EQ(fj->set_device(d), 0);
+    REQUIRE_EQ(fj->stream_create(&streams[d]), 0);
+  }
+}
+
+/* One allreduce of n floats over both ranks, as one thread drives a clique: in a group. */
+static inline void allreduce_both(float *buf, size_t n, ncclComm_t comms[2], cudaStream_t streams[2]) {
+  REQUIRE_EQ(fj->group_start(), 0);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->allreduce(buf + r * n, n, comms[r], streams[r]), 0);
+  REQUIRE_EQ(fj->group_end(), 0);
+}
+
 #endif

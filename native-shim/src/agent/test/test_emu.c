@@ -57,26 +57,26 @@ static void work_in_flight_is_seen_through_kernel_channel_events(void) {
   plugin_is_ncclguard();
   load_agent(&recording, 1);
   load_fake();
-  ncclComm_t comm = one_rank_comm();
+  ncclComm_t comms[2];
+  cudaStream_t s[2];
+  two_rank_comms(comms, s);
   int64_t out[4 * NCCLGUARD_PLUGIN_RECORD_LONGS];
-  REQUIRE_EQ(comm_records(out, 4), 1);
-  int64_t record = out[0];
-  cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 64, comm, s), 0);
-  REQUIRE_EQ(fj->stream_sync(s), 0);
+  REQUIRE_EQ(comm_records(out, 4), 2);
+  int64_t record = out[2] == 0 ? out[0] : out[NCCLGUARD_PLUGIN_RECORD_LONGS]; /* rank 0's */
+  allreduce_both(buf, 64, comms, s);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->stream_sync(s[r]), 0);
   int64_t f[NCCLGUARD_IN_FLIGHT_LONGS];
   CHECK_EQ(ng->in_flight(record, f, NCCLGUARD_IN_FLIGHT_LONGS), 0);
   gate_init(&held);
-  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 64, comm, s), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 32, comm, s), 0);
+  REQUIRE_EQ(fj->host_func(s[0], wait_at_gate, &held), 0);
+  allreduce_both(buf, 64, comms, s);
+  allreduce_both(buf, 32, comms, s);
   CHECK_EQ(ng->in_flight(record, f, NCCLGUARD_IN_FLIGHT_LONGS), 2);
   CHECK_EQ(f[0], 2);
   CHECK_EQ(f[2], 1);
   CHECK_EQ(f[3], 64); /* the oldest */
   gate_open(&held);
-  REQUIRE_EQ(fj->stream_sync(s), 0);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->stream_sync(s[r]), 0);
   CHECK_EQ(ng->in_flight(record, f, NCCLGUARD_IN_FLIGHT_LONGS), 0);
   CHECK_EQ(f[5], 3);
 }
@@ -122,21 +122,23 @@ static void nccl_linked_in_and_hidden_is_seen_by_the_plugin_only(void) {
 
 /* ---------------------------------------------------------------- the application's plugin */
 static void scenario(void) {
-  ncclComm_t comm = one_rank_comm();
-  cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  for (int i = 0; i < 3; i++) REQUIRE_EQ(fj->allreduce(buf, 64, comm, s), 0);
+  ncclComm_t comms[2];
+  cudaStream_t s[2];
+  two_rank_comms(comms, s);
+  for (int i = 0; i < 3; i++) allreduce_both(buf, 16, comms, s);
   REQUIRE_EQ(fj->group_start(), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 8, comm, s), 0);
+  allreduce_both(buf, 8, comms, s);
+  allreduce_both(buf + 16, 8, comms, s);
   REQUIRE_EQ(fj->group_end(), 0);
-  REQUIRE_EQ(fj->stream_sync(s), 0);
-  ncclComm_t child;
-  REQUIRE_EQ(fj->comm_split(comm, 0, 0, &child), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 4, child, s), 0);
-  REQUIRE_EQ(fj->stream_sync(s), 0);
-  REQUIRE_EQ(fj->comm_destroy(child), 0);
-  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->stream_sync(s[r]), 0);
+  ncclComm_t children[2];
+  REQUIRE_EQ(fj->group_start(), 0);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->comm_split(comms[r], 0, r, &children[r]), 0);
+  REQUIRE_EQ(fj->group_end(), 0);
+  allreduce_both(buf, 4, children, s);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->stream_sync(s[r]), 0);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->comm_destroy(children[r]), 0);
+  for (int r = 0; r < 2; r++) REQUIRE_EQ(fj->comm_destroy(comms[r]), 0);
   ncclComm_t again = one_rank_comm(); /* the plugin is opened again after the last finalize */
   REQUIRE_EQ(fj->comm_destroy(again), 0);
   one_rank_comm(); /* and one left alive */
@@ -164,6 +166,62 @@ static void run_child(int with_agent, const char *log) {
   REQUIRE_EQ(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1);
 }
 
+/* A log line without the words that differ from run to run (thread ids, pids, timer values,
+ * buffer and stream addresses, commIds: the unique id is random), its context named by the rank
+ * its init gave it (rank, nranks) and its place among the inits of that rank: the inits of a clique run on a thread
+ * each, so contexts are numbered, and the process's mask first read, in whichever order they ran. */
+static void normalized(const char *line, char ctx_rank[][2][32], int nctx, char *n, size_t cap) {
+  char copy[2048], *sw;
+  snprintf(copy, sizeof(copy), "%s", line);
+  n[0] = 0;
+  for (char *w = strtok_r(copy, " ", &sw); w != NULL; w = strtok_r(NULL, " ", &sw)) {
+    if (!strncmp(w, "tid=", 4) || !strncmp(w, "pid=", 4) || !strncmp(w, "pTimer=", 7) || !strncmp(w, "send=", 5) ||
+        !strncmp(w, "stream=", 7) || !strncmp(w, "recv=", 5) || !strncmp(w, "commId=", 7) || !strncmp(w, "mask_in=", 8))
+      continue;
+    if (!strncmp(w, "context=", 8)) {
+      for (int i = 0; i < nctx; i++) {
+        if (!strcmp(w + 8, ctx_rank[i][0])) {
+          w = ctx_rank[i][1];
+          break;
+        }
+      }
+    }
+    strncat(n, w, cap - 1 - strlen(n));
+    strncat(n, " ", cap - 1 - strlen(n));
+  }
+}
+
+static int by_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The log's lines, normalized and sorted; returns how many. */
+static int log_lines(char *text, char **out, int cap) {
+  static char ctx_rank[64][2][32];
+  int nctx = 0, n = 0, per_rank[64] = {0};
+  char *raw[4096], *sv;
+  int nraw = 0;
+  for (char *l = strtok_r(text, "\n", &sv); l != NULL && nraw < 4096; l = strtok_r(NULL, "\n", &sv)) raw[nraw++] = l;
+  /* in order: a context id names the communicator of the last init that gave it out (a plugin
+   * closed after its last finalize and opened again numbers its contexts from the start) */
+  for (int i = 0; i < nraw && n < cap; i++) {
+    const char *c = strstr(raw[i], "context="), *r = strstr(raw[i], " rank="), *nr = strstr(raw[i], " nranks=");
+    if (strncmp(raw[i], "init ", 5) == 0 && c != NULL && r != NULL && nr != NULL) {
+      int rank = atoi(r + 6) & 7, nranks = atoi(nr + 8) & 7, k = nranks * 8 + rank;
+      char id[32];
+      sscanf(c + 8, "%31s", id);
+      int at = 0;
+      while (at < nctx && strcmp(ctx_rank[at][0], id) != 0) at++;
+      if (at == nctx && nctx < 64) nctx++;
+      snprintf(ctx_rank[at][0], 32, "%s", id);
+      snprintf(ctx_rank[at][1], 32, "context-of-%d/%d-%d", rank, nranks, per_rank[k]++);
+    }
+    char buf[2048];
+    normalized(raw[i], ctx_rank, nctx, buf, sizeof(buf));
+    out[n++] = strdup(buf);
+  }
+  qsort(out, (size_t)n, sizeof(char *), by_text);
+  return n;
+}
+
 static void the_applications_plugin_sees_what_it_saw_without_the_agent(void) {
   char a[512], b[512];
   snprintf(a, sizeof(a), "%s", test_path("without.log"));
@@ -172,35 +230,17 @@ static void the_applications_plugin_sees_what_it_saw_without_the_agent(void) {
   run_child(1, b);
   char *x = read_file(a), *y = read_file(b);
   REQUIRE_EQ(x != NULL && y != NULL, 1);
-  /* line by line, without the words that differ from run to run: thread ids, pids, timer values,
-   * buffer and stream addresses, commIds (the unique id is random) */
-  int lines = 0, differ = 0;
-  char *sx, *sy;
-  char *lx = strtok_r(x, "\n", &sx), *ly = strtok_r(y, "\n", &sy);
-  while (lx != NULL || ly != NULL) {
-    char nx[2048] = "", ny[2048] = "";
-    for (int k = 0; k < 2; k++) {
-      char *l = k == 0 ? lx : ly, *n = k == 0 ? nx : ny, *sw;
-      if (l == NULL) continue;
-      char copy[2048];
-      snprintf(copy, sizeof(copy), "%s", l);
-      for (char *w = strtok_r(copy, " ", &sw); w != NULL; w = strtok_r(NULL, " ", &sw)) {
-        if (!strncmp(w, "tid=", 4) || !strncmp(w, "pid=", 4) || !strncmp(w, "pTimer=", 7) || !strncmp(w, "send=", 5) || !strncmp(w, "stream=", 7) ||
-            !strncmp(w, "recv=", 5) || !strncmp(w, "commId=", 7))
-          continue;
-        strncat(n, w, 2047 - strlen(n));
-        strncat(n, " ", 2047 - strlen(n));
-      }
-    }
-    if (strcmp(nx, ny) != 0) {
-      if (differ++ < 5) fprintf(stderr, "without: %s\nwith:    %s\n", nx, ny);
-    }
-    lines++;
-    lx = lx != NULL ? strtok_r(NULL, "\n", &sx) : NULL;
-    ly = ly != NULL ? strtok_r(NULL, "\n", &sy) : NULL;
+  static char *lx[4096], *ly[4096];
+  int nx = log_lines(x, lx, 4096), ny = log_lines(y, ly, 4096);
+  CHECK(nx > 20);
+  CHECK_EQ(nx, ny);
+  int differ = 0;
+  for (int i = 0; i < nx && i < ny; i++) {
+    if (strcmp(lx[i], ly[i]) != 0 && differ++ < 5) fprintf(stderr, "without: %s\nwith:    %s\n", lx[i], ly[i]);
   }
-  CHECK(lines > 20);
   CHECK_EQ(differ, 0);
+  for (int i = 0; i < nx; i++) free(lx[i]);
+  for (int i = 0; i < ny; i++) free(ly[i]);
   free(x);
   free(y);
 }
