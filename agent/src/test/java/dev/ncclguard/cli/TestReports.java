@@ -76,6 +76,22 @@ final class TestReports {
                 .leaks(leaks).communicators(comms, 0).build();
     }
 
+    /**
+     * Adds {@code releaseStartedAt} (T0+ms) to the communicators entry of {@code handle}: when the
+     * application's destroy was called, which reports may carry (docs/spec.md).
+     */
+    static void releaseStartedAt(Path report, long handle, long ms) throws IOException {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.JsonNode root = json.readTree(report.toFile());
+        for (com.fasterxml.jackson.databind.JsonNode c : root.path("communicators")) {
+            if (c.path("handle").asText().equals("0x" + Long.toHexString(handle))) {
+                ((com.fasterxml.jackson.databind.node.ObjectNode) c).put("releaseStartedAt",
+                        Instant.ofEpochMilli(T0 + ms).toString());
+            }
+        }
+        json.writerWithDefaultPrettyPrinter().writeValue(report.toFile(), root);
+    }
+
     Path write(Path dir, String name) throws IOException {
         Path file = dir.resolve(name);
         Files.createDirectories(file.getParent());
