@@ -397,12 +397,11 @@ final class HtmlTimeline {
         return e.cleanup() != null && !e.cleanup().equals("none") ? how + "; cleanup " + e.cleanup() : how;
     }
 
+    /** The bar's title: the row's label already says rank and process. */
     private String tooltip(Job.Part p) {
         ReportFile.CommEntry e = p.comm();
-        return (e.rank() != null ? "rank " + e.rank() : "rank ?") + ", " + p.report().process() + ", " + e.handle()
-                + ": created " + Words.offset(t0, e.createdAt()) + ", "
-                + (p.leaked() ? "never released (alive at exit " + Words.offset(t0, p.end()) + ")"
-                        : "released " + Words.offset(t0, p.end()) + " by " + e.releasedBy());
+        return e.handle() + ": " + Words.offset(t0, e.createdAt()) + " to " + Words.offset(t0, p.end())
+                + (p.leaked() ? ", never released (its process's exit)" : " by " + e.releasedBy());
     }
 
     private static long at(Instant from, Instant t, long span) {
