@@ -93,17 +93,19 @@ final class ExplainCommand implements Callable<Integer> {
     private static final class Reading {
         final Map<WarningRules.Category, Found> found = new EnumMap<>(WarningRules.Category.class);
         final Map<String, String> versions = new LinkedHashMap<>();
+        final WarningRules.Classifier classifier = new WarningRules.Classifier();
         long lines;
 
-        void line(long number, byte[] b, int from, int to) {
-            NcclLog.Kind kind = NcclLog.scan(b, from, to);
+        void line(long number, byte[] b, int from, int to, Keywords keywords) {
+            NcclLog.Kind kind = NcclLog.scan(b, from, to, keywords);
             if (kind != NcclLog.Kind.READ) {
                 return;
             }
             String raw = new String(b, from, to - from, StandardCharsets.UTF_8); // bad bytes become U+FFFD
             NcclLog.Line line = NcclLog.parse(number, raw);
-            String version = NcclLog.version(line != null ? line.message() : raw);
-            if ((line == null || line.level().equals("INFO")) && version != null) {
+            String version = line == null || line.level().equals("INFO")
+                    ? NcclLog.version(line != null ? line.message() : raw) : null;
+            if (version != null) {
                 String who = line != null && line.pid() != null ? line.process() : "line " + number;
                 if (versions.size() < MAX_VERSIONS || versions.containsKey(who)) {
                     versions.put(who, version);
@@ -120,7 +122,8 @@ final class ExplainCommand implements Callable<Integer> {
             if (line.level().equals("INFO") || line.level().equals("TRACE")) {
                 return; // NCCL's own progress notes, printed on clean runs too: not warnings
             }
-            WarningRules.Verdict v = WarningRules.classify(line.message());
+            String shape = WarningRules.shape(line.message());
+            WarningRules.Verdict v = classifier.classify(line.message(), shape);
             Found f = found.computeIfAbsent(v.category(), c -> new Found());
             f.count++;
             String process = line.process();
@@ -135,7 +138,7 @@ final class ExplainCommand implements Callable<Integer> {
                 f.peers.add(v.peer());
             }
             // one process's lines only: a line from another process is its own group, and shown
-            GroupKey key = new GroupKey(WarningRules.shape(line.message()), process);
+            GroupKey key = new GroupKey(shape, process);
             Group g = f.groups.get(key);
             if (g == null) {
                 if (f.groups.size() >= MAX_GROUPS) {
@@ -251,49 +254,61 @@ final class ExplainCommand implements Callable<Integer> {
         return failures.isEmpty() ? Cli.OK : Cli.USAGE;
     }
 
-    /** Splits the input into lines (LF, CRLF), each handed over as bytes, cut at {@link #MAX_LINE}. */
+    /**
+     * Splits the input into lines (LF, CRLF) and hands each to the reading, cut at {@link #MAX_LINE}.
+     * The bytes of a chunk are viewed as a Latin-1 string (a copy, no decoding) so that newlines and
+     * keywords are found with String.indexOf, which the JIT turns into vector instructions: a line
+     * of the application's own costs a few of those searches, and nothing is decoded.
+     */
     private static void read(InputStream in, Reading reading, Progress progress) throws IOException {
-        byte[] buf = new byte[1 << 16];
-        byte[] line = new byte[1 << 12];
-        int len = 0;
-        boolean cut = false;
+        byte[] buf = new byte[MAX_LINE + (1 << 16)];
+        int filled = 0;
         long number = 0;
-        int n;
-        while ((n = in.read(buf)) > 0) {
+        boolean skipping = false; // in the rest of a line cut at MAX_LINE
+        while (true) {
+            int n = in.read(buf, filled, buf.length - filled);
+            boolean eof = n < 0;
+            if (!eof) {
+                filled += n;
+            }
+            String text = new String(buf, 0, filled, StandardCharsets.ISO_8859_1);
+            Keywords keywords = new Keywords(text);
             int start = 0;
-            for (int i = 0; i < n; i++) {
-                if (buf[i] != '\n') {
+            if (skipping) {
+                int nl = text.indexOf('\n');
+                if (nl < 0) {
+                    filled = 0;
+                    if (eof) {
+                        break;
+                    }
                     continue;
                 }
-                number++;
-                if (len == 0) {
-                    reading.line(number, buf, start, end(buf, start, i));
-                } else {
-                    if (!cut) {
-                        int take = Math.min(i - start, MAX_LINE - len);
-                        line = append(line, len, buf, start, take);
-                        len += take;
-                    }
-                    reading.line(number, line, 0, end(line, 0, len));
-                    len = 0;
-                    cut = false;
-                }
-                start = i + 1;
-                if ((number & 0xffff) == 0) {
-                    progress.tick(number);
-                }
+                start = nl + 1;
+                skipping = false;
             }
-            if (start < n && !cut) {
-                int take = Math.min(n - start, MAX_LINE - len);
-                line = append(line, len, buf, start, take);
-                len += take;
-                cut = len == MAX_LINE;
+            for (int nl = text.indexOf('\n', start); nl >= 0; nl = text.indexOf('\n', start)) {
+                number++;
+                reading.line(number, buf, start, end(buf, start, nl), keywords);
+                start = nl + 1;
+            }
+            int rest = filled - start;
+            if (eof) {
+                if (rest > 0) {
+                    number++;
+                    reading.line(number, buf, start, end(buf, start, filled), keywords);
+                }
+                break;
+            }
+            if (rest >= MAX_LINE) {
+                number++;
+                reading.line(number, buf, start, start + MAX_LINE, keywords);
+                skipping = true;
+                filled = 0;
+            } else {
+                System.arraycopy(buf, start, buf, 0, rest);
+                filled = rest;
             }
             progress.tick(number);
-        }
-        if (len > 0) {
-            number++;
-            reading.line(number, line, 0, end(line, 0, len));
         }
         reading.lines = number;
     }
@@ -303,12 +318,38 @@ final class ExplainCommand implements Callable<Integer> {
         return to > from && b[to - 1] == '\r' ? to - 1 : to;
     }
 
-    private static byte[] append(byte[] line, int len, byte[] src, int from, int count) {
-        if (len + count > line.length) {
-            line = java.util.Arrays.copyOf(line, Math.min(MAX_LINE, Math.max(line.length * 2, len + count)));
+    /**
+     * Where the next occurrence of each keyword is in a chunk, found once and reused by the lines
+     * before it: each search runs forward from where the last one stopped, so a chunk is searched
+     * once per keyword however its lines are cut.
+     */
+    static final class Keywords {
+        private static final String[] WORDS = {"NCCL ", "NCCL version ", "symbol", "Error looking up function"};
+        static final int NCCL = 0;
+        static final int VERSION = 1;
+        static final int SYMBOL = 2;
+        static final int LOOKUP = 3;
+        private final String text;
+        private final int[] next = {-1, -1, -1, -1};
+        /** Where each search started: a position at or after it needs no new search. */
+        private final int[] from = {-1, -1, -1, -1};
+
+        Keywords(String text) {
+            this.text = text;
         }
-        System.arraycopy(src, from, line, len, count);
-        return line;
+
+        /** The first occurrence of keyword {@code w} in [at, to), or -1. */
+        int find(int w, int at, int to) {
+            if (next[w] == Integer.MAX_VALUE && from[w] <= at) {
+                return -1;
+            }
+            if (from[w] < 0 || at < from[w] || (next[w] < at)) {
+                int i = text.indexOf(WORDS[w], at);
+                next[w] = i < 0 ? Integer.MAX_VALUE : i;
+                from[w] = at;
+            }
+            return next[w] < to ? next[w] : -1;
+        }
     }
 
     /**

@@ -2,8 +2,6 @@ package dev.ncclguard.cli;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * A strict, streaming JSON reader (RFC 8259, nothing more) over UTF-8 bytes: the commands read a
@@ -34,6 +32,9 @@ final class JsonReader {
     private static final int MAX_DEPTH = 256;
     /** A key list is scanned for duplicates up to this size; reports' objects have a dozen keys. */
     private static final int MAX_KEYS_CHECKED = 4096;
+    /** Strings up to this length are looked up among those seen before (a direct-mapped table). */
+    private static final int MAX_INTERNED_LENGTH = 96;
+    private static final int INTERNED = 4096;
 
     private static final int VALUE = 0;
     private static final int FIRST_IN_ARRAY = 1;
@@ -58,7 +59,14 @@ final class JsonReader {
     private int state = VALUE;
     private int depth;
     private final boolean[] inObject = new boolean[MAX_DEPTH + 2];
-    private final List<List<String>> keys = new ArrayList<>();
+    /** The keys of each open object, for duplicates: a dozen per object in reports, compared interned. */
+    private String[][] keys = new String[8][];
+    private int[] keyCount = new int[8];
+    /** Short strings seen before, reused: the keys and the values that repeat from leak to leak. */
+    private final String[] interned = new String[INTERNED];
+    private final char[][] internedChars = new char[INTERNED][];
+    /** Whether a slot's string was found again since it was stored: a unique string does not evict it. */
+    private final boolean[] internedHit = new boolean[INTERNED];
 
     private char[] chars = new char[256];
     private String text;
@@ -179,14 +187,20 @@ final class JsonReader {
         long keyColumn = tokenColumn;
         pos++;
         String key = string();
-        List<String> seen = keys.get(depth);
-        if (seen.size() < MAX_KEYS_CHECKED) {
-            for (int i = 0; i < seen.size(); i++) {
-                if (seen.get(i).equals(key)) {
+        String[] seen = keys[depth];
+        int count = keyCount[depth];
+        if (count < MAX_KEYS_CHECKED) {
+            for (int i = 0; i < count; i++) {
+                if (seen[i] == key || seen[i].equals(key)) {
                     throw new ParseException("duplicate key \"" + key + "\"", keyLine, keyColumn, false);
                 }
             }
-            seen.add(key);
+            if (count == seen.length) {
+                seen = java.util.Arrays.copyOf(seen, count * 2);
+                keys[depth] = seen;
+            }
+            seen[count] = key;
+            keyCount[depth] = count + 1;
         }
         int d = skipSpace();
         if (d < 0) {
@@ -248,10 +262,14 @@ final class JsonReader {
         depth++;
         inObject[depth] = object;
         if (object) {
-            while (keys.size() <= depth) {
-                keys.add(new ArrayList<>());
+            if (depth >= keys.length) {
+                keys = java.util.Arrays.copyOf(keys, keys.length * 2);
+                keyCount = java.util.Arrays.copyOf(keyCount, keyCount.length * 2);
             }
-            keys.get(depth).clear();
+            if (keys[depth] == null) {
+                keys[depth] = new String[16];
+            }
+            keyCount[depth] = 0;
         }
         state = object ? FIRST_IN_OBJECT : FIRST_IN_ARRAY;
         return object ? Token.BEGIN_OBJECT : Token.BEGIN_ARRAY;
@@ -390,7 +408,7 @@ final class JsonReader {
             int c = b[p] & 0xff;
             if (c == '"') {
                 pos++;
-                return new String(chars, 0, n);
+                return n <= MAX_INTERNED_LENGTH ? intern(n) : new String(chars, 0, n);
             }
             if (c == '\\') {
                 pos++;
@@ -402,6 +420,33 @@ final class JsonReader {
                 n = multiByte(n, c);
             }
         }
+    }
+
+    /**
+     * chars[0, n) as a String, the same instance as the last time these characters were read: the
+     * keys, kinds, apis, frames and times of a report repeat from leak to leak, and an instance
+     * seen before has its hash computed already and compares by identity. A string that was found
+     * again keeps its slot against one that was not (a leak's own handle).
+     */
+    private String intern(int n) {
+        int h = 0;
+        for (int i = 0; i < n; i++) {
+            h = 31 * h + chars[i];
+        }
+        int slot = (h ^ (h >>> 11)) & (INTERNED - 1);
+        char[] known = internedChars[slot];
+        if (known != null && java.util.Arrays.equals(known, 0, known.length, chars, 0, n)) {
+            internedHit[slot] = true;
+            return interned[slot];
+        }
+        String fresh = new String(chars, 0, n);
+        if (known == null || !internedHit[slot]) {
+            interned[slot] = fresh;
+            internedChars[slot] = java.util.Arrays.copyOf(chars, n);
+        } else {
+            internedHit[slot] = false; // it must be found again before the next newcomer takes the slot
+        }
+        return fresh;
     }
 
     private int escape(int n) throws IOException, ParseException {

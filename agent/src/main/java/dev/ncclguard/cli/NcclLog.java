@@ -38,41 +38,35 @@ final class NcclLog {
     private NcclLog() {
     }
 
-    private static final byte[] NCCL_ = {'N', 'C', 'C', 'L', ' '};
-    private static final byte[] VERSION = "NCCL version ".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    private static final byte[][] SYMBOL = {
-        "undefined symbol".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-        "Error looking up function".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-        "symbol lookup error".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-    };
-
-    /** Whether the bytes {@code b[from, to)} of one line need reading: a few byte searches, nothing decoded. */
-    static Kind scan(byte[] b, int from, int to) {
-        for (int k = indexOf(b, from, to, NCCL_); k >= 0; k = indexOf(b, k + 1, to, NCCL_)) {
-            int lv = k + 5;
-            int level = level(b, lv, to);
+    /**
+     * Whether the line {@code b[from, to)} needs reading: a few keyword searches (shared by the
+     * lines of a chunk, see {@link ExplainCommand.Keywords}), nothing decoded.
+     */
+    static Kind scan(byte[] b, int from, int to, ExplainCommand.Keywords keywords) {
+        for (int k = keywords.find(ExplainCommand.Keywords.NCCL, from, to); k >= 0;
+                k = keywords.find(ExplainCommand.Keywords.NCCL, k + 1, to)) {
+            int level = level(b, k + 5, to);
             if (level == 0) {
                 continue;
             }
             if (level == 'W' || level == 'A') {
                 return Kind.READ;
             }
-            return indexOf(b, lv, to, VERSION) >= 0 ? Kind.READ : Kind.NOTE;
+            return keywords.find(ExplainCommand.Keywords.VERSION, k + 5, to) >= 0 ? Kind.READ : Kind.NOTE;
         }
-        if (indexOf(b, from, to, VERSION) >= 0) {
+        if (keywords.find(ExplainCommand.Keywords.VERSION, from, to) >= 0
+                || keywords.find(ExplainCommand.Keywords.SYMBOL, from, to) >= 0
+                || keywords.find(ExplainCommand.Keywords.LOOKUP, from, to) >= 0) {
             return Kind.READ;
-        }
-        for (byte[] s : SYMBOL) {
-            if (indexOf(b, from, to, s) >= 0) {
-                return Kind.READ;
-            }
         }
         return Kind.NONE;
     }
 
+    private static final String[] LEVELS = {"WARN", "INFO", "ABORT", "TRACE"};
+
     /** 'W', 'I', 'A', 'T' for WARN, INFO, ABORT, TRACE at {@code at}, followed by a word boundary; else 0. */
     private static int level(byte[] b, int at, int to) {
-        for (String word : new String[] {"WARN", "INFO", "ABORT", "TRACE"}) {
+        for (String word : LEVELS) {
             int end = at + word.length();
             if (end > to) {
                 continue;
@@ -90,24 +84,6 @@ final class NcclLog {
 
     private static boolean isWord(int c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    }
-
-    static int indexOf(byte[] b, int from, int to, byte[] word) {
-        byte first = word[0];
-        int last = to - word.length;
-        outer:
-        for (int i = from; i <= last; i++) {
-            if (b[i] != first) {
-                continue;
-            }
-            for (int j = 1; j < word.length; j++) {
-                if (b[i + j] != word[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 
     /** The NCCL line in {@code raw}, or null when it holds none. */
@@ -132,7 +108,7 @@ final class NcclLog {
     }
 
     private static String level(String raw, int at) {
-        for (String word : new String[] {"WARN", "INFO", "ABORT", "TRACE"}) {
+        for (String word : LEVELS) {
             int end = at + word.length();
             if (raw.startsWith(word, at) && (end == raw.length() || !isWord(raw.charAt(end)))) {
                 return word;

@@ -122,6 +122,52 @@ final class WarningRules {
     private WarningRules() {
     }
 
+    /**
+     * Classifies the warnings of one log, remembering which rule took each shape of message: a
+     * warning repeated with other numbers is classified by one pattern (the one that took its
+     * shape, only when it names a rank), not by the search through every rule again.
+     */
+    static final class Classifier {
+        private static final int MAX_SHAPES = 8192;
+        private final java.util.Map<String, Integer> ruleOf = new java.util.HashMap<>();
+
+        Verdict classify(String message, String shape) {
+            Integer rule = ruleOf.get(shape);
+            if (rule == null) {
+                rule = ruleIndex(message);
+                if (ruleOf.size() < MAX_SHAPES) {
+                    ruleOf.put(shape, rule);
+                }
+            }
+            if (rule < 0) {
+                return new Verdict(Category.OTHER, null);
+            }
+            Rule r = RULES.get(rule);
+            if (!r.pattern().pattern().contains("(?<peer>")) {
+                return new Verdict(r.category(), null);
+            }
+            Matcher m = r.pattern().matcher(capped(message));
+            return m.find() ? new Verdict(r.category(), Integer.valueOf(m.group("peer"))) : WarningRules.classify(message);
+        }
+    }
+
+    private static String capped(String message) {
+        return message.length() > NcclLog.MAX_MESSAGE ? message.substring(0, NcclLog.MAX_MESSAGE) : message;
+    }
+
+    /** The index in {@link #RULES} of the first rule that takes the message, or -1. */
+    private static int ruleIndex(String message) {
+        String text = capped(message);
+        String lower = text.toLowerCase(java.util.Locale.ROOT);
+        for (int i = 0; i < RULES.size(); i++) {
+            Rule rule = RULES.get(i);
+            if (holdsOne(lower, rule.needles()) && rule.pattern().matcher(text).find()) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     static Verdict classify(String message) {
         String text = message.length() > NcclLog.MAX_MESSAGE ? message.substring(0, NcclLog.MAX_MESSAGE) : message;
         String lower = text.toLowerCase(java.util.Locale.ROOT);

@@ -197,6 +197,16 @@ class ExplainCommandTest {
     }
 
     @Test
+    void aLineLongerThanAMebibyteIsReadUpToThereAndTheLinesAfterItStillCount() throws Exception {
+        String huge = "h:1:2 [0] NCCL WARN Timeout waiting " + "z".repeat(3 << 20) + " NCCL WARN hidden past the cut";
+        Path log = Files.writeString(dir.resolve("huge.log"), huge + "\r\n" + WARN.replace("\n", "\r\n") + "tail");
+        assertEquals(0, explain(log.toString()));
+        assertTrue(text().contains("2 NCCL warnings in 3 lines: 1 resource not released at exit, 1 network"), text());
+        assertTrue(text().contains("  line 2: node1:7:8 [0] proxy.cc:1570 NCCL WARN [Service thread] Could not receive"
+                + " type from localRank 1, res=3, closed=1\n"), "CRLF ends read as line ends: " + text());
+    }
+
+    @Test
     void linesThatLookLikeWarningsEverywhereStayLinear() throws Exception {
         // messages made of the patterns' own words, over and over: no pattern may retry them
         StringBuilder log = new StringBuilder();
