@@ -3,6 +3,7 @@ package dev.ncclguard.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -146,6 +147,15 @@ class CheckCommandTest {
         assertEquals("ncclguard check: " + fifo + " is a FIFO, not a regular file: reports are read from regular files\n",
                 err());
         assertEquals(List.of(), lines());
+    }
+
+    @Test
+    void aTerminalNamedAsAReportIsRefusedAsACharacterDevice() throws Exception {
+        assumeTrue(Files.isExecutable(Fifos.SCRIPT), "util-linux script makes the pseudo-terminal");
+        Fifos.Terminal t = Fifos.cliInTerminal(dir, "check \"$(tty)\"");
+        assertEquals(2, t.status(), t.screen());
+        assertTrue(t.screen().matches("(?s).*ncclguard check: /dev/pts/\\d+ is a character device, not a regular file:"
+                + " reports are read from regular files.*"), t.screen());
     }
 
     @Test

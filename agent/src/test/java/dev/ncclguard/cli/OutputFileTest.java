@@ -82,25 +82,13 @@ class OutputFileTest {
 
     @Test
     void aPseudoTerminalIsWrittenThroughAsACharacterDevice() throws Exception {
-        // script(1) makes the terminal; the CLI writes its page onto that terminal's own device path
-        assumeTrue(Files.isExecutable(Path.of("/usr/bin/script")), "util-linux script makes the pseudo-terminal");
+        // script(1) makes the terminal; the CLI writes its JSON onto that terminal's own device path
+        assumeTrue(Files.isExecutable(Fifos.SCRIPT), "util-linux script makes the pseudo-terminal");
         Path report = TestReports.process(1, "a").comm("00000000000000aa", 0, 1, 0x10, 100, 200).write(dir, "r.json");
-        Path typescript = dir.resolve("typescript");
-        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String classpath = codeSource(Cli.class) + java.io.File.pathSeparator + codeSource(picocli.CommandLine.class);
-        String cmd = "exec " + javaBin + " -cp '" + classpath + "' dev.ncclguard.cli.Cli merge "
-                + report + " --json \"$(tty)\"";
-        Process p = new ProcessBuilder("/usr/bin/script", "-q", "-e", "-c", cmd, typescript.toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("script.out").toFile()).start();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "script finished");
-        String seen = Files.readString(typescript, StandardCharsets.ISO_8859_1);
-        assertEquals(0, p.exitValue(), seen);
-        assertTrue(seen.contains("\"schema\": \"ncclguard-merge/1\""), "the JSON reached the terminal: " + seen);
-        assertTrue(seen.contains("ncclguard merge: JSON written to /dev/pts/"), seen);
-    }
-
-    private static String codeSource(Class<?> c) throws Exception {
-        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        Fifos.Terminal t = Fifos.cliInTerminal(dir, "merge " + report + " --json \"$(tty)\"");
+        assertEquals(0, t.status(), t.screen());
+        assertTrue(t.screen().contains("\"schema\": \"ncclguard-merge/1\""), "the JSON reached the terminal: " + t.screen());
+        assertTrue(t.screen().contains("ncclguard merge: JSON written to /dev/pts/"), t.screen());
     }
 
     @Test
