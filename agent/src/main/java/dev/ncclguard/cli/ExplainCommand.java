@@ -96,11 +96,15 @@ final class ExplainCommand implements Callable<Integer> {
         final WarningRules.Classifier classifier = new WarningRules.Classifier();
         long lines;
 
+        /** Every line comes here; most go no further than the keyword search, a small method the JIT compiles first. */
         void line(long number, byte[] b, int from, int to, Keywords keywords) {
-            NcclLog.Kind kind = NcclLog.scan(b, from, to, keywords);
-            if (kind != NcclLog.Kind.READ) {
-                return;
+            if (NcclLog.scan(b, from, to, keywords) == NcclLog.Kind.READ) {
+                read(number, b, from, to);
             }
+        }
+
+        /** A line that may be a warning, a version or a missing symbol: decoded and read. */
+        private void read(long number, byte[] b, int from, int to) {
             String raw = new String(b, from, to - from, StandardCharsets.UTF_8); // bad bytes become U+FFFD
             NcclLog.Line line = NcclLog.parse(number, raw);
             String version = line == null || line.level().equals("INFO")

@@ -143,12 +143,41 @@ final class WarningRules {
                 return new Verdict(Category.OTHER, null);
             }
             Rule r = RULES.get(rule);
-            if (!r.pattern().pattern().contains("(?<peer>")) {
+            String after = PEER_AFTER[rule];
+            if (after == null) {
                 return new Verdict(r.category(), null);
             }
-            Matcher m = r.pattern().matcher(capped(message));
-            return m.find() ? new Verdict(r.category(), Integer.valueOf(m.group("peer"))) : WarningRules.classify(message);
+            // the rank follows a fixed phrase in every rule that names one: read it without the pattern
+            int at = message.indexOf(after);
+            Integer peer = at < 0 ? null : number(message, at + after.length());
+            return peer != null ? new Verdict(r.category(), peer) : WarningRules.classify(message);
         }
+    }
+
+    /** For each rule, the phrase its named group {@code peer} follows; null for rules that name no rank. */
+    private static final String[] PEER_AFTER = new String[RULES.size()];
+
+    static {
+        Pattern group = Pattern.compile("([A-Za-z ]+) \\(\\?<peer>");
+        for (int i = 0; i < RULES.size(); i++) {
+            Matcher m = group.matcher(RULES.get(i).pattern().pattern());
+            PEER_AFTER[i] = m.find() ? m.group(1) + " " : null;
+        }
+    }
+
+    /** An optional '-' and up to 9 digits at {@code at}, as the peer groups read them; null when none. */
+    private static Integer number(String s, int at) {
+        int i = at;
+        boolean negative = i < s.length() && s.charAt(i) == '-';
+        if (negative) {
+            i++;
+        }
+        int start = i;
+        int v = 0;
+        while (i < s.length() && i - start < 9 && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+            v = v * 10 + (s.charAt(i++) - '0');
+        }
+        return i == start ? null : negative ? -v : v;
     }
 
     private static String capped(String message) {
