@@ -369,7 +369,7 @@ final class Job {
     static String aboutMissing(Communicator c) {
         StringBuilder out = new StringBuilder();
         out.append(c.missing().size() == 1 ? "rank " : "ranks ").append(ints(c.missing()))
-                .append(c.missing().size() == 1 ? " wrote" : " wrote").append(" no report: ")
+                .append(" wrote no report: ")
                 .append(c.present()).append(c.parts().size() == 1 ? " lists" : " list").append(" the communicator with ")
                 .append(Words.count(c.nranks(), "rank", "ranks"));
         List<String> said = new ArrayList<>();

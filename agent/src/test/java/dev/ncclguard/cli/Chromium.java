@@ -58,6 +58,6 @@ final class Chromium {
             }
         }
         return fail("headless Chromium is needed to render the merge page: apt-get install chromium"
-                + " (Debian; scripts/test.sh installs it), or set CHROMIUM to its path");
+                + " (Debian), or set CHROMIUM to its path");
     }
 }
