@@ -3,8 +3,10 @@ package dev.ncclguard.cli;
 import dev.ncclguard.agent.Options;
 import dev.ncclguard.agent.OptionsException;
 import dev.ncclguard.live.AttachEntry;
-import java.io.PrintStream;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code attach <pid> [key=value,...]}: loads the agent into a running JVM, or changes the options
@@ -12,36 +14,40 @@ import java.util.Map;
  * system properties, so that a bad one fails before the target is touched at all; the agent checks
  * them again there with its environment.
  */
-final class AttachCommand implements Cli.Command {
-    static final String USAGE = "attach <pid> [key=value,...]";
+@Command(name = "attach", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
+        description = {"Load the agent into a running JVM of this user, or change the options of the agent"
+                + " already there.", "Exit status: 0 attached; 2 a bad option, a refused attach, no such process."})
+final class AttachCommand implements Callable<Integer> {
+    private final Cli.Io io;
+
+    @Parameters(index = "0", paramLabel = "<pid>", description = "the process id of the JVM")
+    String pid;
+
+    @Parameters(index = "1", arity = "0..1", paramLabel = "key=value,...",
+            description = "agent options (docs/usage.md, Options)")
+    String options = "";
+
+    AttachCommand(Cli.Io io) {
+        this.io = io;
+    }
 
     @Override
-    public int run(String[] args, PrintStream out, PrintStream err) throws Exception {
-        if (args.length < 1 || args.length > 2) {
-            err.println("usage: java -jar ncclguard-agent.jar " + USAGE);
-            return 2;
-        }
-        String options = args.length == 2 ? args[1] : "";
-        try (Target target = Target.attach(args[0])) {
+    public Integer call() throws Exception {
+        try (Target target = Target.attach(pid)) {
             boolean running = target.agentRunning();
             try {
                 // a running agent keeps the values of keys not given, so only the given ones are checked
                 Options.parse(options, running ? Map.of() : target.optionProperties(), Map.of());
             } catch (OptionsException e) {
-                err.println(e.getMessage());
-                return 1;
+                io.err().println(e.getMessage());
+                return Cli.USAGE;
             }
             String note = target.dynamicLoadingNote();
             if (note != null) {
-                err.println(note);
+                io.err().println(note);
             }
-            try {
-                out.println(target.request(AttachEntry.ATTACH, options));
-            } catch (CommandException.Line e) {
-                err.println(e.getMessage());
-                return 1;
-            }
-            return 0;
+            io.out().println(target.request(AttachEntry.ATTACH, options));
+            return Cli.OK;
         }
     }
 }

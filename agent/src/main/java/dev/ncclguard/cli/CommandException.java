@@ -1,6 +1,9 @@
 package dev.ncclguard.cli;
 
-/** A command's failure, as the one line that says why (Cli prints it after "ncclguard: COMMAND failed: "). */
+/**
+ * A command that cannot go on, as the one line that says why (printed after "ncclguard COMMAND: ");
+ * the exit status is {@link Cli#USAGE}: a bad argument, or an input or output that cannot be used.
+ */
 class CommandException extends Exception {
     private static final long serialVersionUID = 1L;
 

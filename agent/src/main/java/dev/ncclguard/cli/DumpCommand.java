@@ -4,13 +4,16 @@ import com.sun.tools.attach.VirtualMachine;
 import dev.ncclguard.live.AttachEntry;
 import dev.ncclguard.live.TrackerMXBean;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code dump <pid> [--json]}: prints the live report of a JVM that runs the agent, without
@@ -19,50 +22,43 @@ import javax.management.remote.JMXServiceURL;
  * (a runtime without jdk.management.agent, or an agent that has not registered its MBean, which
  * it does at its first tracked call when started with -javaagent).
  */
-final class DumpCommand implements Cli.Command {
-    static final String USAGE = "dump <pid> [--json]";
+@Command(name = "dump", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
+        description = {"Print the live report of a JVM that runs the agent: what would be leaks if it exited now.",
+            "Exit status: 0 printed; 2 no agent in that JVM, no such process, or it did not answer."})
+final class DumpCommand implements Callable<Integer> {
     /** The MBean is registered on a thread of its own shortly after the agent's first tracked call. */
     private static final Duration MBEAN_WAIT = Duration.ofSeconds(2);
 
+    private final Cli.Io io;
+
+    @Parameters(index = "0", paramLabel = "<pid>", description = "the process id of the JVM")
+    String pid;
+
+    @Option(names = "--json", description = "the report as JSON (schema ncclguard-report/1, with \"live\": true)")
+    boolean json;
+
+    DumpCommand(Cli.Io io) {
+        this.io = io;
+    }
+
     @Override
-    public int run(String[] args, PrintStream out, PrintStream err) throws Exception {
-        boolean json = false;
-        String pid = null;
-        for (String arg : args) {
-            if (arg.equals("--json")) {
-                json = true;
-            } else if (pid == null && !arg.startsWith("-")) {
-                pid = arg;
-            } else {
-                err.println("usage: java -jar ncclguard-agent.jar " + USAGE);
-                return 2;
-            }
-        }
-        if (pid == null) {
-            err.println("usage: java -jar ncclguard-agent.jar " + USAGE);
-            return 2;
-        }
+    public Integer call() throws Exception {
         try (Target target = Target.attach(pid)) {
             if (!target.agentRunning()) {
-                err.println("ncclguard: not running in pid " + pid + " (start it with -javaagent, or attach it first)");
-                return 1;
+                throw new CommandException("not running in pid " + pid
+                        + " (start it with -javaagent, or attach it first)");
             }
             String report = throughJmx(target.vm, json ? "reportJson" : "reportText");
             if (report == null) {
                 String note = target.dynamicLoadingNote();
                 if (note != null) {
-                    err.println(note);
+                    io.err().println(note);
                 }
-                try {
-                    report = target.request(json ? AttachEntry.DUMP_JSON : AttachEntry.DUMP_TEXT, "");
-                } catch (CommandException.Line e) {
-                    err.println(e.getMessage());
-                    return 1;
-                }
+                report = target.request(json ? AttachEntry.DUMP_JSON : AttachEntry.DUMP_TEXT, "");
             }
-            out.print(report.endsWith("\n") ? report : report + "\n");
-            out.flush();
-            return 0;
+            io.out().print(report.endsWith("\n") ? report : report + "\n");
+            io.out().flush();
+            return Cli.OK;
         }
     }
 

@@ -1,77 +1,160 @@
 package dev.ncclguard.cli;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
- * {@code merge REPORT... [--html OUT]}: the per-rank reports of one job joined by commId. For each
+ * {@code merge REPORT...}: the per-rank reports of one job joined by commId. For each
  * communicator, which ranks released it and which did not; the rank that did not is the cause of
- * its peers' exit-time NCCL warnings. Exit status 1 when anything leaked or a report is unreadable.
+ * its peers' exit-time NCCL warnings; a rank whose report is missing is named. The same join goes
+ * to an HTML page, a JSON document and a Chrome trace (Perfetto) on request.
  */
-final class MergeCommand {
-    static final String USAGE = "merge REPORT... [--html OUT]  join the reports of a job's ranks by communicator";
+@Command(name = "merge", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
+        description = {"Join the reports of a job's ranks by communicator: who released it, who did not, whose"
+                + " report is missing.",
+            "REPORT: a file, a directory (every *.json below it), or a quoted glob.",
+            "Exit status: 0 nothing leaked and every rank reported; 1 a leak, an unreadable report, or a rank a"
+                    + " communicator names without a report (unless --allow-missing-ranks); 2 usage, or an input or"
+                    + " output that cannot be used."})
+final class MergeCommand implements Callable<Integer> {
+    private final Cli.Io io;
 
-    private MergeCommand() {
+    @Parameters(arity = "1..*", paramLabel = "REPORT", description = "reports: files, directories, globs")
+    List<String> reports;
+
+    @Option(names = "--html", paramLabel = "FILE", description = "write the timeline as one self-contained HTML page")
+    Path html;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "write the merge as JSON (schema ncclguard-merge/1)")
+    Path json;
+
+    @Option(names = "--trace", paramLabel = "FILE",
+            description = "write the job as Chrome trace-event JSON, which Perfetto and chrome://tracing open")
+    Path trace;
+
+    @Option(names = "--allow-missing-ranks",
+            description = "do not fail when a communicator names ranks whose report is missing (they are still listed)")
+    boolean allowMissingRanks;
+
+    MergeCommand(Cli.Io io) {
+        this.io = io;
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) throws IOException {
-        List<String> inputs = new ArrayList<>();
-        Path html = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--html")) {
-                if (i + 1 >= args.length) {
-                    err.println("ncclguard merge: --html needs a file name");
-                    return 2;
+    @Override
+    public Integer call() throws Exception {
+        List<Inputs.Named> named = Inputs.reports(reports);
+        List<Inputs.Failure> failures = new ArrayList<>();
+        List<Job.Read> reads = new ArrayList<>();
+        for (Inputs.Named n : named) {
+            if (n.failure() != null) {
+                failures.add(n.failure());
+                continue;
+            }
+            for (Path file : n.files()) {
+                Job.Input kept = new Job.Input();
+                try {
+                    reads.add(new Job.Read(ReportFile.read(file, kept), kept));
+                } catch (ReportFile.BadReportException e) {
+                    failures.add(new Inputs.Failure(file.toString(), e.getMessage()));
                 }
-                html = Path.of(args[++i]);
-            } else if (args[i].startsWith("--html=")) {
-                html = Path.of(args[i].substring("--html=".length()));
-            } else if (args[i].startsWith("--")) {
-                err.println("ncclguard merge: unknown option " + args[i] + "; usage: " + USAGE);
-                return 2;
-            } else {
-                inputs.add(args[i]);
             }
         }
-        if (inputs.isEmpty()) {
-            err.println("ncclguard merge: no reports given; usage: " + USAGE);
-            return 2;
-        }
-        ReportInputs.Loaded loaded = ReportInputs.load(inputs);
-        Job job = Job.of(loaded.reports());
-        print(job, loaded.failures(), out);
+        Job job = Job.of(reads);
+        Verdict verdict = new Verdict(job, failures, allowMissingRanks);
+        print(job, failures, verdict, io.out());
         if (html != null) {
-            Path parent = html.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(html, HtmlTimeline.page(job, loaded.failures()), StandardCharsets.UTF_8);
-            out.println("ncclguard merge: timeline written to " + html);
+            OutputFile.write(html, "--html", out -> HtmlTimeline.write(job, failures, verdict, out));
+            io.out().println("ncclguard merge: timeline written to " + html);
         }
-        boolean leaks = loaded.reports().stream().anyMatch(ReportFile::hasLeaks);
-        return leaks || !loaded.failures().isEmpty() ? 1 : 0;
+        if (json != null) {
+            OutputFile.write(json, "--json", out -> MergeJson.write(job, failures, verdict, out));
+            io.out().println("ncclguard merge: JSON written to " + json);
+        }
+        if (trace != null) {
+            OutputFile.write(trace, "--trace", out -> TraceEvents.write(job, out));
+            io.out().println("ncclguard merge: trace written to " + trace + " (open it in https://ui.perfetto.dev)");
+        }
+        return verdict.failed() ? Cli.FAILED : Cli.OK;
     }
 
-    static void print(Job job, List<ReportInputs.Failure> failures, PrintStream out) {
+    /** What the merge concludes, in one place for the text, the page and the JSON. */
+    record Verdict(boolean nothingRead, long leakedComms, boolean anyLeak, List<Job.Communicator> missingRanks,
+            boolean missingAllowed, int unreadable, String line) {
+        Verdict(Job job, List<Inputs.Failure> failures, boolean allowMissing) {
+            this(job.processes().isEmpty(), job.communicators().stream().filter(Job.Communicator::isLeaked).count(),
+                    job.anyLeak(), job.missingRanks(), allowMissing, failures.size(), line(job, failures, allowMissing));
+        }
+
+        boolean failed() {
+            return nothingRead || anyLeak || unreadable > 0 || (!missingRanks.isEmpty() && !missingAllowed);
+        }
+
+        private static String line(Job job, List<Inputs.Failure> failures, boolean allowMissing) {
+            if (job.processes().isEmpty()) {
+                return "FAILED: no report could be read (" + Words.count(failures.size(), "input", "inputs")
+                        + " unreadable): nothing to merge";
+            }
+            List<String> parts = new ArrayList<>();
+            List<String> culprits = new ArrayList<>();
+            long leaked = 0;
+            for (Job.Communicator c : job.communicators()) {
+                List<Job.Part> l = c.leaked();
+                if (l.isEmpty()) {
+                    continue;
+                }
+                leaked++;
+                if (!c.released().isEmpty()) {
+                    for (Job.Part p : l) {
+                        culprits.add(Job.who(p) + " for " + Words.clean(c.name()));
+                    }
+                } else {
+                    culprits.add("ranks " + Job.ranks(l) + " for " + Words.clean(c.name()));
+                }
+            }
+            List<Job.Communicator> missing = job.missingRanks();
+            if (leaked == 0) {
+                parts.add(missing.isEmpty() ? "every communicator released by every rank"
+                        : "every communicator released by every rank that wrote a report");
+            } else {
+                parts.add(leaked + " of " + job.communicators().size() + " communicators not released by every rank: "
+                        + String.join("; ", culprits));
+            }
+            if (!missing.isEmpty()) {
+                List<String> which = new ArrayList<>();
+                for (Job.Communicator c : missing) {
+                    which.add(Words.clean(c.name()) + " (rank " + Job.ints(c.missing()) + ")");
+                }
+                parts.add(Words.count(missing.size(), "communicator names", "communicators name")
+                        + " ranks without a report" + (allowMissing ? " (allowed by --allow-missing-ranks)" : "")
+                        + ": " + String.join("; ", which));
+            }
+            if (!failures.isEmpty()) {
+                parts.add(Words.count(failures.size(), "report", "reports") + " unreadable");
+            }
+            return String.join("; ", parts);
+        }
+    }
+
+    static void print(Job job, List<Inputs.Failure> failures, Verdict verdict, PrintStream out) {
         Instant t0 = job.start();
-        long processes = job.reports().stream().map(ReportFile::process).distinct().count();
-        out.println("ncclguard merge: " + Words.count(job.reports().size(), "report", "reports") + " from "
+        long processes = job.processes().stream().map(Job.Process::name).distinct().count();
+        out.println("ncclguard merge: " + Words.count(job.processes().size(), "report", "reports") + " from "
                 + Words.count(processes, "process", "processes") + ", "
                 + Words.count(job.communicators().size(), "communicator", "communicators") + "; times from "
                 + t0 + " (the earliest agent start)");
         for (String note : job.notes()) {
-            out.println("note: " + note);
+            out.println("note: " + Words.clean(note));
         }
-        for (ReportInputs.Failure f : failures) {
-            out.println("BAD   " + f.name() + ": " + f.why());
+        for (Inputs.Failure f : failures) {
+            out.println("BAD   " + f.name() + ": " + Words.clean(f.why()));
         }
-        List<String> culprits = new ArrayList<>();
         for (Job.Communicator c : job.communicators()) {
             out.println();
             out.println("communicator " + Words.clean(c.name()) + ": " + Words.clean(c.api())
@@ -82,6 +165,11 @@ final class MergeCommand {
             for (int rank : c.missing()) {
                 out.println("  rank " + rank + "  no report");
             }
+            if (!c.missing().isEmpty()) {
+                out.println("  => " + Words.clean(Job.aboutMissing(c))
+                        + (c.uncertain() != null ? " (perhaps listed nowhere because " + Words.clean(c.uncertain())
+                                + ")" : ""));
+            }
             List<Job.Part> leaked = c.leaked();
             List<Job.Part> released = c.released();
             if (!leaked.isEmpty() && !released.isEmpty()) {
@@ -90,19 +178,16 @@ final class MergeCommand {
                     out.println("  => " + Job.who(p) + " never released it: it causes the exit-time NCCL warnings"
                             + " of rank " + Job.ranks(released) + " ([Service thread] ... localRank " + rank
                             + ", [Proxy Service] Failed to execute operation Close from rank " + rank + ")");
-                    culprits.add(Job.who(p) + " for " + Words.clean(c.name()));
                 }
             } else if (!leaked.isEmpty()) {
                 out.println("  => no rank released it");
-                culprits.add("ranks " + Job.ranks(leaked) + " for " + Words.clean(c.name()));
             }
         }
         List<String> others = new ArrayList<>();
-        for (ReportFile r : job.reports()) {
-            long events = r.leaks().stream().filter(l -> l.kind().equals("event")).count();
-            long streams = r.leaks().stream().filter(l -> l.kind().equals("stream")).count();
-            if (events + streams > 0) {
-                others.add(Words.clean(r.process()) + " (" + r.path() + "): " + Words.leakCounts(0, events, streams));
+        for (Job.Process p : job.processes()) {
+            if (p.events() + p.streams() > 0) {
+                others.add(Words.clean(p.name()) + " (" + p.report().path() + "): "
+                        + Words.leakCounts(0, p.events(), p.streams()));
             }
         }
         if (!others.isEmpty()) {
@@ -111,15 +196,12 @@ final class MergeCommand {
             others.forEach(o -> out.println("  " + o));
         }
         out.println();
-        long leakedComms = job.communicators().stream().filter(c -> !c.leaked().isEmpty()).count();
-        out.println("ncclguard merge: " + (leakedComms == 0 ? "every communicator released by every rank"
-                : leakedComms + " of " + job.communicators().size() + " communicators not released by every rank: "
-                        + String.join("; ", culprits)));
+        out.println("ncclguard merge: " + verdict.line());
     }
 
     private static String verdict(Job.Communicator c) {
         List<Job.Part> leaked = c.leaked();
-        String missing = c.missing().isEmpty() ? "" : "; no report for rank " + joinInts(c.missing());
+        String missing = c.missing().isEmpty() ? "" : "; no report for rank " + Job.ints(c.missing());
         if (leaked.isEmpty()) {
             return "released by every rank" + (c.missing().isEmpty() ? "" : " reported") + missing;
         }
@@ -140,6 +222,9 @@ final class MergeCommand {
         if (!c.leaked()) {
             out.append("  released ").append(Words.offset(t0, c.releasedAt())).append(" by ")
                     .append(Words.clean(c.releasedBy()));
+            if (p.releaseWaited()) {
+                out.append(" (it waited ").append(Words.duration(p.releaseTook())).append(')');
+            }
         } else {
             out.append("  NOT RELEASED").append(c.suppressed() ? " (suppressed)" : "")
                     .append(", alive at exit ").append(Words.offset(t0, p.report().writtenAt()));
@@ -151,11 +236,5 @@ final class MergeCommand {
             }
         }
         return out.toString();
-    }
-
-    private static String joinInts(List<Integer> ints) {
-        List<String> out = new ArrayList<>();
-        ints.forEach(i -> out.add(String.valueOf(i)));
-        return String.join(", ", out);
     }
 }

@@ -1,22 +1,30 @@
 package dev.ncclguard.cli;
 
-import dev.ncclguard.report.Json;
 import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * One JSON report as the commands read it, checked against schema ncclguard-report/1: every field
- * of the SPEC present with its type, the summary's counts agreeing with the leaks listed. The
- * additions of docs/spec.md ({@code suppressed}, {@code communicators}) are optional, so reports
- * of agents that predate them still read.
+ * One JSON report as the commands read it, checked against schema ncclguard-report/1 (its JSON
+ * Schema: docs/schema/ncclguard-report-1.schema.json): every field of the SPEC present with its
+ * type, the summary's counts agreeing with the leaks listed. The additions of docs/spec.md
+ * ({@code suppressed}, {@code communicators}) are optional, so reports of agents that predate them
+ * still read.
  *
- * @param communicators every communicator the process saw; null when the report predates the list
+ * <p>The report is streamed: each leak and communicator entry goes to an {@link Entries} as it is
+ * read, and only the header and the counts stay here, so a report of a million leaks is checked in
+ * a small heap. What a command keeps of the entries is its own choice.
+ *
+ * @param communicatorsListed whether the report has a {@code communicators} list (agents before it had none)
  */
 record ReportFile(
         Path path,
@@ -26,20 +34,23 @@ record ReportFile(
         String action,
         Instant startedAt,
         Instant writtenAt,
+        boolean live,
         Summary summary,
-        List<LeakEntry> leaks,
-        List<LeakEntry> suppressed,
-        List<CommEntry> communicators) {
+        boolean communicatorsListed,
+        long communicatorsOmitted) {
 
     static final String SCHEMA = "ncclguard-report/1";
 
     record Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
             long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed) {
+        long leaks() {
+            return leakedComms + pendingEvents + unsyncedStreams;
+        }
     }
 
     /** An entry of {@code leaks} or {@code suppressed}; {@code suppression} is the rule, for the latter. */
     record LeakEntry(String kind, String handle, String api, String bridge, String thread, Instant createdAt,
-            List<String> stack, Map<String, Object> details, String cleanup, String suppression) {
+            List<String> stack, Map<String, Object> details, String cleanup, String cleanupNote, String suppression) {
 
         Integer rank() {
             return integer(details.get("rank"));
@@ -47,6 +58,10 @@ record ReportFile(
 
         Integer nranks() {
             return integer(details.get("nranks"));
+        }
+
+        Integer device() {
+            return integer(details.get("device"));
         }
 
         String commId() {
@@ -59,10 +74,53 @@ record ReportFile(
         }
     }
 
-    /** An entry of {@code communicators}. */
+    /**
+     * An entry of {@code communicators}.
+     *
+     * @param releaseStartedAt when the application's destroy or abort was called (null when the
+     *                         report does not say): with releasedAt, how long the release waited
+     */
     record CommEntry(String commId, Integer rank, Integer nranks, Integer device, String handle, String api,
-            String thread, Instant createdAt, Instant releasedAt, String releasedBy, boolean leaked,
-            boolean suppressed, String cleanup) {
+            String thread, Instant createdAt, Instant releaseStartedAt, Instant releasedAt, String releasedBy,
+            boolean leaked, boolean suppressed, String cleanup) {
+    }
+
+    /** What a command does with the entries of a report as they are read. */
+    interface Entries {
+        default void leak(LeakEntry leak) {
+        }
+
+        default void suppressed(LeakEntry leak) {
+        }
+
+        default void communicator(CommEntry comm) {
+        }
+    }
+
+    /** Keeps nothing: the verdict needs only the counts. */
+    static final Entries NONE = new Entries() {
+    };
+
+    /** Keeps every entry: for small reports and tests. */
+    static final class Kept implements Entries {
+        final List<LeakEntry> leaks = new ArrayList<>();
+        final List<LeakEntry> suppressed = new ArrayList<>();
+        final List<CommEntry> communicators = new ArrayList<>();
+
+        @Override
+        public void leak(LeakEntry leak) {
+            leaks.add(leak);
+        }
+
+        @Override
+        public void suppressed(LeakEntry leak) {
+            suppressed.add(leak);
+        }
+
+        @Override
+        public void communicator(CommEntry comm) {
+            communicators.add(comm);
+        }
     }
 
     /** A report that cannot be read or is not a whole ncclguard report; the message says why. */
@@ -74,14 +132,16 @@ record ReportFile(
         }
     }
 
-    /** The same report read from another file; with null, what compares equal to its copies. */
-    ReportFile withPath(Path other) {
-        return new ReportFile(other, agentVersion, pid, host, action, startedAt, writtenAt, summary, leaks, suppressed,
-                communicators);
+    /** Same process, same start, same end, same counts: a copy of one report under another name. */
+    record Identity(long pid, String host, Instant startedAt, Instant writtenAt, Summary summary) {
+    }
+
+    Identity identity() {
+        return new Identity(pid, host, startedAt, writtenAt, summary);
     }
 
     boolean hasLeaks() {
-        return !leaks.isEmpty();
+        return summary.leaks() > 0;
     }
 
     /** "pid 4242 on gpu-01" */
@@ -89,87 +149,22 @@ record ReportFile(
         return "pid " + pid + " on " + host;
     }
 
-    static ReportFile read(Path path) throws BadReportException {
-        byte[] bytes;
-        try {
-            bytes = Files.readAllBytes(path);
+    /** Reads a report file (a regular file: {@link Inputs} checked it), handing its entries to {@code entries}. */
+    static ReportFile read(Path path, Entries entries) throws BadReportException {
+        try (InputStream in = Files.newInputStream(path)) {
+            return read(in, path, entries);
         } catch (IOException e) {
-            throw new BadReportException("cannot read: " + ReportInputs.reason(e));
+            throw new BadReportException("cannot read: " + Inputs.reason(e));
         }
-        Object root;
+    }
+
+    static ReportFile read(InputStream in, Path path, Entries entries) throws BadReportException, IOException {
+        JsonReader json = new JsonReader(in);
         try {
-            root = Json.parse(bytes);
-        } catch (Json.ParseException e) {
+            return new Reading(json, path, entries).report();
+        } catch (JsonReader.ParseException e) {
             throw new BadReportException((e.truncated ? "truncated or malformed JSON: " : "malformed JSON: ")
                     + e.getMessage());
-        }
-        return of(path, root);
-    }
-
-    static ReportFile of(Path path, Object root) throws BadReportException {
-        Fields r = Fields.object(root, "the report");
-        String schema = r.string("schema");
-        if (!SCHEMA.equals(schema)) {
-            throw new BadReportException("not an ncclguard report: schema is \"" + schema + "\", expected \"" + SCHEMA + "\"");
-        }
-        Fields s = r.object("summary");
-        Summary summary = new Summary(s.count("commsCreated"), s.count("commsReleased"), s.count("leakedComms"),
-                s.count("pendingEvents"), s.count("unsyncedStreams"), s.count("cleaned"), s.count("cleanupFailed"),
-                s.has("suppressed") ? s.count("suppressed") : 0);
-        List<LeakEntry> leaks = leaks(r, "leaks", true);
-        List<LeakEntry> suppressed = r.has("suppressed") ? leaks(r, "suppressed", false) : List.of();
-        agree(summary.leakedComms(), leaks, "comm", "leakedComms");
-        agree(summary.pendingEvents(), leaks, "event", "pendingEvents");
-        agree(summary.unsyncedStreams(), leaks, "stream", "unsyncedStreams");
-        if (r.has("suppressed") && s.has("suppressed") && summary.suppressed() != suppressed.size()) {
-            throw new BadReportException("summary.suppressed is " + summary.suppressed() + " but suppressed lists "
-                    + suppressed.size());
-        }
-        List<CommEntry> comms = null;
-        if (r.has("communicators")) {
-            comms = new ArrayList<>();
-            List<Object> list = r.array("communicators");
-            for (int i = 0; i < list.size(); i++) {
-                Fields c = Fields.object(list.get(i), "communicators[" + i + "]");
-                comms.add(new CommEntry(c.optionalString("commId"), c.optionalInt("rank"), c.optionalInt("nranks"),
-                        c.optionalInt("device"), c.string("handle"), c.string("api"), c.string("thread"),
-                        c.instant("createdAt"), c.optionalInstant("releasedAt"), c.optionalString("releasedBy"),
-                        c.bool("leaked"), c.has("suppressed") && c.bool("suppressed"), c.optionalString("cleanup")));
-            }
-        }
-        return new ReportFile(path, r.string("agentVersion"), r.count("pid"), r.string("host"), r.string("action"),
-                r.instant("startedAt"), r.instant("writtenAt"), summary, leaks, suppressed, comms);
-    }
-
-    private static List<LeakEntry> leaks(Fields report, String field, boolean counted) throws BadReportException {
-        List<Object> list = report.array(field);
-        List<LeakEntry> out = new ArrayList<>(list.size());
-        for (int i = 0; i < list.size(); i++) {
-            Fields l = Fields.object(list.get(i), field + "[" + i + "]");
-            String kind = l.string("kind");
-            if (!kind.equals("comm") && !kind.equals("event") && !kind.equals("stream")) {
-                throw new BadReportException(field + "[" + i + "].kind is \"" + kind + "\", expected comm, event or stream");
-            }
-            List<String> stack = new ArrayList<>();
-            List<Object> frames = l.array("stack");
-            for (int f = 0; f < frames.size(); f++) {
-                if (!(frames.get(f) instanceof String frame)) {
-                    throw new BadReportException(field + "[" + i + "].stack[" + f + "] is not a string");
-                }
-                stack.add(frame);
-            }
-            out.add(new LeakEntry(kind, l.string("handle"), l.string("api"), l.string("bridge"), l.string("thread"),
-                    l.instant("createdAt"), List.copyOf(stack), l.object("details").map(), l.string("cleanup"),
-                    counted ? null : l.optionalString("suppression")));
-        }
-        return List.copyOf(out);
-    }
-
-    private static void agree(long count, List<LeakEntry> leaks, String kind, String field) throws BadReportException {
-        long listed = leaks.stream().filter(l -> l.kind().equals(kind)).count();
-        if (listed != count) {
-            throw new BadReportException("summary." + field + " is " + count + " but leaks lists " + listed
-                    + " of kind " + kind);
         }
     }
 
@@ -177,115 +172,491 @@ record ReportFile(
         return value instanceof Long n && n >= Integer.MIN_VALUE && n <= Integer.MAX_VALUE ? (int) (long) n : null;
     }
 
-    /** Typed access to one JSON object, with the fault named by its place in the report. */
-    static final class Fields {
-        private final Map<String, Object> map;
-        private final String where;
+    /** One report being read: the top-level object's fields in whatever order they come. */
+    private static final class Reading {
+        private final JsonReader json;
+        private final Path path;
+        private final Entries entries;
+        private final long[] listed = new long[3];
+        private long suppressedListed;
+        private boolean hasSuppressed;
 
-        private Fields(Map<String, Object> map, String where) {
-            this.map = map;
-            this.where = where;
+        Reading(JsonReader json, Path path, Entries entries) {
+            this.json = json;
+            this.path = path;
+            this.entries = entries;
         }
 
-        @SuppressWarnings("unchecked")
-        static Fields object(Object value, String where) throws BadReportException {
-            if (!(value instanceof Map<?, ?>)) {
+        ReportFile report() throws IOException, JsonReader.ParseException, BadReportException {
+            JsonReader.Token first = json.next();
+            if (first != JsonReader.Token.BEGIN_OBJECT) {
+                json.skip(first); // a fault in its syntax comes first
+                json.next();
+                throw new BadReportException("the report is not a JSON object");
+            }
+            String schema = null;
+            boolean sawSchema = false;
+            String agentVersion = null;
+            Long pid = null;
+            String host = null;
+            String action = null;
+            Instant startedAt = null;
+            Instant writtenAt = null;
+            boolean live = false;
+            Summary summary = null;
+            boolean hasLeaks = false;
+            boolean hasComms = false;
+            long omitted = 0;
+            for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
+                String name = json.text();
+                JsonReader.Token v = json.next();
+                switch (name) {
+                    case "schema" -> {
+                        schema = string(v, "schema");
+                        sawSchema = true;
+                        if (!SCHEMA.equals(schema)) {
+                            throw notOurs(schema);
+                        }
+                    }
+                    case "agentVersion" -> agentVersion = string(v, "agentVersion");
+                    case "pid" -> pid = count(v, "pid");
+                    case "host" -> host = string(v, "host");
+                    case "action" -> action = string(v, "action");
+                    case "startedAt" -> startedAt = instant(v, "startedAt");
+                    case "writtenAt" -> writtenAt = instant(v, "writtenAt");
+                    case "live" -> live = bool(v, "live");
+                    case "summary" -> summary = summary(v);
+                    case "leaks" -> {
+                        hasLeaks = true;
+                        leaks(v, "leaks", true);
+                    }
+                    case "suppressed" -> {
+                        hasSuppressed = true;
+                        leaks(v, "suppressed", false);
+                    }
+                    case "communicators" -> {
+                        hasComms = true;
+                        communicators(v);
+                    }
+                    case "communicatorsOmitted" -> omitted = count(v, "communicatorsOmitted");
+                    default -> json.skip(v);
+                }
+            }
+            if (json.next() != JsonReader.Token.END) {
+                throw new IllegalStateException("the reader ends after the top-level object");
+            }
+            if (!sawSchema) {
+                throw new BadReportException("missing field schema");
+            }
+            if (summary == null) {
+                throw new BadReportException("missing field summary");
+            }
+            if (!hasLeaks) {
+                throw new BadReportException("missing field leaks");
+            }
+            agree(summary.leakedComms(), listed[0], "comm", "leakedComms");
+            agree(summary.pendingEvents(), listed[1], "event", "pendingEvents");
+            agree(summary.unsyncedStreams(), listed[2], "stream", "unsyncedStreams");
+            if (hasSuppressed && summary.suppressed() >= 0 && summary.suppressed() != suppressedListed) {
+                throw new BadReportException("summary.suppressed is " + summary.suppressed() + " but suppressed lists "
+                        + suppressedListed);
+            }
+            return new ReportFile(path, required(agentVersion, "agentVersion"), required(pid, "pid"),
+                    required(host, "host"), required(action, "action"), required(startedAt, "startedAt"),
+                    required(writtenAt, "writtenAt"), live,
+                    summary.suppressed() < 0 ? withSuppressed(summary, suppressedListed) : summary, hasComms, omitted);
+        }
+
+        private static Summary withSuppressed(Summary s, long suppressed) {
+            return new Summary(s.commsCreated(), s.commsReleased(), s.leakedComms(), s.pendingEvents(),
+                    s.unsyncedStreams(), s.cleaned(), s.cleanupFailed(), suppressed);
+        }
+
+        private static <T> T required(T value, String name) throws BadReportException {
+            if (value == null) {
+                throw new BadReportException("missing field " + name);
+            }
+            return value;
+        }
+
+        private static void agree(long count, long listed, String kind, String field) throws BadReportException {
+            if (listed != count) {
+                throw new BadReportException("summary." + field + " is " + count + " but leaks lists " + listed
+                        + " of kind " + kind);
+            }
+        }
+
+        private static BadReportException notOurs(String schema) {
+            return new BadReportException("not an ncclguard report: schema is \"" + schema + "\", expected \""
+                    + SCHEMA + "\"");
+        }
+
+        private Summary summary(JsonReader.Token v) throws IOException, JsonReader.ParseException, BadReportException {
+            object(v, "summary");
+            long[] n = {-1, -1, -1, -1, -1, -1, -1, -1};
+            String[] names = {"commsCreated", "commsReleased", "leakedComms", "pendingEvents", "unsyncedStreams",
+                "cleaned", "cleanupFailed", "suppressed"};
+            for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
+                String name = json.text();
+                JsonReader.Token value = json.next();
+                int i = indexOf(names, name);
+                if (i < 0) {
+                    json.skip(value);
+                } else {
+                    n[i] = count(value, "summary." + name);
+                }
+            }
+            for (int i = 0; i < 7; i++) {
+                if (n[i] < 0) {
+                    throw new BadReportException("missing field summary." + names[i]);
+                }
+            }
+            return new Summary(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]);
+        }
+
+        private void leaks(JsonReader.Token v, String field, boolean counted)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            array(v, field);
+            long i = 0;
+            for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
+                LeakEntry leak = leak(t, field + "[" + i + "]", counted);
+                if (counted) {
+                    listed[leak.kind().equals("comm") ? 0 : leak.kind().equals("event") ? 1 : 2]++;
+                    entries.leak(leak);
+                } else {
+                    suppressedListed++;
+                    entries.suppressed(leak);
+                }
+                i++;
+            }
+        }
+
+        private LeakEntry leak(JsonReader.Token v, String where, boolean counted)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            object(v, where);
+            String kind = null;
+            String handle = null;
+            String api = null;
+            String bridge = null;
+            String thread = null;
+            Instant createdAt = null;
+            List<String> stack = null;
+            Map<String, Object> details = null;
+            String cleanup = null;
+            String cleanupNote = null;
+            String suppression = null;
+            for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
+                String name = json.text();
+                JsonReader.Token value = json.next();
+                String at = where + "." + name;
+                switch (name) {
+                    case "kind" -> {
+                        kind = string(value, at);
+                        if (!kind.equals("comm") && !kind.equals("event") && !kind.equals("stream")) {
+                            throw new BadReportException(at + " is \"" + kind + "\", expected comm, event or stream");
+                        }
+                    }
+                    case "handle" -> handle = string(value, at);
+                    case "api" -> api = string(value, at);
+                    case "bridge" -> bridge = string(value, at);
+                    case "thread" -> thread = string(value, at);
+                    case "createdAt" -> createdAt = instant(value, at);
+                    case "stack" -> stack = stack(value, at);
+                    case "details" -> {
+                        object(value, at);
+                        details = members();
+                    }
+                    case "cleanup" -> cleanup = string(value, at);
+                    case "cleanupNote" -> cleanupNote = optionalString(value, at);
+                    case "suppression" -> suppression = counted ? skipped(value) : optionalString(value, at);
+                    default -> json.skip(value);
+                }
+            }
+            String[] names = {"kind", "stack", "handle", "api", "bridge", "thread", "createdAt", "details", "cleanup"};
+            Object[] values = {kind, stack, handle, api, bridge, thread, createdAt, details, cleanup};
+            for (int i = 0; i < names.length; i++) {
+                if (values[i] == null) {
+                    throw new BadReportException("missing field " + where + "." + names[i]);
+                }
+            }
+            return new LeakEntry(kind, handle, api, bridge, thread, createdAt, stack, details, cleanup, cleanupNote,
+                    suppression);
+        }
+
+        private String skipped(JsonReader.Token value) throws IOException, JsonReader.ParseException {
+            json.skip(value);
+            return null;
+        }
+
+        private List<String> stack(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            array(v, where);
+            List<String> frames = new ArrayList<>();
+            int f = 0;
+            for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
+                if (t != JsonReader.Token.STRING) {
+                    throw new BadReportException(where + "[" + f + "] is not a string");
+                }
+                frames.add(json.text());
+                f++;
+            }
+            return frames.isEmpty() ? List.of() : Collections.unmodifiableList(frames);
+        }
+
+        private void communicators(JsonReader.Token v) throws IOException, JsonReader.ParseException, BadReportException {
+            array(v, "communicators");
+            long i = 0;
+            for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
+                String where = "communicators[" + i++ + "]";
+                object(t, where);
+                String commId = null;
+                Integer rank = null;
+                Integer nranks = null;
+                Integer device = null;
+                String handle = null;
+                String api = null;
+                String thread = null;
+                Instant createdAt = null;
+                Instant releaseStartedAt = null;
+                Instant releasedAt = null;
+                String releasedBy = null;
+                Boolean leaked = null;
+                boolean suppressed = false;
+                String cleanup = null;
+                for (JsonReader.Token n = json.next(); n == JsonReader.Token.NAME; n = json.next()) {
+                    String name = json.text();
+                    JsonReader.Token value = json.next();
+                    String at = where + "." + name;
+                    switch (name) {
+                        case "commId" -> commId = optionalString(value, at);
+                        case "rank" -> rank = optionalInt(value, at);
+                        case "nranks" -> nranks = optionalInt(value, at);
+                        case "device" -> device = optionalInt(value, at);
+                        case "handle" -> handle = string(value, at);
+                        case "api" -> api = string(value, at);
+                        case "thread" -> thread = string(value, at);
+                        case "createdAt" -> createdAt = instant(value, at);
+                        case "releaseStartedAt" -> releaseStartedAt = optionalInstant(value, at);
+                        case "releasedAt" -> releasedAt = optionalInstant(value, at);
+                        case "releasedBy" -> releasedBy = optionalString(value, at);
+                        case "leaked" -> leaked = bool(value, at);
+                        case "suppressed" -> suppressed = bool(value, at);
+                        case "cleanup" -> cleanup = optionalString(value, at);
+                        default -> json.skip(value);
+                    }
+                }
+                String[] names = {"handle", "api", "thread", "createdAt", "leaked"};
+                Object[] values = {handle, api, thread, createdAt, leaked};
+                for (int k = 0; k < names.length; k++) {
+                    if (values[k] == null) {
+                        throw new BadReportException("missing field " + where + "." + names[k]);
+                    }
+                }
+                if (!leaked && releasedAt == null) {
+                    throw new BadReportException(where + " is not leaked but has no releasedAt");
+                }
+                entries.communicator(new CommEntry(commId, rank, nranks, device, handle, api, thread, createdAt,
+                        releaseStartedAt, releasedAt, releasedBy, leaked, suppressed, cleanup));
+            }
+        }
+
+        /** The members of an object whose BEGIN_OBJECT was just read, as plain Java values. */
+        private Map<String, Object> members() throws IOException, JsonReader.ParseException {
+            Map<String, Object> map = new LinkedHashMap<>();
+            for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
+                String name = json.text();
+                map.put(name, value(json.next()));
+            }
+            return Collections.unmodifiableMap(map);
+        }
+
+        private Object value(JsonReader.Token t) throws IOException, JsonReader.ParseException {
+            switch (t) {
+                case STRING:
+                    return json.text();
+                case NUMBER:
+                    if (json.fitsLong()) {
+                        return json.longValue();
+                    }
+                    return json.integral() ? new BigDecimal(json.text()) : (Object) Double.parseDouble(json.text());
+                case TRUE:
+                    return Boolean.TRUE;
+                case FALSE:
+                    return Boolean.FALSE;
+                case NULL:
+                    return null;
+                case BEGIN_OBJECT:
+                    return members();
+                case BEGIN_ARRAY:
+                    List<Object> list = new ArrayList<>();
+                    for (JsonReader.Token e = json.next(); e != JsonReader.Token.END_ARRAY; e = json.next()) {
+                        list.add(value(e));
+                    }
+                    return Collections.unmodifiableList(list);
+                default:
+                    throw new IllegalStateException("a value starts with " + t);
+            }
+        }
+
+        private void object(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            if (v != JsonReader.Token.BEGIN_OBJECT) {
+                json.skip(v);
                 throw new BadReportException(where + " is not a JSON object");
             }
-            return new Fields((Map<String, Object>) value, where);
         }
 
-        Map<String, Object> map() {
-            return java.util.Collections.unmodifiableMap(map);
-        }
-
-        boolean has(String key) {
-            return map.containsKey(key);
-        }
-
-        private String name(String key) {
-            return where.equals("the report") ? key : where + "." + key;
-        }
-
-        private Object required(String key) throws BadReportException {
-            if (!map.containsKey(key)) {
-                throw new BadReportException("missing field " + name(key));
+        private void array(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            if (v != JsonReader.Token.BEGIN_ARRAY) {
+                json.skip(v);
+                throw new BadReportException(where + " is not a JSON array");
             }
-            return map.get(key);
         }
 
-        String string(String key) throws BadReportException {
-            Object v = required(key);
-            if (!(v instanceof String s)) {
-                throw new BadReportException(name(key) + " is not a string");
+        private String string(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            if (v != JsonReader.Token.STRING) {
+                json.skip(v);
+                throw new BadReportException(where + " is not a string");
             }
-            return s;
+            return json.text();
         }
 
-        String optionalString(String key) throws BadReportException {
-            Object v = map.get(key);
-            if (v != null && !(v instanceof String)) {
-                throw new BadReportException(name(key) + " is not a string");
+        private String optionalString(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            return v == JsonReader.Token.NULL ? null : string(v, where);
+        }
+
+        private long count(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            if (v != JsonReader.Token.NUMBER || !json.fitsLong() || json.longValue() < 0) {
+                json.skip(v);
+                throw new BadReportException(where + " is not a whole number of 0 or more");
             }
-            return (String) v;
+            return json.longValue();
         }
 
-        long count(String key) throws BadReportException {
-            Object v = required(key);
-            if (!(v instanceof Long n) || n < 0) {
-                throw new BadReportException(name(key) + " is not a whole number of 0 or more");
-            }
-            return n;
-        }
-
-        Integer optionalInt(String key) throws BadReportException {
-            Object v = map.get(key);
-            if (v == null) {
+        private Integer optionalInt(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            if (v == JsonReader.Token.NULL) {
                 return null;
             }
-            Integer i = integer(v);
-            if (i == null) {
-                throw new BadReportException(name(key) + " is not an integer");
+            if (v != JsonReader.Token.NUMBER || !json.fitsLong() || json.longValue() != (int) json.longValue()) {
+                json.skip(v);
+                throw new BadReportException(where + " is not an integer");
             }
-            return i;
+            return (int) json.longValue();
         }
 
-        boolean bool(String key) throws BadReportException {
-            Object v = required(key);
-            if (!(v instanceof Boolean b)) {
-                throw new BadReportException(name(key) + " is not true or false");
+        private boolean bool(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            if (v != JsonReader.Token.TRUE && v != JsonReader.Token.FALSE) {
+                json.skip(v);
+                throw new BadReportException(where + " is not true or false");
             }
-            return b;
+            return v == JsonReader.Token.TRUE;
         }
 
-        Instant instant(String key) throws BadReportException {
-            return parseInstant(key, string(key));
+        private Instant instant(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            String text = string(v, where);
+            Instant at = IsoInstant.parse(text);
+            if (at == null) {
+                throw new BadReportException(where + " is not an ISO-8601 time: \"" + text + "\"");
+            }
+            return at;
         }
 
-        Instant optionalInstant(String key) throws BadReportException {
-            String text = optionalString(key);
-            return text == null ? null : parseInstant(key, text);
+        private Instant optionalInstant(JsonReader.Token v, String where)
+                throws IOException, JsonReader.ParseException, BadReportException {
+            return v == JsonReader.Token.NULL ? null : instant(v, where);
         }
 
-        private Instant parseInstant(String key, String text) throws BadReportException {
+        private static int indexOf(String[] names, String name) {
+            for (int i = 0; i < names.length; i++) {
+                if (names[i].equals(name)) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+    }
+
+    /** ISO-8601 instants as the agent writes them, read without the general parser for the common shape. */
+    static final class IsoInstant {
+        private IsoInstant() {
+        }
+
+        /** The instant, or null when the text is not one. */
+        static Instant parse(String s) {
+            // yyyy-MM-ddTHH:mm:ss[.fff...]Z, the shape of every time the agent writes
+            int n = s.length();
+            if (n >= 20 && s.charAt(n - 1) == 'Z' && s.charAt(4) == '-' && s.charAt(7) == '-' && s.charAt(10) == 'T'
+                    && s.charAt(13) == ':' && s.charAt(16) == ':') {
+                int year = digits(s, 0, 4);
+                int month = digits(s, 5, 7);
+                int day = digits(s, 8, 10);
+                int hour = digits(s, 11, 13);
+                int minute = digits(s, 14, 16);
+                int second = digits(s, 17, 19);
+                int nanos = 0;
+                boolean ok = year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
+                        && hour >= 0 && hour < 24 && minute >= 0 && minute < 60 && second >= 0 && second < 60;
+                if (ok && n > 20) {
+                    int fraction = n - 21;
+                    ok = s.charAt(19) == '.' && fraction >= 1 && fraction <= 9;
+                    int f = ok ? digits(s, 20, n - 1) : -1;
+                    ok = ok && f >= 0;
+                    if (ok) {
+                        nanos = f;
+                        for (int i = fraction; i < 9; i++) {
+                            nanos *= 10;
+                        }
+                    }
+                } else if (ok) {
+                    ok = n == 20;
+                }
+                if (ok) {
+                    long days = daysFromCivil(year, month, day);
+                    return Instant.ofEpochSecond(days * 86_400 + hour * 3600L + minute * 60L + second, nanos);
+                }
+            }
             try {
-                return Instant.parse(text);
+                return Instant.parse(s);
             } catch (DateTimeParseException e) {
-                throw new BadReportException(name(key) + " is not an ISO-8601 time: \"" + text + "\"");
+                return null;
             }
         }
 
-        Fields object(String key) throws BadReportException {
-            return Fields.object(required(key), name(key));
+        private static int digits(String s, int from, int to) {
+            int v = 0;
+            for (int i = from; i < to; i++) {
+                char c = s.charAt(i);
+                if (c < '0' || c > '9') {
+                    return -1;
+                }
+                v = v * 10 + (c - '0');
+            }
+            return v;
         }
 
-        @SuppressWarnings("unchecked")
-        List<Object> array(String key) throws BadReportException {
-            Object v = required(key);
-            if (!(v instanceof List<?>)) {
-                throw new BadReportException(name(key) + " is not a JSON array");
-            }
-            return (List<Object>) v;
+        private static int daysIn(int year, int month) {
+            return switch (month) {
+                case 2 -> (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28;
+                case 4, 6, 9, 11 -> 30;
+                default -> 31;
+            };
+        }
+
+        /** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+        private static long daysFromCivil(int y, int m, int d) {
+            y -= m <= 2 ? 1 : 0;
+            long era = (y >= 0 ? y : y - 399) / 400;
+            long yoe = y - era * 400;
+            long doy = (153L * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+            long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+            return era * 146_097 + doe - 719_468;
         }
     }
 }

@@ -11,6 +11,11 @@ final class Words {
     private Words() {
     }
 
+    /** 1234567 as "1,234,567". */
+    static String thousands(long n) {
+        return String.format(java.util.Locale.ROOT, "%,d", n);
+    }
+
     static String count(long n, String one, String many) {
         return n + " " + (n == 1 ? one : many);
     }
@@ -82,6 +87,25 @@ final class Words {
     static String offset(Instant origin, Instant at) {
         long ms = Duration.between(origin, at).toMillis();
         return (ms < 0 ? "-" : "+") + Math.abs(ms) / 1000 + "." + String.format("%03d", Math.abs(ms) % 1000) + "s";
+    }
+
+    /** A length of time as a person reads it: "250 ms", "5.2 s", "4 min 05 s", "1 h 02 min". */
+    static String duration(Duration d) {
+        long ms = Math.max(0, d.toMillis());
+        if (ms < 1000) {
+            return ms + " ms";
+        }
+        if (ms < 10_000) {
+            return String.format(java.util.Locale.ROOT, "%.2f s", ms / 1000.0);
+        }
+        if (ms < 60_000) {
+            return String.format(java.util.Locale.ROOT, "%.1f s", ms / 1000.0);
+        }
+        long s = ms / 1000;
+        if (s < 3600) {
+            return s / 60 + " min " + String.format(java.util.Locale.ROOT, "%02d", s % 60) + " s";
+        }
+        return s / 3600 + " h " + String.format(java.util.Locale.ROOT, "%02d", s % 3600 / 60) + " min";
     }
 
     /** A value from a report shown in one terminal line: control characters escaped. */

@@ -1,16 +1,23 @@
 package dev.ncclguard.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
 
 class CheckCommandTest {
     @TempDir
@@ -20,11 +27,13 @@ class CheckCommandTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int check(String... args) {
+        out.reset();
+        err.reset();
         return Cli.run(prepend("check", args), new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
-    private static String[] prepend(String first, String[] rest) {
+    static String[] prepend(String first, String[] rest) {
         String[] all = new String[rest.length + 1];
         all[0] = first;
         System.arraycopy(rest, 0, all, 1, rest.length);
@@ -33,6 +42,10 @@ class CheckCommandTest {
 
     private List<String> lines() {
         return out.toString(StandardCharsets.UTF_8).lines().toList();
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
     }
 
     private Path clean(String name) throws Exception {
@@ -72,6 +85,20 @@ class CheckCommandTest {
     }
 
     @Test
+    void leaksMadeAtOnePlaceAreOneLineWithTheirCountAndNextHandles() throws Exception {
+        TestReports r = TestReports.process(3, "c");
+        for (int i = 0; i < 1000; i++) {
+            r.event(0x1000 + i, 100 + i);
+        }
+        Path many = r.write(dir, "many.json");
+        assertEquals(1, check(many.toString()));
+        assertTrue(lines().contains("      pending event 0x1000 (device 0) by cudaEventCreate at "
+                + "com.example.Trainer.step(Trainer.java:42), and 999 more alike: 0x1001, 0x1002, 0x1003, 0x1004, "
+                + "0x1005, ..."), lines().toString());
+        assertEquals(3, lines().size(), lines().toString());
+    }
+
+    @Test
     void truncatedAndMissingReportsAreNamedAndFailNeverSkipped() throws Exception {
         Path good = clean("good.json");
         String text = Files.readString(good);
@@ -93,7 +120,6 @@ class CheckCommandTest {
         Files.writeString(dir.resolve("job/notes.txt"), "not a report");
         assertEquals(0, check(dir + "/job/rank-*.json"));
         assertTrue(lines().get(lines().size() - 1).startsWith("ncclguard check: OK: 2 reports"), lines().toString());
-        out.reset();
         assertEquals(1, check(dir + "/job/*.xml"));
         assertTrue(lines().contains("BAD   " + dir + "/job/*.xml: no file matches"), lines().toString());
     }
@@ -114,8 +140,90 @@ class CheckCommandTest {
     }
 
     @Test
-    void noArgumentsIsAUsageError() {
-        assertEquals(2, check());
-        assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("ncclguard check: no reports given"));
+    void aFifoNamedAsAReportIsRefusedInOneLineAndNeverBlocks() throws Exception {
+        Path fifo = Fifos.make(dir.resolve("rank-0.json"));
+        int status = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> check(fifo.toString()));
+        assertEquals(2, status);
+        assertEquals("ncclguard check: " + fifo + " is a FIFO, not a regular file: reports are read from regular files\n",
+                err());
+        assertEquals(List.of(), lines());
+    }
+
+    @Test
+    void aTerminalNamedAsAReportIsRefusedAsACharacterDevice() throws Exception {
+        assumeTrue(Files.isExecutable(Fifos.SCRIPT), "util-linux script makes the pseudo-terminal");
+        Fifos.Terminal t = Fifos.cliInTerminal(dir, "check \"$(tty)\"");
+        assertEquals(2, t.status(), t.screen());
+        assertTrue(t.screen().matches("(?s).*ncclguard check: /dev/pts/\\d+ is a character device, not a regular file:"
+                + " reports are read from regular files.*"), t.screen());
+    }
+
+    @Test
+    void directoriesAndGlobsNeverPickUpAFifo() throws Exception {
+        clean("job/rank-0.json");
+        Fifos.make(dir.resolve("job/rank-1.json"));
+        assertEquals(0, assertTimeoutPreemptively(Duration.ofSeconds(20), () -> check(dir + "/job/*.json")));
+        assertEquals("ncclguard check: OK: 1 report, no leaks (1 communicator created, 1 released)",
+                lines().get(lines().size() - 1));
+        assertEquals(0, assertTimeoutPreemptively(Duration.ofSeconds(20), () -> check(dir.resolve("job").toString())));
+    }
+
+    @Test
+    void junitXmlHasATestcasePerReportAndAFailurePerLeakWithItsCreatingStack() throws Exception {
+        Path clean = clean("clean.json");
+        Path leaky = leaky("leaky.json");
+        Path missing = dir.resolve("gone.json");
+        Path xml = dir.resolve("out/ncclguard.xml");
+        assertEquals(1, check(clean.toString(), leaky.toString(), missing.toString(), "--junit-xml", xml.toString()));
+        assertTrue(lines().contains("ncclguard check: JUnit XML written to " + xml), lines().toString());
+        Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(xml.toFile());
+        Element suite = (Element) doc.getElementsByTagName("testsuite").item(0);
+        assertEquals("3", suite.getAttribute("tests"));
+        assertEquals("2", suite.getAttribute("failures"));
+        assertEquals("1", suite.getAttribute("errors"));
+        NodeList cases = doc.getElementsByTagName("testcase");
+        assertEquals(3, cases.getLength());
+        Element ok = (Element) cases.item(0);
+        assertEquals(clean + " (pid 1 on a)", ok.getAttribute("name"));
+        assertEquals(0, ok.getElementsByTagName("failure").getLength());
+        Element bad = (Element) cases.item(1);
+        NodeList failures = bad.getElementsByTagName("failure");
+        assertEquals(2, failures.getLength());
+        Element comm = (Element) failures.item(0);
+        assertEquals("leaked communicator", comm.getAttribute("type"));
+        assertTrue(comm.getAttribute("message").startsWith("leaked communicator 0x20 (rank 0 of 1"), comm.getAttribute("message"));
+        assertTrue(comm.getTextContent().contains("created by ncclCommInitRank on thread \"rank-0\" at ")
+                && comm.getTextContent().contains("\n  at com.example.Trainer.init(Trainer.java:42)\n"), comm.getTextContent());
+        Element gone = (Element) cases.item(2);
+        assertEquals(missing.toString(), gone.getAttribute("name"));
+        assertEquals("cannot read: no such file",
+                ((Element) gone.getElementsByTagName("error").item(0)).getAttribute("message"));
+    }
+
+    @Test
+    void junitXmlOfACleanRunHasNoFailures() throws Exception {
+        Path xml = dir.resolve("clean.xml");
+        assertEquals(0, check(clean("a.json").toString(), "--junit-xml=" + xml));
+        Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(xml.toFile());
+        assertEquals("0", ((Element) doc.getElementsByTagName("testsuites").item(0)).getAttribute("failures"));
+        assertEquals(1, doc.getElementsByTagName("testcase").getLength());
+    }
+
+    @Test
+    void junitXmlEscapesWhatTheReportsHold() throws Exception {
+        Path odd = TestReports.process(5, "<b>&\"x\"\u0001</b>").comm("00000000000000cc", 0, 1, 0x40, 100, 0)
+                .write(dir, "odd.json");
+        Path xml = dir.resolve("odd.xml");
+        assertEquals(1, check(odd.toString(), "--junit-xml", xml.toString()));
+        Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(xml.toFile());
+        assertTrue(((Element) doc.getElementsByTagName("testcase").item(0)).getAttribute("name")
+                .endsWith("(pid 5 on <b>&\"x\"\ufffd</b>)"));
+    }
+
+    @Test
+    void anUnwritableJunitTargetIsAnOutputError() throws Exception {
+        Files.createDirectories(dir.resolve("a-dir"));
+        assertEquals(2, check(clean("a.json").toString(), "--junit-xml", dir.resolve("a-dir").toString()));
+        assertEquals("ncclguard check: cannot write --junit-xml " + dir.resolve("a-dir") + ": it is a directory\n", err());
     }
 }

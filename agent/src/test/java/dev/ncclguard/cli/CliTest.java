@@ -6,40 +6,101 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class CliTest {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    @TempDir
+    Path dir;
+
+    private ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int run(String... args) {
+        out = new ByteArrayOutputStream();
+        err = new ByteArrayOutputStream();
         return Cli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String out() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
     }
 
     @Test
     void unknownCommandIsOneLineListingTheCommands() {
         assertEquals(2, run("frobnicate"));
-        String e = err.toString(StandardCharsets.UTF_8);
-        assertEquals(1, e.lines().count(), e);
-        assertTrue(e.contains("'frobnicate'") && e.contains("version"), e);
+        assertEquals(1, err().lines().count(), err());
+        assertTrue(err().contains("'frobnicate'") && err().contains("check, merge, explain, attach, dump, version"), err());
     }
 
     @Test
-    void noCommandPrintsUsageAndFails() {
+    void noCommandPrintsUsageOnStderrAndFailsAsUsage() {
         assertEquals(2, run());
-        assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("usage: "));
+        assertTrue(err().startsWith("ncclguard: no command given\n") && err().contains("\nUsage: ncclguard "), err());
+        assertEquals("", out());
     }
 
     @Test
-    void helpPrintsUsageAndSucceeds() {
+    void helpListsTheCommandsAndSucceeds() {
         assertEquals(0, run("--help"));
-        assertTrue(out.toString(StandardCharsets.UTF_8).contains("commands:"));
+        assertTrue(out().contains("Commands:") && out().contains("  merge ") && out().contains("Exit status"), out());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"check", "merge", "explain", "attach", "dump", "version"})
+    void everyCommandAnswersHelpWithItsUsageAndStatus0(String command) {
+        assertEquals(0, run(command, "--help"), err());
+        assertTrue(out().startsWith("Usage: ncclguard " + command), out());
+        assertEquals("", err());
+        assertEquals(0, run("help", command), err());
+        assertTrue(out().startsWith("Usage: ncclguard " + command), out());
     }
 
     @Test
-    void versionPrintsTheAgentVersion() {
+    void versionOptionAndCommandPrintTheAgentVersion() {
+        assertEquals(0, run("--version"));
+        String version = out();
+        assertTrue(version.startsWith("ncclguard "), version);
         assertEquals(0, run("version"));
-        assertTrue(out.toString(StandardCharsets.UTF_8).startsWith("ncclguard "));
+        assertEquals(version, out());
+        assertEquals(0, run("check", "--version"));
+        assertEquals(version, out());
+    }
+
+    @Test
+    void optionsMayComeBeforeOrAfterTheArguments() throws Exception {
+        TestReports.process(1, "a").comm("00000000000000aa", 0, 1, 0x10, 100, 200).write(dir, "r.json");
+        Path before = dir.resolve("before.html");
+        Path after = dir.resolve("after.html");
+        assertEquals(0, run("merge", "--html", before.toString(), dir.resolve("r.json").toString()), err());
+        assertEquals(0, run("merge", dir.resolve("r.json").toString(), "--html=" + after), err());
+        assertEquals(Files.readString(before), Files.readString(after));
+    }
+
+    @Test
+    void aBadCommandLineIsOneLineAndStatus2() {
+        assertEquals(2, run("merge", "a.json", "--pdf"));
+        assertEquals(1, err().lines().count(), err());
+        assertTrue(err().startsWith("ncclguard merge: Unknown option: '--pdf'"), err());
+        assertTrue(err().contains("--help"), err());
+        assertEquals(2, run("merge", "a.json", "--html"));
+        assertTrue(err().startsWith("ncclguard merge: Missing required parameter for option '--html'"), err());
+        assertEquals(2, run("check"));
+        assertTrue(err().startsWith("ncclguard check: Missing required parameter: 'REPORT'"), err());
+    }
+
+    @Test
+    void argumentsAfterDoubleDashAreArgumentsEvenWhenTheyLookLikeOptions() throws Exception {
+        assertEquals(1, run("check", "--", "--help"));
+        assertTrue(out().contains("BAD   --help: cannot read: no such file"), out());
     }
 }

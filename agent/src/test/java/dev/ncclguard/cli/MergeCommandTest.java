@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -22,15 +24,19 @@ class MergeCommandTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int merge(String... args) {
-        String[] all = new String[args.length + 1];
-        all[0] = "merge";
-        System.arraycopy(args, 0, all, 1, args.length);
-        return Cli.run(all, new PrintStream(out, true, StandardCharsets.UTF_8),
+        out.reset();
+        err.reset();
+        return Cli.run(CheckCommandTest.prepend("merge", args), new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
     private String text() {
         return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private String lastLine() {
+        String[] lines = text().strip().split("\n");
+        return lines[lines.length - 1];
     }
 
     /** Rank 0 in pid 101 released the communicator at +0.9 s; rank 1 in pid 102 exited with it alive. */
@@ -50,8 +56,8 @@ class MergeCommandTest {
                 + "created at com.example.Trainer.init(Trainer.java:42)"), t);
         assertTrue(t.contains("  => rank 1 (pid 102 on node-a) never released it: it causes the exit-time NCCL warnings of rank 0 "
                 + "([Service thread] ... localRank 1, [Proxy Service] Failed to execute operation Close from rank 1)"), t);
-        assertTrue(t.strip().endsWith("ncclguard merge: 1 of 1 communicators not released by every rank: "
-                + "rank 1 (pid 102 on node-a) for " + ID), t);
+        assertEquals("ncclguard merge: 1 of 1 communicators not released by every rank: rank 1 (pid 102 on node-a) for "
+                + ID, lastLine());
     }
 
     @Test
@@ -60,20 +66,42 @@ class MergeCommandTest {
         TestReports.process(102, "a").comm(ID, 1, 2, 0x20, 100, 950).write(dir, "r1.json");
         assertEquals(0, merge(dir.resolve("r0.json").toString(), dir.resolve("r1.json").toString()));
         assertTrue(text().contains("communicator " + ID + ": ncclCommInitRank, 2 ranks; released by every rank\n"), text());
-        assertTrue(text().strip().endsWith("ncclguard merge: every communicator released by every rank"), text());
+        assertEquals("ncclguard merge: every communicator released by every rank", lastLine());
     }
 
     @Test
-    void ranksWithoutAReportAreListed() throws Exception {
+    void aRankWithoutAReportFailsTheMergeNamingTheRanksAndThePidsThatReported() throws Exception {
         TestReports.process(101, "a").comm(ID, 0, 4, 0x10, 100, 900).write(dir, "r0.json");
         TestReports.process(102, "a").comm(ID, 1, 4, 0x20, 100, 950).write(dir, "r1.json");
-        merge(dir.toString());
+        assertEquals(1, merge(dir.toString()));
         assertTrue(text().contains("released by every rank reported; no report for rank 2, 3"), text());
         assertTrue(text().contains("  rank 2  no report\n  rank 3  no report\n"), text());
+        assertTrue(text().contains("  => ranks 2, 3 wrote no report: rank 0 (pid 101 on a), rank 1 (pid 102 on a) list the"
+                + " communicator with 4 ranks: a process killed (SIGKILL, a crash) or run without the agent writes none"), text());
+        assertEquals("ncclguard merge: every communicator released by every rank that wrote a report; 1 communicator"
+                + " names ranks without a report: " + ID + " (rank 2, 3)", lastLine());
     }
 
     @Test
-    void reportWithoutACommunicatorsListStillShowsItsLeaks() throws Exception {
+    void allowMissingRanksListsThemWithoutFailing() throws Exception {
+        TestReports.process(101, "a").comm(ID, 0, 2, 0x10, 100, 900).write(dir, "r0.json");
+        assertEquals(0, merge(dir.toString(), "--allow-missing-ranks"));
+        assertTrue(lastLine().endsWith("names ranks without a report (allowed by --allow-missing-ranks): " + ID
+                + " (rank 1)"), lastLine());
+    }
+
+    @Test
+    void whatTheOtherRanksSayOfAMissingRankIncludesADestroyThatWaited() throws Exception {
+        Path r0 = TestReports.process(101, "a").comm(ID, 0, 2, 0x10, 100, 5900).write(dir, "r0.json");
+        TestReports.releaseStartedAt(r0, 0x10, 700);
+        assertEquals(1, merge(r0.toString()));
+        assertTrue(text().contains("released +5.900s by ncclCommDestroy (it waited 5.20 s)"), text());
+        assertTrue(text().contains("=> rank 1 wrote no report: rank 0 (pid 101 on a) lists the communicator with 2 ranks;"
+                + " rank 0's ncclCommDestroy waited 5.20 s: a process killed"), text());
+    }
+
+    @Test
+    void reportWithoutACommunicatorsListStillShowsItsLeaksAndCannotProveARankMissing() throws Exception {
         Path r1 = TestReports.process(102, "a").comm(ID, 1, 2, 0x20, 120, 0).write(dir, "old.json");
         String json = Files.readString(r1);
         Files.writeString(r1, json.substring(0, json.indexOf(",\n  \"suppressed\"")) + "\n}\n");
@@ -100,39 +128,59 @@ class MergeCommandTest {
         Files.writeString(dir.resolve("r1.json"), "{\"schema\": \"ncclguard-report/1\", \"pid\": 1");
         assertEquals(1, merge(dir.toString()));
         assertTrue(text().contains("BAD   " + dir.resolve("r1.json") + ": truncated or malformed JSON"), text());
+        assertEquals("ncclguard merge: every communicator released by every rank; 1 report unreadable", lastLine());
     }
 
     @Test
-    void htmlPageIsOneSelfContainedFileWithTheLeakMarked() throws Exception {
+    void unreadableInputsAloneNeverSayEveryCommunicatorReleased() throws Exception {
+        Path readme = Files.writeString(dir.resolve("README.md"), "# not a report\n");
+        assertEquals(1, merge(readme.toString()));
+        assertFalse(text().contains("every communicator released"), text());
+        assertEquals("ncclguard merge: FAILED: no report could be read (1 input unreadable): nothing to merge", lastLine());
+    }
+
+    @Test
+    void aFifoAmongTheInputsIsRefusedInOneLine() throws Exception {
+        Path fifo = Fifos.make(dir.resolve("r.json"));
+        assertEquals(2, merge(fifo.toString()));
+        assertEquals("ncclguard merge: " + fifo + " is a FIFO, not a regular file: reports are read from regular files\n",
+                err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void jsonHoldsTheVerdictAndEachRanksPartWithItsStack() throws Exception {
         oneRankLeaks();
-        Path html = dir.resolve("out/merge.html");
-        merge(dir.toString(), "--html", html.toString());
-        String page = Files.readString(html);
-        assertTrue(page.startsWith("<!DOCTYPE html>"), page);
-        assertTrue(page.contains("<section class=\"comm leaked\" data-comm-id=\"" + ID + "\" data-state=\"leaked\">"), page);
-        assertTrue(page.contains("<g class=\"rank-row\" data-rank=\"1\" data-pid=\"102\" data-state=\"leaked\">"), page);
-        assertTrue(page.contains("<g class=\"rank-row\" data-rank=\"0\" data-pid=\"101\" data-state=\"released\">"), page);
-        assertFalse(page.contains("<script") || page.contains("src=") || page.contains("href=") || page.contains("@import")
-                || page.contains("url("), "nothing to fetch: " + page);
-        assertTrue(text().contains("ncclguard merge: timeline written to " + html), text());
+        TestReports.process(103, "node-b").comm("00000000000000ff", 0, 2, 0x30, 150, 800).write(dir, "other.json");
+        Path file = dir.resolve("out/merge.json");
+        assertEquals(1, merge(dir.toString(), "--json", file.toString()));
+        assertTrue(text().contains("ncclguard merge: JSON written to " + file), text());
+        JsonNode json = new ObjectMapper().readTree(file.toFile());
+        assertEquals("ncclguard-merge/1", json.path("schema").asText());
+        assertTrue(json.path("verdict").path("failed").asBoolean());
+        assertEquals(1, json.path("verdict").path("leakedCommunicators").asInt());
+        assertEquals(1, json.path("verdict").path("communicatorsMissingRanks").asInt());
+        assertEquals(3, json.path("reports").size());
+        JsonNode leaked = json.path("communicators").get(0);
+        assertEquals(ID, leaked.path("commId").asText());
+        assertEquals("leaked", leaked.path("state").asText());
+        JsonNode rank1 = leaked.path("ranks").get(1);
+        assertEquals(102, rank1.path("pid").asInt());
+        assertTrue(rank1.path("leaked").asBoolean());
+        assertEquals("com.example.Trainer.init(Trainer.java:42)", rank1.path("stack").get(0).asText());
+        JsonNode other = json.path("communicators").get(1);
+        assertEquals("[1]", other.path("missingRanks").toString());
     }
 
     @Test
-    void htmlEscapesWhatTheReportsHold() throws Exception {
-        TestReports.process(101, "<img src=x onerror=alert(1)>").comm("\"><script>", 0, 1, 0x10, 100, 0)
-                .write(dir, "r.json");
+    void everyFileMergeWritesGoesToItsPlaceWhole() throws Exception {
+        oneRankLeaks();
         Path html = dir.resolve("m.html");
-        merge(dir.resolve("r.json").toString(), "--html=" + html);
-        String page = Files.readString(html);
-        assertFalse(page.contains("<img") || page.contains("<script>"), page);
-        assertTrue(page.contains("&lt;img src=x onerror=alert(1)&gt;"), page);
-    }
-
-    @Test
-    void usageErrors() {
-        assertEquals(2, merge());
-        assertEquals(2, merge("a.json", "--html"));
-        assertEquals(2, merge("a.json", "--pdf"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown option --pdf"));
+        Path trace = dir.resolve("m.trace.json");
+        assertEquals(1, merge(dir.toString(), "--html", html.toString(), "--trace", trace.toString()));
+        try (var files = Files.list(dir)) {
+            assertEquals(0, files.filter(p -> p.getFileName().toString().endsWith(".tmp")).count());
+        }
+        assertTrue(Files.readString(html).endsWith("</html>\n"));
+        new ObjectMapper().readTree(trace.toFile());
     }
 }

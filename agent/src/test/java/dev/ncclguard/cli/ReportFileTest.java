@@ -2,10 +2,11 @@ package dev.ncclguard.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -22,28 +23,35 @@ class ReportFileTest {
     }
 
     private String bad(String json) throws Exception {
-        Path file = Files.writeString(dir.resolve("bad.json"), json);
-        return assertThrows(ReportFile.BadReportException.class, () -> ReportFile.read(file)).getMessage();
+        return bad(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private String bad(byte[] json) throws Exception {
+        Path file = Files.write(dir.resolve("bad.json"), json);
+        return assertThrows(ReportFile.BadReportException.class, () -> ReportFile.read(file, ReportFile.NONE))
+                .getMessage();
     }
 
     @Test
     void readsWhatTheAgentWrites() throws Exception {
-        ReportFile r = ReportFile.read(leaky());
+        ReportFile.Kept kept = new ReportFile.Kept();
+        ReportFile r = ReportFile.read(leaky(), kept);
         assertEquals(4242, r.pid());
         assertEquals("gpu-01", r.host());
         assertEquals(Instant.ofEpochMilli(TestReports.T0 + 10_000), r.writtenAt());
-        assertEquals(2, r.leaks().size());
-        assertEquals("comm", r.leaks().get(0).kind());
-        assertEquals(1, r.leaks().get(0).rank());
-        assertEquals("00000000000000aa", r.leaks().get(0).commId());
-        assertEquals("com.example.Trainer.init(Trainer.java:42)", r.leaks().get(0).topFrame());
-        assertEquals(2, r.communicators().size());
-        ReportFile.CommEntry released = r.communicators().get(0);
+        assertEquals(2, kept.leaks.size());
+        assertEquals("comm", kept.leaks.get(0).kind());
+        assertEquals(1, kept.leaks.get(0).rank());
+        assertEquals("00000000000000aa", kept.leaks.get(0).commId());
+        assertEquals("com.example.Trainer.init(Trainer.java:42)", kept.leaks.get(0).topFrame());
+        assertEquals(2, kept.communicators.size());
+        ReportFile.CommEntry released = kept.communicators.get(0);
         assertFalse(released.leaked());
         assertEquals("ncclCommDestroy", released.releasedBy());
         assertEquals(Instant.ofEpochMilli(TestReports.T0 + 900), released.releasedAt());
-        assertTrue(r.communicators().get(1).leaked());
+        assertTrue(kept.communicators.get(1).leaked());
         assertTrue(r.hasLeaks());
+        assertTrue(r.communicatorsListed());
     }
 
     @Test
@@ -51,9 +59,10 @@ class ReportFileTest {
         String text = Files.readString(leaky());
         String old = text.substring(0, text.indexOf(",\n  \"suppressed\"")) + "\n}\n";
         old = old.replace(",\n    \"suppressed\": 0", "");
-        ReportFile r = ReportFile.read(Files.writeString(dir.resolve("old.json"), old));
-        assertNull(r.communicators());
-        assertEquals(2, r.leaks().size());
+        ReportFile.Kept kept = new ReportFile.Kept();
+        ReportFile r = ReportFile.read(Files.writeString(dir.resolve("old.json"), old), kept);
+        assertFalse(r.communicatorsListed());
+        assertEquals(2, kept.leaks.size());
     }
 
     @Test
@@ -78,6 +87,7 @@ class ReportFileTest {
                 bad(text.replace("\"kind\": \"event\"", "\"kind\": \"handle\"")));
         assertEquals("writtenAt is not an ISO-8601 time: \"yesterday\"",
                 bad(text.replaceFirst("\"writtenAt\": \"[^\"]+\"", "\"writtenAt\": \"yesterday\"")));
+        assertEquals("missing field summary.cleaned", bad(text.replaceFirst("\"cleaned\": 0,", "")));
     }
 
     @Test
@@ -90,8 +100,56 @@ class ReportFileTest {
     void jsonThatIsNotAnObjectOrNotJsonIsNamed() throws Exception {
         assertEquals("the report is not a JSON object", bad("[]"));
         assertTrue(bad("SUMMARY: ncclguard: no leaks").startsWith("malformed JSON: unexpected 'S'"));
-        assertEquals("cannot read: no such file",
-                assertThrows(ReportFile.BadReportException.class, () -> ReportFile.read(dir.resolve("none.json")))
-                        .getMessage());
+        assertTrue(bad("").startsWith("truncated or malformed JSON: empty file at line 1, column 1"), bad(""));
+        assertEquals("cannot read: no such file", assertThrows(ReportFile.BadReportException.class,
+                () -> ReportFile.read(dir.resolve("none.json"), ReportFile.NONE)).getMessage());
+    }
+
+    @Test
+    void invalidUtf8DeepInAReportIsNamedAtItsLineAndColumn() throws Exception {
+        String text = Files.readString(leaky());
+        int at = text.indexOf("rank-1");
+        long line = text.substring(0, at).lines().count();
+        long column = at - text.lastIndexOf('\n', at - 1);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        bytes.write(text.substring(0, at).getBytes(StandardCharsets.UTF_8));
+        bytes.write(new byte[] {(byte) 0xC3, (byte) 0x28}); // a lead byte whose continuation is missing
+        bytes.write(text.substring(at).getBytes(StandardCharsets.UTF_8));
+        String message = bad(bytes.toByteArray());
+        assertEquals("malformed JSON: not UTF-8 text: byte 0x28 cannot be here at line " + line + ", column "
+                + (column + 1), message);
+    }
+
+    @Test
+    void columnsCountCharactersNotBytes() throws Exception {
+        assertEquals("malformed JSON: unexpected 'x' where ',' or '}' was expected at line 2, column 11",
+                bad("{\"note\":\n  \"\u00e9\u65e5\ud83d\ude00\"   x}"));
+    }
+
+    @Test
+    void overlongAndSurrogateEncodingsAreNotUtf8() throws Exception {
+        String overlong = bad(new byte[] {'{', '"', (byte) 0xE0, (byte) 0x80, (byte) 0xAF, '"'});
+        assertTrue(overlong.startsWith("malformed JSON: not UTF-8 text: an encoding of U+002F that UTF-8 does not"
+                + " allow at line 1, column 3"), overlong);
+        String surrogate = bad(new byte[] {'{', '"', (byte) 0xED, (byte) 0xA0, (byte) 0x80, '"'});
+        assertTrue(surrogate.contains("U+D800"), surrogate);
+    }
+
+    @Test
+    void duplicateKeysTrailingCommasAndTextAfterTheValueAreMalformed() throws Exception {
+        assertTrue(bad("{\"a\": 1, \"a\": 2}").startsWith("malformed JSON: duplicate key \"a\" at line 1, column 10"));
+        assertTrue(bad("{\"a\": [1,]}").startsWith("malformed JSON: unexpected ']' where a value was expected"));
+        assertTrue(bad("{} {}").startsWith("malformed JSON: unexpected '{' after the end of the JSON value"));
+    }
+
+    @Test
+    void isoTimesOfEveryShapeTheAgentWritesRead() {
+        for (String t : new String[] {"2025-06-15T15:06:42Z", "2025-06-15T15:06:40.001Z", "6458-04-28T15:43:52.832Z",
+            "2024-02-29T23:59:59.999999999Z", "1969-12-31T23:59:59.5Z", "+10000-01-01T00:00:00Z"}) {
+            assertEquals(Instant.parse(t), ReportFile.IsoInstant.parse(t), t);
+        }
+        for (String t : new String[] {"2025-02-29T00:00:00Z", "2025-13-01T00:00:00Z", "yesterday", "2025-06-15T15:06:42"}) {
+            assertEquals(null, ReportFile.IsoInstant.parse(t), t);
+        }
     }
 }

@@ -29,15 +29,27 @@ class TargetTest {
         int status = Cli.run(new String[] {"attach", "myapp"}, new PrintStream(new ByteArrayOutputStream()),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals(2, status);
-        assertEquals("ncclguard: attach failed: 'myapp' is not a process id\n", err.toString(StandardCharsets.UTF_8));
+        assertEquals("ncclguard attach: 'myapp' is not a process id\n", err.toString(StandardCharsets.UTF_8));
     }
 
     @Test
-    void usageListsAttachAndDump() {
+    void dumpOfAPidThatIsNotANumberIsAUsageError() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = Cli.run(new String[] {"dump", "--json", "myapp"}, new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(2, status);
+        assertEquals("ncclguard dump: 'myapp' is not a process id\n", err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void usageShowsAttachAndDumpArguments() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        assertEquals(0, Cli.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+        assertEquals(0, Cli.run(new String[] {"attach", "--help"}, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(new ByteArrayOutputStream())));
-        String usage = out.toString(StandardCharsets.UTF_8);
-        assertTrue(usage.contains("attach <pid> [key=value,...]") && usage.contains("dump <pid> [--json]"), usage);
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("attach [-hV] <pid> [key=value,...]"), out.toString());
+        out.reset();
+        assertEquals(0, Cli.run(new String[] {"dump", "--help"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream())));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("dump [-hV] [--json] <pid>"), out.toString());
     }
 }

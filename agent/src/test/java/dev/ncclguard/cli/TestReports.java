@@ -25,6 +25,7 @@ final class TestReports {
     private final String host;
     private final List<HandleView> leaks = new ArrayList<>();
     private final List<CommLife> comms = new ArrayList<>();
+    private long writtenAt = 10_000;
 
     private TestReports(long pid, String host) {
         this.pid = pid;
@@ -60,6 +61,12 @@ final class TestReports {
         return this;
     }
 
+    /** When the report was written (its process's exit), T0+ms; 10 s unless said. */
+    TestReports writtenAt(long ms) {
+        writtenAt = ms;
+        return this;
+    }
+
     TestReports event(long handle, long created) {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("stream", "0x5000");
@@ -71,15 +78,51 @@ final class TestReports {
 
     Report build() {
         return Report.builder().pid(pid).host(host).agentVersion("test")
-                .startedAt(Instant.ofEpochMilli(T0)).writtenAt(Instant.ofEpochMilli(T0 + 10_000))
+                .startedAt(Instant.ofEpochMilli(T0)).writtenAt(Instant.ofEpochMilli(T0 + writtenAt))
                 .communicators(comms.size(), comms.stream().filter(CommLife::released).count())
                 .leaks(leaks).communicators(comms, 0).build();
     }
 
+    /**
+     * Adds {@code releaseStartedAt} (T0+ms) to the communicators entry of {@code handle}: when the
+     * application's destroy was called, which reports may carry (docs/spec.md).
+     */
+    static void releaseStartedAt(Path report, long handle, long ms) throws IOException {
+        releaseStartedAtUnchecked(report, handle, ms);
+        ReportSchema.assertValid(report);
+    }
+
+    private static void releaseStartedAtUnchecked(Path report, long handle, long ms) throws IOException {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.JsonNode root = json.readTree(report.toFile());
+        for (com.fasterxml.jackson.databind.JsonNode c : root.path("communicators")) {
+            if (c.path("handle").asText().equals("0x" + Long.toHexString(handle))) {
+                ((com.fasterxml.jackson.databind.node.ObjectNode) c).put("releaseStartedAt",
+                        Instant.ofEpochMilli(T0 + ms).toString());
+            }
+        }
+        json.writerWithDefaultPrettyPrinter().writeValue(report.toFile(), root);
+    }
+
+    /** Writes the report, checked against the published schema first. */
     Path write(Path dir, String name) throws IOException {
+        String json = JsonReportWriter.toJson(build());
+        ReportSchema.assertValid(json, name);
+        return writeUnchecked(dir, name, json);
+    }
+
+    /**
+     * Writes a report without the schema check: hostile values (markup in a commId, say) that the
+     * schema rightly refuses, or a report too big for the validator's tree.
+     */
+    Path writeUnvalidated(Path dir, String name) throws IOException {
+        return writeUnchecked(dir, name, JsonReportWriter.toJson(build()));
+    }
+
+    private static Path writeUnchecked(Path dir, String name, String json) throws IOException {
         Path file = dir.resolve(name);
         Files.createDirectories(file.getParent());
-        Files.writeString(file, JsonReportWriter.toJson(build()));
+        Files.writeString(file, json);
         return file;
     }
 }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.live.FakeRas;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,7 +62,7 @@ class AttachIT {
     }
 
     private static JsonNode parse(String json) throws Exception {
-        JsonNode report = new ObjectMapper().readTree(json);
+        JsonNode report = Reports.parse(json, "of dump --json");
         assertEquals("ncclguard-report/1", report.path("schema").asText(), json);
         return report;
     }
@@ -180,17 +179,17 @@ class AttachIT {
             String pid = Long.toString(app.pid());
 
             Cli badArgument = cli(JAVA_17, "attach", pid, "timeout=forever");
-            assertEquals(1, badArgument.exitCode(), badArgument.describe());
+            assertEquals(2, badArgument.exitCode(), badArgument.describe());
             assertEquals(List.of("ncclguard: invalid value 'forever' for option timeout: expected a duration greater"
                     + " than 0 such as 500ms, 10s or 2m"), badArgument.errLines());
 
             Cli badEnvironment = cli(JAVA_17, "attach", pid);
-            assertEquals(1, badEnvironment.exitCode(), badEnvironment.describe());
+            assertEquals(2, badEnvironment.exitCode(), badEnvironment.describe());
             assertEquals(List.of("ncclguard: invalid value 'sometimes' for option stacks (environment variable"
                     + " NCCLGUARD_STACKS): expected on or off"), badEnvironment.errLines());
 
             Cli dump = cli(JAVA_17, "dump", pid);
-            assertEquals(1, dump.exitCode(), dump.describe());
+            assertEquals(2, dump.exitCode(), dump.describe());
             assertTrue(dump.stderr().contains("not running in pid " + pid), dump.describe());
 
             app.send("leak");

@@ -222,7 +222,8 @@ class CiCommandsIT {
         Run r = cli("merge", oneRank.toString(), leaky.toString(), clean.toString(), "--html", html.toString());
         assertEquals(1, r.status(), r.out());
         String source = Files.readString(html);
-        assertFalse(source.contains("<script") || source.contains("src=") || source.contains("href="), "self-contained");
+        assertFalse(source.contains("<script") || source.contains("src=") || source.matches("(?s).*href=\"[^#].*"),
+                "self-contained: links only within the page");
 
         // one Chromium run for both: it takes seconds to start on a small machine
         Path png = KEPT.resolve("merge.png");
@@ -232,18 +233,43 @@ class CiCommandsIT {
         String dom = rendered.out();
         assertTrue(dom.contains("2 of 3 communicators not released by every rank."), dom + rendered.err());
         assertEquals(2, count(dom, "<section class=\"comm leaked\""), dom);
-        assertEquals(1, count(dom, "<section class=\"comm\" "), dom);
+        assertEquals(1, count(dom, "<details class=\"comm\" "), "the clean run's, collapsed: " + dom);
         assertTrue(dom.contains("data-rank=\"1\" data-pid=\"" + pid(oneRank) + "\" data-state=\"leaked\""), dom);
         assertTrue(dom.contains("data-rank=\"0\" data-pid=\"" + pid(oneRank) + "\" data-state=\"released\""), dom);
-        assertEquals(3, count(dom, "<rect class=\"bar leaked\""), "2 ranks of the leaky run, rank 1 of the job: " + dom);
+        assertEquals(3, count(dom, "<i class=\"bar leaked\""), "2 ranks of the leaky run, rank 1 of the job: " + dom);
         assertEquals(3, count(dom, "class=\"leak-label\""), dom);
+        assertTrue(dom.indexOf("<nav id=\"index\">") < dom.indexOf("<section class=\"comm leaked\""), "index first");
 
         assertTrue(Files.isRegularFile(png), "no screenshot: " + rendered.err());
         BufferedImage shot = ImageIO.read(png.toFile());
         // the legend's swatches are 140 pixels each: thousands come only from the timeline bars
         assertTrue(pixels(shot, LEAKED_RGB) > 10_000, "leaked bars drawn red in " + png + ": " + pixels(shot, LEAKED_RGB));
-        assertTrue(pixels(shot, RELEASED_RGB) > 2_000, "released bars drawn green in " + png + ": "
+        // green beyond the legend's swatch: rank 0's bar, on an axis that runs to rank 1's exit (its width
+        // is the share of that span rank 0 lived, at least 2 px); the clean run's communicator is collapsed
+        assertTrue(pixels(shot, RELEASED_RGB) > 140 + 2 * 14, "released bars drawn green in " + png + ": "
                 + pixels(shot, RELEASED_RGB));
+    }
+
+    /**
+     * A job as launchers run it, one JVM per rank, with rank 1 killed by SIGKILL: it writes no
+     * report, and merge says so instead of passing the job.
+     */
+    @Test
+    void mergeOfAJobWhoseRankWasKilledFailsAndNamesTheRankWithoutAReport() throws Exception {
+        Path reports = Files.createDirectories(dir.resolve("killed"));
+        ChildJvm.Result r = ChildJvm.sample()
+                .agent("action=cleanup,timeout=2s,text=none,report=" + reports.resolve("report-%p.json"))
+                .run("multi-rank", "--ranks", "2", "--kill", "1");
+        assertEquals(0, r.exitCode(), r.describe());
+        Run merged = cli("merge", reports.toString());
+        assertEquals(1, merged.status(), merged.out());
+        assertTrue(merged.out().contains("  rank 1  no report\n"), merged.out());
+        assertTrue(merged.out().matches("(?s).*=> rank 1 wrote no report: rank 0 \\(pid \\d+ on [^)]+\\) lists the"
+                + " communicator with 2 ranks; rank 0 was aborted by cleanup at exit: a process killed.*"), merged.out());
+        assertTrue(merged.out().contains("names ranks without a report: "), merged.out());
+        Run allowed = cli("merge", reports.toString(), "--allow-missing-ranks");
+        assertTrue(allowed.out().contains("(allowed by --allow-missing-ranks)"), allowed.out());
+        assertEquals(1, allowed.status(), "rank 0 left its communicator to cleanup: still a leak\n" + allowed.out());
     }
 
     private static long pid(Path report) throws IOException {

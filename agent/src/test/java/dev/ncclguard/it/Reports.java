@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ncclguard.cli.ReportSchema;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,11 +20,20 @@ final class Reports {
     private Reports() {
     }
 
+    /** Reads a report a child JVM wrote, after checking it against the published JSON Schema. */
     static JsonNode read(Path path) throws IOException {
         assertTrue(Files.isRegularFile(path), "no report at " + path);
-        JsonNode report = JSON.readTree(Files.readAllBytes(path));
+        byte[] bytes = Files.readAllBytes(path);
+        JsonNode report = JSON.readTree(bytes);
         assertEquals("ncclguard-report/1", report.path("schema").asText(), "schema of " + path);
+        ReportSchema.assertValid(new String(bytes, StandardCharsets.UTF_8), path);
         return report;
+    }
+
+    /** Reads a report of a running JVM (dump --json, JMX), checked against the schema like the others. */
+    static JsonNode parse(String json, Object where) throws IOException {
+        ReportSchema.assertValid(json, where);
+        return JSON.readTree(json);
     }
 
     static List<JsonNode> leaks(JsonNode report, String kind) {

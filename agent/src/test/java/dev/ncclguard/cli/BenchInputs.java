@@ -1,0 +1,120 @@
+package dev.ncclguard.cli;
+
+import dev.ncclguard.report.JsonReportWriter;
+import dev.ncclguard.report.Report;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.Kind;
+import java.io.BufferedOutputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The inputs docs/performance.md measures the CLI on, made the same way each time (fixed seeds):
+ * {@code log FILE MB} a job's log of NCCL INFO and WARN lines of 8 processes mixed with the
+ * application's own; {@code report FILE LEAKS} a report of that many pending events made at one
+ * place, written by the agent's own writer. Run with the test classpath:
+ * {@code java -cp agent/target/test-classes:agent/target/classes dev.ncclguard.cli.BenchInputs log /tmp/job.log 150}.
+ */
+public final class BenchInputs {
+    private BenchInputs() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path file = Path.of(args[1]);
+        long n = Long.parseLong(args[2]);
+        switch (args[0]) {
+            case "log" -> log(file, n << 20);
+            case "report" -> report(file, (int) n);
+            default -> throw new IllegalArgumentException("log FILE MB | report FILE LEAKS");
+        }
+    }
+
+    private static final String[] INFO = {
+        "NCCL INFO Channel 00/02 : 0 1 2 3 4 5 6 7",
+        "NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+        "NCCL INFO comm 0x55d1c2a0 rank %d nranks 8 cudaDev %d nvmlDev %d busId 1b000 commId 0x7c1b3a2f - Init COMPLETE",
+        "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.%d<0>",
+        "NCCL INFO P2P Chunksize set to 524288",
+        "NCCL INFO %d coll channels, %d collnet channels, 0 nvls channels, %d p2p channels, 2 p2p channels per peer",
+    };
+    private static final String[] WARN = {
+        "NCCL WARN [Service thread] Connection closed by localRank %d",
+        "NCCL WARN [Proxy Service %d] Failed to execute operation Close from rank %d, retcode 3",
+        "NCCL WARN NET/IB : Got completion from peer 10.0.35.%d<49189> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+        "NCCL WARN socketStartConnect: Connect to 10.0.35.%d<43781> failed : Software caused connection abort",
+        "NCCL WARN Cuda failure 'driver shutting down'",
+        "NCCL WARN Timeout waiting for connection from rank %d",
+    };
+    private static final String[] APP = {
+        "2026-02-18 12:54:%02d INFO  trainer: step %d loss 2.%04d lr 0.000%d",
+        "[1,%d]<stdout>: epoch %d batch %d throughput 1234.%d samples/s",
+        "2026-02-18 12:54:%02d DEBUG dataloader: prefetched shard %d of %d (%d MB)",
+    };
+
+    /** About 75 bytes a line: 60 % NCCL INFO, 35 % the application's, 5 % NCCL WARN, from 8 processes on 2 hosts. */
+    static void log(Path file, long bytes) throws Exception {
+        Random r = new Random(42);
+        long written = 0;
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 20)) {
+            for (int p = 0; p < 8; p++) {
+                written += line(out, "node" + p / 4 + ":" + (4100 + p) + ":" + (4100 + p) + " [" + p % 4
+                        + "] NCCL INFO NCCL version 2.28.3+cuda13.0");
+            }
+            while (written < bytes) {
+                int p = r.nextInt(8);
+                String prefix = "node" + p / 4 + ":" + (4100 + p) + ":" + (4200 + r.nextInt(8)) + " [" + p % 4 + "] ";
+                int kind = r.nextInt(100);
+                String text;
+                if (kind < 60) {
+                    text = prefix + "init.cc:" + (100 + r.nextInt(900)) + " " + String.format(INFO[r.nextInt(INFO.length)],
+                            r.nextInt(8), r.nextInt(8), r.nextInt(8));
+                } else if (kind < 95) {
+                    text = String.format(APP[r.nextInt(APP.length)], r.nextInt(60), r.nextInt(100_000),
+                            r.nextInt(10_000), r.nextInt(10));
+                } else {
+                    text = prefix + "proxy.cc:" + (1500 + r.nextInt(100)) + " " + String.format(WARN[r.nextInt(WARN.length)],
+                            r.nextInt(8), r.nextInt(8));
+                }
+                written += line(out, text);
+            }
+        }
+    }
+
+    private static int line(OutputStream out, String text) throws Exception {
+        byte[] b = (text + "\n").getBytes(StandardCharsets.UTF_8);
+        out.write(b);
+        return b.length;
+    }
+
+    /** A report of {@code leaks} pending events created at one place (one shared stack, as the agent shares it). */
+    static void report(Path file, int leaks) throws Exception {
+        Throwable at = new Throwable();
+        // one frame: about 400 bytes a leak, the size of the agent's own reports in issue 20
+        at.setStackTrace(new StackTraceElement[] {
+            new StackTraceElement("com.example.train.Loop", "step", "Loop.java", 87),
+        });
+        long t0 = 1_780_000_000_000L;
+        List<HandleView> views = new ArrayList<>(leaks);
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("stream", "0x7f3a2c00ab00");
+        details.put("device", 0);
+        for (int i = 0; i < leaks; i++) {
+            views.add(new HandleView(Kind.EVENT, 0x7f3a00000000L + 0x40L * i, "cudaEventCreate", "jna-interface",
+                    "train-loop", t0 + 1000 + i / 50, at, 0, details, null));
+        }
+        Report report = Report.builder().pid(4242).host("gpu-01").agentVersion("bench")
+                .startedAt(Instant.ofEpochMilli(t0)).writtenAt(Instant.ofEpochMilli(t0 + 600_000))
+                .communicators(0, 0).leaks(views).build();
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 20)) {
+            JsonReportWriter.write(report, out);
+        }
+    }
+}
