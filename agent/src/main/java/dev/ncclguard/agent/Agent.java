@@ -37,7 +37,7 @@ public final class Agent {
     public static void agentmain(String args, Instrumentation inst) {
         // the attach and dump commands' requests, option checks and option updates are answered
         // before the JVM changes in any way; only a first attach goes on to install
-        dev.ncclguard.live.AttachEntry.agentmain(args, inst, options -> start(options, inst, false));
+        dev.ncclguard.control.AttachEntry.agentmain(args, inst, options -> start(options, inst, false));
     }
 
     private static void start(String args, Instrumentation inst, boolean premain) {

@@ -2,11 +2,13 @@ package dev.ncclguard.agent;
 
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.cleanup.Cleanup;
-import dev.ncclguard.cleanup.CleanupResult;
 import dev.ncclguard.cleanup.CleanupRun;
+import dev.ncclguard.cleanup.CudaRuntime;
 import dev.ncclguard.cleanup.ExitProbe;
-import dev.ncclguard.cleanup.Libraries;
+import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.ProcessExit;
+import dev.ncclguard.config.Options;
+import dev.ncclguard.live.AgentState;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
@@ -113,10 +115,10 @@ final class Lifecycle {
         CleanupRun run = CleanupRun.NOTHING;
         if (cleanup && !leaks.isEmpty()) {
             long left = Math.max(0, deadline - System.nanoTime());
-            run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), Libraries.from(leaks));
+            run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), CudaRuntime.from(leaks));
         }
-        Map<HandleView, CleanupResult> outcomes = run.results();
-        Report report = Reporting.build(state, snapshot, communicators, stillPending, outcomes, false);
+        Map<HandleView, LeakOutcome> outcomes = run.results();
+        Report report = state.exitReport(snapshot, communicators, stillPending, outcomes);
         writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
         state.exitReported(report);
         exitWithCodeIfAsked(options, report, probe.leftHanging() || run.leftHanging(), leaks);

@@ -1,8 +1,8 @@
 package dev.ncclguard.cleanup;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.track.NativeAccess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -53,42 +53,42 @@ public final class Cleanup {
     private final List<Item> items = new ArrayList<>();
     /** Native calls of cleanup in progress: one still in at the end was left hanging. */
     private final java.util.concurrent.atomic.AtomicInteger inNative = new java.util.concurrent.atomic.AtomicInteger();
-    private final Libraries libraries;
+    private final CudaRuntime libraries;
     private final long timeoutNanos;
     private final long deadline;
 
-    private Cleanup(List<HandleView> leaks, Duration timeout, Libraries libraries) {
+    private Cleanup(List<HandleView> leaks, Duration timeout, CudaRuntime libraries) {
         for (HandleView view : leaks) {
             items.add(new Item(view));
         }
-        this.libraries = libraries == null ? Libraries.none() : libraries;
+        this.libraries = libraries == null ? CudaRuntime.none() : libraries;
         this.timeoutNanos = Math.max(0, Math.min(timeout.toNanos(), MAX_TIMEOUT_NANOS));
         this.deadline = System.nanoTime() + timeoutNanos;
     }
 
     /** Cleans {@code leaks}, taking the CUDA runtime for cudaSetDevice from the leaks themselves. */
-    public static Map<HandleView, CleanupResult> run(List<HandleView> leaks, Duration timeout) {
-        return run(leaks, timeout, Libraries.from(leaks));
+    public static Map<HandleView, LeakOutcome> run(List<HandleView> leaks, Duration timeout) {
+        return run(leaks, timeout, CudaRuntime.from(leaks));
     }
 
     /**
      * Cleans {@code leaks} and returns each one's outcome, in the order given. Returns by
      * {@code timeout} (plus thread start-up) whatever the native libraries do; never throws.
      */
-    public static Map<HandleView, CleanupResult> run(List<HandleView> leaks, Duration timeout,
-                                                     Libraries libraries) {
+    public static Map<HandleView, LeakOutcome> run(List<HandleView> leaks, Duration timeout,
+                                                     CudaRuntime libraries) {
         return execute(leaks, timeout, libraries).results();
     }
 
     /** Like {@link #run}, and says whether a native call of cleanup was still running at the end. */
-    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, Libraries libraries) {
+    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, CudaRuntime libraries) {
         Cleanup cleanup = new Cleanup(leaks, timeout, libraries);
         try {
             cleanup.synchronizeEventsAndStreams();
             cleanup.releaseCommunicators();
             cleanup.destroyEvents();
         } catch (Throwable t) {
-            cleanup.settleRest(CleanupResult.of(CleanupOutcome.FAILED, "cleanup failed: " + t));
+            cleanup.settleRest(LeakOutcome.of(Outcome.FAILED, "cleanup failed: " + t));
         }
         // a destroy that an abort released returns a moment later: give it until the deadline
         while (cleanup.inNative.get() > 0 && cleanup.deadline - System.nanoTime() > 0) {
@@ -102,7 +102,7 @@ public final class Cleanup {
         if (item.view.claim().claimForCleanup()) {
             return true;
         }
-        item.settle(CleanupOutcome.NONE, "released by the application while the JVM exited");
+        item.settle(Outcome.NONE, "released by the application while the JVM exited");
         return false;
     }
 
@@ -115,7 +115,7 @@ public final class Cleanup {
                 continue;
             }
             if (item.view.access() == null) {
-                item.settle(CleanupOutcome.FAILED, "no library instance was recorded to query it");
+                item.settle(Outcome.FAILED, "no library instance was recorded to query it");
             } else if (item.view.kind() != Kind.EVENT || claim(item)) {
                 // an event is claimed before it is queried: it is destroyed at the end
                 probes.add(item);
@@ -183,9 +183,9 @@ public final class Cleanup {
 
     private static void settleStream(Item stream) {
         switch (stream.sync()) {
-            case COMPLETE -> stream.settle(CleanupOutcome.SYNCHRONIZED, null);
-            case FAILED -> stream.settle(CleanupOutcome.FAILED, stream.syncNote());
-            default -> stream.settle(CleanupOutcome.TIMED_OUT, stream.syncNote());
+            case COMPLETE -> stream.settle(Outcome.SYNCHRONIZED, null);
+            case FAILED -> stream.settle(Outcome.FAILED, stream.syncNote());
+            default -> stream.settle(Outcome.TIMED_OUT, stream.syncNote());
         }
     }
 
@@ -197,7 +197,7 @@ public final class Cleanup {
         for (Item item : items) {
             if (item.view.kind() == Kind.COMM) {
                 if (item.view.access() == null) {
-                    item.settle(CleanupOutcome.FAILED, "no library instance was recorded to release it");
+                    item.settle(Outcome.FAILED, "no library instance was recorded to release it");
                 } else if (claim(item)) {
                     comms.add(item);
                 }
@@ -225,7 +225,7 @@ public final class Cleanup {
             String why = destroyOutcome(comm, destroy.getValue(), destroyUntil, started);
             if (why != null && end - System.nanoTime() <= 0) {
                 // Aborting now could only race a destroy that may yet finish, with no time to see it.
-                comm.settle(CleanupOutcome.TIMED_OUT, why + "; no time left to abort");
+                comm.settle(Outcome.TIMED_OUT, why + "; no time left to abort");
             } else if (why != null) {
                 comm.abortReason = why;
                 toAbort.computeIfAbsent(new AbortGroup(comm.view.access(), comm.view.device()),
@@ -260,13 +260,13 @@ public final class Cleanup {
         try {
             int status = destroy.get();
             if (status == NCCL_SUCCESS) {
-                comm.settle(CleanupOutcome.DESTROYED, null);
+                comm.settle(Outcome.DESTROYED, null);
                 return null;
             }
             if (status == NCCL_IN_PROGRESS) {
                 // A nonblocking communicator: its release goes on inside NCCL, and the handle is
                 // no longer ours to poll or abort.
-                comm.settle(CleanupOutcome.DESTROYED, "ncclCommDestroy returned ncclInProgress; NCCL finishes the release");
+                comm.settle(Outcome.DESTROYED, "ncclCommDestroy returned ncclInProgress; NCCL finishes the release");
                 return null;
             }
             return "ncclCommDestroy returned " + status;
@@ -307,15 +307,15 @@ public final class Cleanup {
             String waiting = abort != null ? "ncclGroupEnd did not return"
                     : comm.abortStarted ? "ncclCommAbort did not return"
                     : "not aborted: an earlier call on its cleanup thread did not return";
-            comm.settle(CleanupOutcome.TIMED_OUT, waiting + " within " + millisSince(started) + " ms" + after);
+            comm.settle(Outcome.TIMED_OUT, waiting + " within " + millisSince(started) + " ms" + after);
         } else if (abort == null || abort == Integer.MIN_VALUE) {
-            comm.settle(CleanupOutcome.FAILED, "cannot call ncclCommAbort" + after);
+            comm.settle(Outcome.FAILED, "cannot call ncclCommAbort" + after);
         } else if (abort != NCCL_SUCCESS) {
-            comm.settle(CleanupOutcome.FAILED, "ncclCommAbort returned " + abort + after);
+            comm.settle(Outcome.FAILED, "ncclCommAbort returned " + abort + after);
         } else if (groupEnd != null && groupEnd != NCCL_SUCCESS) {
-            comm.settle(CleanupOutcome.FAILED, "ncclGroupEnd returned " + groupEnd + " for the grouped aborts" + after);
+            comm.settle(Outcome.FAILED, "ncclGroupEnd returned " + groupEnd + " for the grouped aborts" + after);
         } else {
-            comm.settle(CleanupOutcome.ABORTED, comm.abortReason);
+            comm.settle(Outcome.ABORTED, comm.abortReason);
         }
     }
 
@@ -330,7 +330,7 @@ public final class Cleanup {
             switch (item.sync()) {
                 case COMPLETE, TIMED_OUT -> events.add(item);
                 // A query that failed or never returned says the handle is not safe to touch again.
-                default -> item.settle(item.sync() == Sync.FAILED ? CleanupOutcome.FAILED : CleanupOutcome.TIMED_OUT,
+                default -> item.settle(item.sync() == Sync.FAILED ? Outcome.FAILED : Outcome.TIMED_OUT,
                         item.syncNote());
             }
         }
@@ -357,19 +357,19 @@ public final class Cleanup {
         Integer status = event.destroyStatus;
         boolean completed = event.sync() == Sync.COMPLETE;
         if (status == null) {
-            event.settle(CleanupOutcome.TIMED_OUT, (inCall
+            event.settle(Outcome.TIMED_OUT, (inCall
                     ? "cudaEventDestroy did not return within " + millisSince(started) + " ms"
                     : "not destroyed before the deadline")
                     + (completed ? " (its work had completed)" : "; " + event.syncNote()));
         } else if (status == Integer.MIN_VALUE) {
-            event.settle(CleanupOutcome.FAILED, "cannot call cudaEventDestroy");
+            event.settle(Outcome.FAILED, "cannot call cudaEventDestroy");
         } else if (status != CUDA_SUCCESS) {
-            event.settle(CleanupOutcome.FAILED, "cudaEventDestroy returned " + status);
+            event.settle(Outcome.FAILED, "cudaEventDestroy returned " + status);
         } else if (completed) {
-            event.settle(CleanupOutcome.SYNCHRONIZED, null);
+            event.settle(Outcome.SYNCHRONIZED, null);
         } else {
             // cudaEventDestroy on a pending event is legal: CUDA frees it once its work completes.
-            event.settle(CleanupOutcome.DESTROYED, event.syncNote() + "; destroyed anyway, CUDA frees it when the work completes");
+            event.settle(Outcome.DESTROYED, event.syncNote() + "; destroyed anyway, CUDA frees it when the work completes");
         }
     }
 
@@ -442,18 +442,18 @@ public final class Cleanup {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
     }
 
-    private void settleRest(CleanupResult result) {
+    private void settleRest(LeakOutcome result) {
         for (Item item : items) {
             item.settle(result.outcome(), result.note());
         }
     }
 
-    private Map<HandleView, CleanupResult> results() {
-        Map<HandleView, CleanupResult> results = new LinkedHashMap<>();
+    private Map<HandleView, LeakOutcome> results() {
+        Map<HandleView, LeakOutcome> results = new LinkedHashMap<>();
         for (Item item : items) {
-            CleanupResult result = item.result.get();
+            LeakOutcome result = item.result.get();
             results.put(item.view, result != null ? result
-                    : CleanupResult.of(CleanupOutcome.FAILED, "not reached before the deadline"));
+                    : LeakOutcome.of(Outcome.FAILED, "not reached before the deadline"));
         }
         return results;
     }
@@ -469,7 +469,7 @@ public final class Cleanup {
      */
     private static final class Item {
         final HandleView view;
-        final AtomicReference<CleanupResult> result = new AtomicReference<>();
+        final AtomicReference<LeakOutcome> result = new AtomicReference<>();
         private Sync sync = Sync.PENDING;
         private String syncNote;
         volatile String abortReason;
@@ -515,8 +515,8 @@ public final class Cleanup {
             }
         }
 
-        void settle(CleanupOutcome outcome, String note) {
-            result.compareAndSet(null, CleanupResult.of(outcome, note));
+        void settle(Outcome outcome, String note) {
+            result.compareAndSet(null, LeakOutcome.of(outcome, note));
         }
 
         boolean settled() {

@@ -11,6 +11,6 @@ import java.util.Map;
  *                    thread is still inside NCCL or CUDA, which the libraries' own exit-time
  *                    teardown may then wait for
  */
-public record CleanupRun(Map<HandleView, CleanupResult> results, boolean leftHanging) {
+public record CleanupRun(Map<HandleView, LeakOutcome> results, boolean leftHanging) {
     public static final CleanupRun NOTHING = new CleanupRun(Map.of(), false);
 }

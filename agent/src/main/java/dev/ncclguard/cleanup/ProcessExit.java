@@ -1,8 +1,8 @@
 package dev.ncclguard.cleanup;
 
-import dev.ncclguard.bridge.NativeAccess;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.NativeAccess;
 import java.util.List;
 
 /**

@@ -1,6 +1,6 @@
 package dev.ncclguard.cli;
 
-import dev.ncclguard.report.Json;
+import dev.ncclguard.json.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,8 +1,6 @@
 package dev.ncclguard.live;
 
-import dev.ncclguard.agent.AgentState;
-import dev.ncclguard.agent.Options;
-import dev.ncclguard.agent.Reporting;
+import dev.ncclguard.config.Options;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
@@ -131,7 +129,7 @@ public final class LiveMonitor implements TrackerListener {
     private static void warmExitReport(AgentState installed) {
         try {
             Options options = installed.options();
-            Report report = Reporting.live(installed);
+            Report report = installed.liveReport();
             if (!options.text().equals("none")) {
                 TextReportWriter.toText(report);
             }

@@ -1,9 +1,11 @@
 package dev.ncclguard.report;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.IsoTime;
+import dev.ncclguard.json.JsonOut;
 import dev.ncclguard.track.Details;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -61,11 +63,7 @@ public final class JsonReportWriter {
 
     /** ISO-8601 in UTC, to the millisecond like the creation times the tracker records. */
     static String iso(Instant instant) {
-        try {
-            return IsoTime.format(instant.toEpochMilli());
-        } catch (ArithmeticException e) {
-            return instant.truncatedTo(ChronoUnit.MILLIS).toString();
-        }
+        return IsoTime.format(instant);
     }
 
     /**
@@ -129,7 +127,7 @@ public final class JsonReportWriter {
             final List<String> stack;
             final Details details;
             final Boolean stillPending;
-            final CleanupOutcome cleanup;
+            final Outcome cleanup;
 
             Tail(Leak leak, Details details) {
                 stack = leak.stack();

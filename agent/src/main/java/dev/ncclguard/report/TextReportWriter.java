@@ -1,7 +1,8 @@
 package dev.ncclguard.report;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.IsoTime;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -313,7 +314,7 @@ public final class TextReportWriter {
     }
 
     private static String cleanupDone(Leak leak) {
-        CleanupOutcome outcome = leak.cleanup();
+        Outcome outcome = leak.cleanup();
         return switch (outcome) {
             case NONE -> "not attempted";
             case SYNCHRONIZED -> leak.kind() == Kind.EVENT

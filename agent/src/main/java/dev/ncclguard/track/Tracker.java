@@ -1,8 +1,7 @@
 package dev.ncclguard.track;
 
-import dev.ncclguard.bridge.CallArgs;
-import dev.ncclguard.bridge.NativeAccess;
 import dev.ncclguard.catalog.Effect;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.catalog.NativeFunction;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.track.NativeAccess;
 import dev.ncclguard.track.ReleaseClaim;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,10 +1,9 @@
 package dev.ncclguard.live;
 
-import dev.ncclguard.agent.AgentState;
-import dev.ncclguard.agent.Options;
-import dev.ncclguard.bridge.CallArgs;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.config.Options;
+import dev.ncclguard.track.CallArgs;
 import dev.ncclguard.track.Tracker;
 import java.time.Instant;
 import java.util.HashMap;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.catalog.Kind;
 import org.junit.jupiter.api.Test;
 
 /** Who releases a handle at exit: the application or the cleanup, never both. */

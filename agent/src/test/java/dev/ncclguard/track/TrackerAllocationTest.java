@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.catalog.NativeFunction;
 import java.lang.management.ManagementFactory;
 import org.junit.jupiter.params.ParameterizedTest;
