@@ -14,6 +14,8 @@ import java.util.Map;
  * (cuda_runtime_api.h); positions are 0-based C argument indexes.
  */
 public final class Catalog {
+    /** sizeof(ncclUniqueId), NCCL_UNIQUE_ID_BYTES in nccl.h. */
+    public static final int UNIQUE_ID_BYTES = 128;
 
     private static final List<Def> DEFS = new ArrayList<>();
 
@@ -155,6 +157,16 @@ public final class Catalog {
 
     public static int size() {
         return ALL.size();
+    }
+
+    /** The first function of {@code effect} in the catalog's order (see {@link ExitCalls}). */
+    public static NativeFunction first(Effect effect) {
+        for (NativeFunction fn : ALL) {
+            if (fn.effect() == effect) {
+                return fn;
+            }
+        }
+        throw new IllegalStateException("the catalog has no function of effect " + effect);
     }
 
     private static void put(Map<String, NativeFunction> map, String symbol, NativeFunction fn) {

@@ -1,6 +1,8 @@
 package dev.ncclguard.cleanup;
 
+import dev.ncclguard.catalog.ExitCalls;
 import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.NativeAccess;
 import java.time.Duration;
@@ -35,11 +37,6 @@ import java.util.concurrent.locks.LockSupport;
  * is releasing, or released, is left alone ("none").
  */
 public final class Cleanup {
-    static final int CUDA_SUCCESS = 0;
-    static final int CUDA_ERROR_NOT_READY = 600;
-    static final int NCCL_SUCCESS = 0;
-    static final int NCCL_IN_PROGRESS = 7;
-
     /** Waiting for GPU work may take at most this share of the timeout, so communicators get the rest. */
     static final double SYNC_SHARE = 0.5;
     /** Kept back for destroying events, which is quick unless the library is wedged. */
@@ -160,9 +157,9 @@ public final class Cleanup {
                 inCall.set(probe);
                 try {
                     int status = call(probe.view.access(), symbol, probe.view.handle());
-                    if (status == CUDA_SUCCESS) {
+                    if (status == Status.CUDA_SUCCESS) {
                         probe.syncEnded(Sync.COMPLETE, null);
-                    } else if (status == CUDA_ERROR_NOT_READY) {
+                    } else if (status == Status.CUDA_ERROR_NOT_READY) {
                         pending = true;
                     } else {
                         probe.syncEnded(Sync.FAILED, symbol + " returned " + status);
@@ -216,7 +213,7 @@ public final class Cleanup {
         for (Item comm : comms) {
             destroys.put(comm, callAsync("ncclguard-cleanup-destroy-" + comm.view.hexHandle(), () -> {
                 setDevice(comm.view.device());
-                return call(comm.view.access(), "ncclCommDestroy", comm.view.handle());
+                return call(comm.view.access(), ExitCalls.COMM_DESTROY, comm.view.handle());
             }));
         }
         Map<AbortGroup, List<Item>> toAbort = new LinkedHashMap<>();
@@ -259,11 +256,11 @@ public final class Cleanup {
         }
         try {
             int status = destroy.get();
-            if (status == NCCL_SUCCESS) {
+            if (status == Status.NCCL_SUCCESS) {
                 comm.settle(Outcome.DESTROYED, null);
                 return null;
             }
-            if (status == NCCL_IN_PROGRESS) {
+            if (status == Status.NCCL_IN_PROGRESS) {
                 // A nonblocking communicator: its release goes on inside NCCL, and the handle is
                 // no longer ours to poll or abort.
                 comm.settle(Outcome.DESTROYED, "ncclCommDestroy returned ncclInProgress; NCCL finishes the release");
@@ -285,14 +282,14 @@ public final class Cleanup {
     private void abort(AbortGroup group, List<Item> comms) {
         setDevice(group.device());
         NativeAccess nccl = group.access();
-        boolean grouped = comms.size() > 1 && callStatus(nccl, "ncclGroupStart") == NCCL_SUCCESS;
+        boolean grouped = comms.size() > 1 && callStatus(nccl, ExitCalls.GROUP_START) == Status.NCCL_SUCCESS;
         // Without a group (a single communicator, or a failed ncclGroupStart) each abort still works.
         for (Item comm : comms) {
             comm.abortStarted = true;
-            comm.abortStatus = callStatus(nccl, "ncclCommAbort", comm.view.handle());
+            comm.abortStatus = callStatus(nccl, ExitCalls.COMM_ABORT, comm.view.handle());
         }
         if (grouped) {
-            int end = callStatus(nccl, "ncclGroupEnd");
+            int end = callStatus(nccl, ExitCalls.GROUP_END);
             for (Item comm : comms) {
                 comm.groupEndStatus = end;
             }
@@ -310,9 +307,9 @@ public final class Cleanup {
             comm.settle(Outcome.TIMED_OUT, waiting + " within " + millisSince(started) + " ms" + after);
         } else if (abort == null || abort == Integer.MIN_VALUE) {
             comm.settle(Outcome.FAILED, "cannot call ncclCommAbort" + after);
-        } else if (abort != NCCL_SUCCESS) {
+        } else if (abort != Status.NCCL_SUCCESS) {
             comm.settle(Outcome.FAILED, "ncclCommAbort returned " + abort + after);
-        } else if (groupEnd != null && groupEnd != NCCL_SUCCESS) {
+        } else if (groupEnd != null && groupEnd != Status.NCCL_SUCCESS) {
             comm.settle(Outcome.FAILED, "ncclGroupEnd returned " + groupEnd + " for the grouped aborts" + after);
         } else {
             comm.settle(Outcome.ABORTED, comm.abortReason);
@@ -342,7 +339,7 @@ public final class Cleanup {
         Future<Void> destroyer = callAsync("ncclguard-cleanup-events", () -> {
             for (Item event : events) {
                 inCall.set(event);
-                event.destroyStatus = callStatus(event.view.access(), "cudaEventDestroy", event.view.handle());
+                event.destroyStatus = callStatus(event.view.access(), ExitCalls.EVENT_DESTROY, event.view.handle());
             }
             inCall.set(null);
             return null;
@@ -363,7 +360,7 @@ public final class Cleanup {
                     + (completed ? " (its work had completed)" : "; " + event.syncNote()));
         } else if (status == Integer.MIN_VALUE) {
             event.settle(Outcome.FAILED, "cannot call cudaEventDestroy");
-        } else if (status != CUDA_SUCCESS) {
+        } else if (status != Status.CUDA_SUCCESS) {
             event.settle(Outcome.FAILED, "cudaEventDestroy returned " + status);
         } else if (completed) {
             event.settle(Outcome.SYNCHRONIZED, null);
@@ -382,7 +379,7 @@ public final class Cleanup {
         }
         // Best effort: NCCL switches to the communicator's device itself; this only spares it
         // from running on whatever device a fresh thread starts with.
-        callStatus(cudart, "cudaSetDevice", device);
+        callStatus(cudart, ExitCalls.SET_DEVICE, device);
     }
 
     /** The call's status, or Integer.MIN_VALUE when it threw (no such symbol, bad library). */
@@ -483,7 +480,7 @@ public final class Cleanup {
         }
 
         String querySymbol() {
-            return view.kind() == Kind.EVENT ? "cudaEventQuery" : "cudaStreamQuery";
+            return view.kind() == Kind.EVENT ? ExitCalls.EVENT_QUERY : ExitCalls.STREAM_QUERY;
         }
 
         synchronized Sync sync() {

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.cleanup.FakeLibrary.Call;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.NativeAccess;
@@ -92,7 +93,7 @@ class CleanupTest {
 
     @Test
     void pendingEventIsPolledUntilCompleteThenDestroyed() {
-        cudart.answerFor("cudaEventQuery", 3, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
+        cudart.answerFor("cudaEventQuery", 3, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
         HandleView event = event(0x20, cudart);
         Map<HandleView, LeakOutcome> results = run(LONG, event);
 
@@ -103,7 +104,7 @@ class CleanupTest {
 
     @Test
     void streamIsPolledUntilCompleteAndLeftToTheApplication() {
-        cudart.answerFor("cudaStreamQuery", 2, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
+        cudart.answerFor("cudaStreamQuery", 2, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
         HandleView stream = stream(0x30, cudart);
         Map<HandleView, LeakOutcome> results = run(LONG, stream);
 
@@ -114,8 +115,8 @@ class CleanupTest {
 
     @Test
     void eventsAndStreamsCompleteBeforeCommunicatorsAreReleasedAndEventsAreDestroyedLast() {
-        cudart.answerFor("cudaEventQuery", 5, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
-        cudart.answerFor("cudaStreamQuery", 3, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
+        cudart.answerFor("cudaEventQuery", 5, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
+        cudart.answerFor("cudaStreamQuery", 3, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
         HandleView comm = comm(0x10, 0, nccl);
         HandleView event = event(0x20, cudart);
         HandleView stream = stream(0x30, cudart);
@@ -242,7 +243,7 @@ class CleanupTest {
 
     @Test
     void eventStillPendingAtTheDeadlineIsDestroyedAnyway() {
-        cudart.answer("cudaEventQuery", Cleanup.CUDA_ERROR_NOT_READY);
+        cudart.answer("cudaEventQuery", Status.CUDA_ERROR_NOT_READY);
         HandleView event = event(0x20, cudart);
         Map<HandleView, LeakOutcome> results = run(SHORT, event);
 
@@ -253,7 +254,7 @@ class CleanupTest {
 
     @Test
     void streamStillPendingAtTheDeadlineTimesOut() {
-        cudart.answer("cudaStreamQuery", Cleanup.CUDA_ERROR_NOT_READY);
+        cudart.answer("cudaStreamQuery", Status.CUDA_ERROR_NOT_READY);
         HandleView stream = stream(0x30, cudart);
         Map<HandleView, LeakOutcome> results = run(SHORT, stream);
 
@@ -318,7 +319,7 @@ class CleanupTest {
 
     @Test
     void nonblockingDestroyInProgressCountsAsDestroyed() {
-        nccl.answer("ncclCommDestroy", Cleanup.NCCL_IN_PROGRESS);
+        nccl.answer("ncclCommDestroy", Status.NCCL_IN_PROGRESS);
         HandleView comm = comm(0x10, 0, nccl);
         Map<HandleView, LeakOutcome> results = run(LONG, comm);
 

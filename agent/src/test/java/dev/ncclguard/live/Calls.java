@@ -22,7 +22,7 @@ final class Calls {
     }
 
     void initRank(long comm, int nranks, int rank) {
-        byte[] id = new byte[Tracker.UNIQUE_ID_BYTES];
+        byte[] id = new byte[Catalog.UNIQUE_ID_BYTES];
         id[0] = 7;
         call("ncclCommInitRank", new Args().out(0, comm).i(1, nranks).bytes(2, id).i(3, rank));
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.jna.Pointer;
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
@@ -89,7 +90,7 @@ class NativeWrapperTrackingTest {
 
     @Test
     void jniRecordMakesItsEventPendingOnItsStreamAndOnlyASuccessfulQueryCompletesIt() throws Exception {
-        Class<?>[] c = wrapped(NativeFixtures.HotCalls.class, Tracker.CUDA_ERROR_NOT_READY);
+        Class<?>[] c = wrapped(NativeFixtures.HotCalls.class, Status.CUDA_ERROR_NOT_READY);
         Class<?> ok = c[0];
         Class<?> notReady = c[1];
         assertEquals(0, call(ok, "create", COMM, STREAM, EVENT));
@@ -101,7 +102,7 @@ class NativeWrapperTrackingTest {
         assertEquals(STREAM, s.events().get(0).recordedOn(), "recorded on its stream");
         assertEquals(1L, ((Number) pendingOps().get(STREAM)).longValue(), "the record is work on its stream");
 
-        assertEquals(Tracker.CUDA_ERROR_NOT_READY, call(notReady, "cudaEventQuery", EVENT));
+        assertEquals(Status.CUDA_ERROR_NOT_READY, call(notReady, "cudaEventQuery", EVENT));
         assertEquals(List.of(EVENT), pendingEvents(), "cudaErrorNotReady: still pending");
         assertEquals(0, call(ok, "cudaEventQuery", EVENT));
         assertEquals(List.of(), pendingEvents(), "a successful query completes it");
@@ -120,7 +121,7 @@ class NativeWrapperTrackingTest {
     @Test
     void jnaDirectPointerTypeHandlesAreReadForTheTracker() throws Exception {
         Class<?> creations = wrapped(NativeFixtures.HotCalls.class, 0)[0];
-        Class<?>[] c = wrapped(NativeFixtures.PointerTypeCalls.class, Tracker.CUDA_ERROR_NOT_READY);
+        Class<?>[] c = wrapped(NativeFixtures.PointerTypeCalls.class, Status.CUDA_ERROR_NOT_READY);
         assertEquals(0, call(creations, "create", COMM, STREAM, EVENT));
         NativeFixtures.Handle event = new NativeFixtures.Handle(EVENT);
         NativeFixtures.Handle stream = new NativeFixtures.Handle(STREAM);
@@ -128,7 +129,7 @@ class NativeWrapperTrackingTest {
         assertEquals(0, call(c[0], "cudaEventRecord", event, stream));
         assertEquals(List.of(EVENT), pendingEvents());
         assertEquals(STREAM, tracker.snapshot().events().get(0).recordedOn());
-        assertEquals(Tracker.CUDA_ERROR_NOT_READY, call(c[1], "cudaEventQuery", event));
+        assertEquals(Status.CUDA_ERROR_NOT_READY, call(c[1], "cudaEventQuery", event));
         assertEquals(List.of(EVENT), pendingEvents());
         assertEquals(0, call(c[0], "cudaEventQuery", event));
         assertEquals(List.of(), pendingEvents());
