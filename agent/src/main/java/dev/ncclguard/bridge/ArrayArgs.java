@@ -1,12 +1,11 @@
 package dev.ncclguard.bridge;
 
 import dev.ncclguard.track.CallArgs;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * {@link CallArgs} over the argument array of a JNA call, and what else the bridge keeps per
- * thread. One instance per thread is reused, so decoding a tracked call allocates nothing, and a
- * call costs one thread-local lookup.
+ * {@link CallArgs} over the argument array of a call as JNA or FFM hands it over: JNA's, JavaCPP's,
+ * NIO's and FFM's values alike ({@link BindingValues}). One instance per thread is reused, so
+ * decoding a tracked call allocates nothing, and a call costs one thread-local lookup.
  */
 public final class ArrayArgs implements CallArgs {
     /** A subclass, not withInitial(ArrayArgs::new): a method reference spins classes at a program's first NCCL call. */
@@ -17,11 +16,6 @@ public final class ArrayArgs implements CallArgs {
         }
     };
 
-    /** The agent's own calls into the libraries in progress, on any thread. */
-    private static final AtomicInteger AGENT_CALLS = new AtomicInteger();
-
-    /** Set while the agent itself calls into the library on this thread: the tracker ignores those calls. */
-    public boolean agentCall;
     private Object[] args;
     // The reader of the last argument class seen on this thread: the handles of a call, and of the
     // next ones, are nearly always of one class (Pointer), and a ClassValue lookup costs more than
@@ -30,41 +24,12 @@ public final class ArrayArgs implements CallArgs {
     private Class<?> lastType;
     private BindingValues.Reader lastReader;
 
-    public static ArrayArgs current() {
-        return PER_THREAD.get();
-    }
-
-    /**
-     * Whether this thread is inside one of the agent's own calls. Those are rare (the exit-time
-     * probe and cleanup), so the application's calls skip the thread-local while none is.
-     */
-    public static boolean agentCallOnThisThread() {
-        return AGENT_CALLS.get() != 0 && PER_THREAD.get().agentCall;
-    }
-
-    /** Marks the start of an agent's own call on this thread; returns whether it is the outermost. */
-    public static boolean agentCallStarts() {
-        ArrayArgs thread = PER_THREAD.get();
-        if (thread.agentCall) {
-            return false;
-        }
-        AGENT_CALLS.incrementAndGet();
-        thread.agentCall = true;
-        return true;
-    }
-
-    /** Ends what {@link #agentCallStarts} started, when that returned true. */
-    public static void agentCallEnds() {
-        PER_THREAD.get().agentCall = false;
-        AGENT_CALLS.decrementAndGet();
-    }
-
     /** This thread's instance over {@code args}. */
     public static ArrayArgs of(Object[] args) {
-        return current().with(args);
+        return PER_THREAD.get().with(args);
     }
 
-    public ArrayArgs with(Object[] args) {
+    private ArrayArgs with(Object[] args) {
         this.args = args;
         return this;
     }

@@ -1,9 +1,9 @@
 package dev.ncclguard.bridge.ffm;
 
 import dev.ncclguard.bootstrap.FfmSink;
-import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bridge.ArrayArgs;
 import dev.ncclguard.bridge.BindingValues;
+import dev.ncclguard.bridge.CallProtocol;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.log.Log;
@@ -47,7 +47,7 @@ public final class FfmBridge implements FfmSink {
         }
     };
 
-    private final Tracker tracker;
+    private final CallProtocol calls;
     /** Function addresses found by symbol lookups: only catalog functions are kept. */
     private final Map<Long, NativeFunction> functions = new ConcurrentHashMap<>();
     /** The application's own (unwrapped) downcall handles by symbol, for exit-time calls. */
@@ -55,7 +55,7 @@ public final class FfmBridge implements FfmSink {
     private final NativeAccess access = new FfmAccess(handles);
 
     public FfmBridge(Tracker tracker) {
-        this.tracker = tracker;
+        this.calls = new CallProtocol(tracker, "ffm");
     }
 
     @Override
@@ -98,24 +98,18 @@ public final class FfmBridge implements FfmSink {
 
     /** One tracked downcall: what the function returns, or what it throws, passes as is. */
     private Object invoke(NativeFunction fn, MethodHandle spread, Object[] args) throws Throwable {
-        long token = 0L;
+        long token;
         ArrayArgs view = ArrayArgs.of(args);
         try {
-            token = tracker.enter(fn, view);
-        } catch (Throwable t) {
-            Log.once("ffm-enter", "tracking failed in " + fn.symbol() + ", tracking goes on: " + t);
+            token = calls.enter(fn, view);
         } finally {
             view.clear();
         }
-        if (token == Tracker.CLAIMED_BY_CLEANUP) {
-            Hooks.parkUntilHalt(); // a release of what the exit-time cleanup releases: never twice
-        }
+        CallProtocol.parkIfClaimed(token);
         Object result = (Object) spread.invokeExact(args);
         view = ArrayArgs.of(args);
         try {
-            tracker.exit(fn, view, BindingValues.status(result), token, NAME, access);
-        } catch (Throwable t) {
-            Log.once("ffm-exit", "tracking failed in " + fn.symbol() + ", tracking goes on: " + t);
+            calls.exit(fn, view, BindingValues.status(result), token, NAME, access);
         } finally {
             view.clear();
         }

@@ -4,6 +4,7 @@ import dev.ncclguard.bootstrap.JnaHandle;
 import dev.ncclguard.bootstrap.JnaSink;
 import dev.ncclguard.bridge.ArrayArgs;
 import dev.ncclguard.bridge.BindingValues;
+import dev.ncclguard.bridge.CallProtocol;
 import dev.ncclguard.bridge.JnaHandles;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
@@ -20,7 +21,7 @@ public final class JnaBridge implements JnaSink {
     private static final int HANDLE = 0;
     private static final int STREAM = 1;
 
-    private final Tracker tracker;
+    private final CallProtocol calls;
     /** (library, access) pairs; an application loads two or three libraries, so a scan is cheapest. */
     private volatile Object[] accesses = new Object[0];
     /**
@@ -31,7 +32,7 @@ public final class JnaBridge implements JnaSink {
     private final JnaHandle[] readers = new JnaHandle[Catalog.size() * 2];
 
     public JnaBridge(Tracker tracker) {
-        this.tracker = tracker;
+        this.calls = new CallProtocol(tracker, "jna");
     }
 
     @Override
@@ -40,42 +41,28 @@ public final class JnaBridge implements JnaSink {
     }
 
     /**
-     * The hot calls (Tracker.onHandles) find their record here, decoding the handles straight
+     * The hot calls (onHandles) find their record here, decoding the handle or stream straight
      * from JNA's arguments; the others go through {@link ArrayArgs} in {@link #enter} and
-     * {@link #exit}. Finding changes no state, so the agent's own calls need no check here.
+     * {@link #exit}.
      */
     @Override
     public Object find(Object fn, Object[] args) {
         NativeFunction f = (NativeFunction) fn;
-        if (!Tracker.onHandles(f)) {
+        if (!CallProtocol.onHandles(f)) {
             return null;
         }
-        try {
-            return Tracker.findsByStream(f) ? tracker.find(f, 0L, handle(f, STREAM, args))
-                    : tracker.find(f, handle(f, HANDLE, args), 0L);
-        } catch (Throwable t) {
-            Log.once("jna-find", "tracking failed in " + fn + ", tracking goes on: " + t);
-            return null;
-        }
+        return calls.find(f, handle(f, CallProtocol.findsByStream(f) ? STREAM : HANDLE, args));
     }
 
     @Override
     public long enter(Object fn, Object found, Object[] args) {
         NativeFunction f = (NativeFunction) fn;
-        if (Tracker.onHandles(f)) {
-            return tracker.token(f, found);
+        if (CallProtocol.onHandles(f)) {
+            return calls.token(f, found);
         }
-        ArrayArgs a = ArrayArgs.current();
-        if (a.agentCall) {
-            return 0L;
-        }
-        a.with(args);
+        ArrayArgs a = ArrayArgs.of(args);
         try {
-            long token = tracker.enter(f, a);
-            return token == Tracker.CLAIMED_BY_CLEANUP ? JnaSink.PARK : token;
-        } catch (Throwable t) {
-            Log.once("jna-enter", "tracking failed in " + fn + ", tracking goes on: " + t);
-            return 0L;
+            return calls.enter(f, a);
         } finally {
             a.clear();
         }
@@ -84,32 +71,19 @@ public final class JnaBridge implements JnaSink {
     @Override
     public void exit(Object fn, Object found, Object library, Object[] args, Object result, long token) {
         NativeFunction f = (NativeFunction) fn;
-        if (Tracker.onHandles(f)) {
-            if (ArrayArgs.agentCallOnThisThread()) {
-                return;
-            }
-            try {
-                if (Tracker.exitReadsHandles(f, found)) {
-                    tracker.exit(f, found, handle(f, HANDLE, args), handle(f, STREAM, args), BindingValues.status(result),
-                            token, NAME, access(library));
-                } else {
-                    tracker.exit(f, found, Tracker.NOT_READ, Tracker.NOT_READ, BindingValues.status(result), token, NAME,
-                            null);
-                }
-            } catch (Throwable t) {
-                Log.once("jna-exit", "tracking failed in " + fn + ", tracking goes on: " + t);
+        int status = BindingValues.status(result);
+        if (CallProtocol.onHandles(f)) {
+            if (CallProtocol.exitReadsHandles(f, found)) {
+                calls.exit(f, found, handle(f, HANDLE, args), handle(f, STREAM, args), status, token, NAME,
+                        access(library));
+            } else {
+                calls.exit(f, found, CallProtocol.NOT_READ, CallProtocol.NOT_READ, status, token, NAME, null);
             }
             return;
         }
-        ArrayArgs a = ArrayArgs.current();
-        if (a.agentCall) {
-            return;
-        }
-        a.with(args);
+        ArrayArgs a = ArrayArgs.of(args);
         try {
-            tracker.exit(f, a, BindingValues.status(result), token, NAME, access(library));
-        } catch (Throwable t) {
-            Log.once("jna-exit", "tracking failed in " + fn + ", tracking goes on: " + t);
+            calls.exit(f, a, status, token, NAME, access(library));
         } finally {
             a.clear();
         }

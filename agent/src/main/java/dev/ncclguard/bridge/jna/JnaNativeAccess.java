@@ -1,6 +1,6 @@
 package dev.ncclguard.bridge.jna;
 
-import dev.ncclguard.bridge.ArrayArgs;
+import dev.ncclguard.bridge.OwnCalls;
 import dev.ncclguard.track.NativeAccess;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -67,12 +67,12 @@ final class JnaNativeAccess implements NativeAccess {
                 jnaArgs[i] = a instanceof Long ? h[2].invoke((long) (Long) a) : a;
             }
             Object fn = h[0].invoke(library, symbol);
-            boolean outer = ArrayArgs.agentCallStarts();
+            boolean outer = OwnCalls.starts();
             try {
                 return (int) h[1].invoke(fn, jnaArgs);
             } finally {
                 if (outer) {
-                    ArrayArgs.agentCallEnds();
+                    OwnCalls.ends();
                 }
             }
         } catch (RuntimeException | Error e) {

@@ -1,9 +1,9 @@
 package dev.ncclguard.bridge.natives;
 
 import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.bridge.CallProtocol;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
-import dev.ncclguard.log.Log;
 import dev.ncclguard.track.NativeAccess;
 import dev.ncclguard.track.Tracker;
 import java.util.ArrayList;
@@ -21,7 +21,7 @@ public final class NativeBridge implements NativeSink {
     public static final String JAVACPP = "javacpp";
     public static final String JNI = "jni";
 
-    private final Tracker tracker;
+    private final CallProtocol calls;
     private final String prefix;
     private volatile NativeMethodTransformer transformer;
     /** What this bridge reaches, in one line for the attach command. */
@@ -34,7 +34,7 @@ public final class NativeBridge implements NativeSink {
 
     /** @param prefix the native method prefix the renamed natives carry */
     public NativeBridge(Tracker tracker, String prefix) {
-        this.tracker = tracker;
+        this.calls = new CallProtocol(tracker, "native");
         this.prefix = prefix;
     }
 
@@ -131,11 +131,7 @@ public final class NativeBridge implements NativeSink {
         }
         NativeArgs a = NativeArgs.of(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, 0L);
         try {
-            long token = tracker.enter(site.fn, a);
-            return token == Tracker.CLAIMED_BY_CLEANUP ? NativeSink.PARK : token;
-        } catch (Throwable t) {
-            Log.once("native-enter", "tracking failed in " + site + ", tracking goes on: " + t);
-            return 0L;
+            return calls.enter(site.fn, a);
         } finally {
             a.clear();
         }
@@ -153,16 +149,14 @@ public final class NativeBridge implements NativeSink {
         }
         NativeArgs a = NativeArgs.of(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, result);
         try {
-            tracker.exit(site.fn, a, site.status(result), token, site.bridge, access(site));
-        } catch (Throwable t) {
-            Log.once("native-exit", "tracking failed in " + site + ", tracking goes on: " + t);
+            calls.exit(site.fn, a, site.status(result), token, site.bridge, access(site));
         } finally {
             a.clear();
         }
     }
 
     /*
-     * The carried-record path of the hot calls (Tracker.onHandles): the record is found once,
+     * The carried-record path of the hot calls (CallProtocol.onHandles): the record is found once,
      * before the call, and the wrapper carries it and the token to the exit in its locals, as the
      * JNA bridge's woven code does; no per-thread arguments. The agent's own exit-time calls go to
      * the renamed natives, past the wrappers, so none arrives here.
@@ -174,28 +168,15 @@ public final class NativeBridge implements NativeSink {
         if (site == null) {
             return null;
         }
-        try {
-            NativeFunction f = site.fn;
-            return Tracker.findsByStream(f) ? tracker.find(f, 0L, site.handleIn(site.slots.stream(), stream, streamRef))
-                    : tracker.find(f, site.handleIn(site.slots.handle(), handle, handleRef), 0L);
-        } catch (Throwable t) {
-            Log.once("native-find", "tracking failed in " + site + ", tracking goes on: " + t);
-            return null;
-        }
+        NativeFunction f = site.fn;
+        return CallProtocol.findsByStream(f) ? calls.find(f, site.handleIn(site.slots.stream(), stream, streamRef))
+                : calls.find(f, site.handleIn(site.slots.handle(), handle, handleRef));
     }
 
     @Override
     public long token(int id, Object found) {
         NativeSite site = site(id);
-        if (site == null) {
-            return 0L;
-        }
-        try {
-            return tracker.token(site.fn, found);
-        } catch (Throwable t) {
-            Log.once("native-enter", "tracking failed in " + site + ", tracking goes on: " + t);
-            return 0L;
-        }
+        return site == null ? 0L : calls.token(site.fn, found);
     }
 
     @Override
@@ -208,18 +189,14 @@ public final class NativeBridge implements NativeSink {
         if (receiver != null && site.receiver == null) {
             site.receiver = receiver;
         }
-        try {
-            NativeFunction f = site.fn;
-            if (Tracker.exitReadsHandles(f, found)) {
-                tracker.exit(f, found, site.handleIn(site.slots.handle(), handle, handleRef),
-                        site.handleIn(site.slots.stream(), stream, streamRef), site.status(result), token, site.bridge,
-                        access(site));
-            } else {
-                tracker.exit(f, found, Tracker.NOT_READ, Tracker.NOT_READ, site.status(result), token, site.bridge,
-                        null);
-            }
-        } catch (Throwable t) {
-            Log.once("native-exit", "tracking failed in " + site + ", tracking goes on: " + t);
+        NativeFunction f = site.fn;
+        if (CallProtocol.exitReadsHandles(f, found)) {
+            calls.exit(f, found, site.handleIn(site.slots.handle(), handle, handleRef),
+                    site.handleIn(site.slots.stream(), stream, streamRef), site.status(result), token, site.bridge,
+                    access(site));
+        } else {
+            calls.exit(f, found, CallProtocol.NOT_READ, CallProtocol.NOT_READ, site.status(result), token,
+                    site.bridge, null);
         }
     }
 

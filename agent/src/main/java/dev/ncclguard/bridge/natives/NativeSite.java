@@ -3,11 +3,9 @@ package dev.ncclguard.bridge.natives;
 import dev.ncclguard.bootstrap.JnaHandle;
 import dev.ncclguard.bridge.BindingValues;
 import dev.ncclguard.bridge.JnaHandles;
-import dev.ncclguard.catalog.Effect;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.track.NativeAccess;
-import dev.ncclguard.track.Tracker;
 import dev.ncclguard.weave.Slots;
 import dev.ncclguard.weave.WrappedMethod;
 import java.lang.ref.WeakReference;
@@ -133,7 +131,7 @@ public final class NativeSite implements WrappedMethod {
             kinds[k] = kind(fn, args[k], params[args[k]]);
         }
         // a handle a bindings file maps to the result is read after the call: left to CallArgs
-        boolean carried = Tracker.onHandles(fn) && fn.handle() != RESULT && fn.stream() != RESULT;
+        boolean carried = fn.effect().change().onHandles() && fn.handle() != RESULT && fn.stream() != RESULT;
         return new Slots(args, kinds, carried, indexOf(args, fn.handle()), indexOf(args, fn.stream()));
     }
 
@@ -178,18 +176,9 @@ public final class NativeSite implements WrappedMethod {
                 return false;
             }
         }
-        return index != fn.handle() || !creates(fn.effect());
+        return index != fn.handle() || !fn.effect().change().creates();
     }
 
-    private static boolean creates(Effect e) {
-        switch (e) {
-            case COMM_CREATE: case COMM_CREATE_ALL: case COMM_SPLIT: case COMM_SHRINK: case EVENT_CREATE:
-            case STREAM_CREATE:
-                return true;
-            default:
-                return false;
-        }
-    }
 
     /** The slot holding Java argument {@code index}, or -1. */
     int slotOf(int index) {

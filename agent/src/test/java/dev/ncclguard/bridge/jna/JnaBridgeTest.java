@@ -6,7 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
 import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bridge.ArrayArgs;
+import dev.ncclguard.bridge.OwnCalls;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.track.Tracker;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /** The JNA bridge as the code woven into Function.invoke drives it, on JNA's own argument objects. */
 class JnaBridgeTest {
     private static final Integer SUCCESS = 0;
-    private static final Integer NOT_READY = Tracker.CUDA_ERROR_NOT_READY;
+    private static final Integer NOT_READY = Status.CUDA_ERROR_NOT_READY;
     private final Tracker tracker = new Tracker();
     private final Pointer event = new Pointer(0xE000L);
     private final Pointer stream = new Pointer(0x5000L);
@@ -72,7 +73,7 @@ class JnaBridgeTest {
         call("cudaStreamCreate", SUCCESS, out(0x5000L));
         call("cudaEventCreate", SUCCESS, out(0xE000L));
         call("cudaEventRecord", SUCCESS, event, stream);
-        boolean outer = ArrayArgs.agentCallStarts();
+        boolean outer = OwnCalls.starts();
         try {
             call("cudaEventQuery", SUCCESS, event); // the exit-time probe, say: it must not change the report
             assertEquals(1, pendingEvents());
@@ -80,9 +81,9 @@ class JnaBridgeTest {
             assertEquals(0, pendingEvents(), "an application thread's query still counts");
         } finally {
             if (outer) {
-                ArrayArgs.agentCallEnds();
+                OwnCalls.ends();
             }
         }
-        assertEquals(false, ArrayArgs.agentCallOnThisThread());
+        assertEquals(false, OwnCalls.onThisThread());
     }
 }
