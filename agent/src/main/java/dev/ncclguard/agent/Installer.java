@@ -2,6 +2,7 @@ package dev.ncclguard.agent;
 
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bootstrap.Live;
+import dev.ncclguard.bridge.attach.LoadedNatives;
 import dev.ncclguard.bridge.ffm.FfmFirstUse;
 import dev.ncclguard.bridge.ffm.FfmTransformer;
 import dev.ncclguard.bridge.jna.JnaBridge;
@@ -66,10 +67,15 @@ public final class Installer {
             Hooks.jna = new JnaBridge(tracker);
             Live.view = new LiveReport(tracker, options.suppressions());
             boolean ffm = Runtime.version().feature() >= 22;
-            Map<String, List<String>> instrumented = new HookTransformer(ffm, new PreloadFirstJnaCalls()).install(inst);
+            Map<String, List<String>> instrumented = new HookTransformer(ffm, Preload.thread("ncclguard-preload", Preload.FIRST_JNA_CALLS))
+                    .install(inst);
             // no application shutdown hook can exist before the class that holds them is loaded
             JfrShutdown.hooksMayExist = !notLoaded(instrumented, HookWeaver.APP_SHUTDOWN_HOOKS);
             NativeBridge natives = NativeMethods.install(inst, tracker, bindings, premain);
+            if (natives != null && !premain) {
+                // after an attach, native methods of classes loaded before it are reached at their call sites
+                natives.coverage(LoadedNatives.reach(inst, natives));
+            }
             if (ffm) {
                 if (premain && notLoaded(instrumented, HookWeaver.SYMBOL_LOOKUP)
                         && notLoaded(instrumented, HookWeaver.LINKER)) {
@@ -112,14 +118,6 @@ public final class Installer {
 
     private static boolean notLoaded(Map<String, List<String>> instrumented, String internalName) {
         return instrumented.getOrDefault(internalName.replace('/', '.'), List.of()).contains(HookTransformer.NOT_LOADED);
-    }
-
-    /** At the first load of JNA's Function: its first tracked calls' classes are loaded ahead (a class, not a lambda: premain). */
-    private static final class PreloadFirstJnaCalls implements Runnable {
-        @Override
-        public void run() {
-            Preload.start("ncclguard-preload", Preload.FIRST_JNA_CALLS);
-        }
     }
 
     /** The tracker's clock; a class of its own rather than a method reference, which costs more in premain. */

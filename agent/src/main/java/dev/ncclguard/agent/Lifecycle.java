@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * of the JVM's system shutdown slots after the one that runs the application's shutdown hooks, so
  * it starts only once those have all finished, and before the C libraries' atexit teardown.
  */
-final class Lifecycle {
+final class Lifecycle implements Runnable {
     /** The JVM runs system hooks by slot; slot 1 runs every application hook. Ours goes last. */
     private static final int LAST_SLOT = 9;
     private static final int FIRST_FREE_SLOT = 3;
@@ -45,7 +45,7 @@ final class Lifecycle {
     }
 
     void registerExitHook(Instrumentation inst) {
-        Runnable hook = new ExitHook(this);
+        Runnable hook = this;
         try {
             Agent.openJdkInternals(inst);
             for (int slot = LAST_SLOT; slot >= FIRST_FREE_SLOT; slot--) {
@@ -66,18 +66,10 @@ final class Lifecycle {
         }
     }
 
-    /** The exit hook; a class rather than a method reference, which costs more in premain. */
-    private static final class ExitHook implements Runnable {
-        private final Lifecycle lifecycle;
-
-        ExitHook(Lifecycle lifecycle) {
-            this.lifecycle = lifecycle;
-        }
-
-        @Override
-        public void run() {
-            lifecycle.atExitSafely();
-        }
+    /** The exit hook itself: a class rather than a method reference, which costs more in premain. */
+    @Override
+    public void run() {
+        atExitSafely();
     }
 
     private void atExitSafely() {

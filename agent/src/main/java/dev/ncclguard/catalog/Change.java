@@ -42,20 +42,21 @@ public enum Change {
     /** One op (a wait) enqueued on the stream. */
     ENQUEUE_WAIT(Path.BY_STREAM, false);
 
-    /** How the tracker reads a call. */
-    private enum Path {
-        /** Through its decoded arguments (CallArgs). */
-        ARGUMENTS,
-        /** On its handle alone: what it acts on is found by the handle. */
-        BY_HANDLE,
-        /** On its handle and stream: what it acts on is found by the stream. */
-        BY_STREAM
+    /**
+     * How the tracker reads a call: through its decoded arguments (CallArgs), or on its handle and
+     * stream alone, what it acts on found by the handle or by the stream. Constants, not an enum:
+     * they are compiled into the uses, so premain loads no class for them.
+     */
+    private static final class Path {
+        static final int ARGUMENTS = 0;
+        static final int BY_HANDLE = 1;
+        static final int BY_STREAM = 2;
     }
 
-    private final Path path;
+    private final int path;
     private final boolean creates;
 
-    Change(Path path, boolean creates) {
+    Change(int path, boolean creates) {
         this.path = path;
         this.creates = creates;
     }

@@ -56,40 +56,57 @@ public final class Bindings {
 
     /** Reads and checks the file; throws {@link BindingsException} naming the first bad line. */
     public static Bindings load(Path file) {
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-        } catch (IOException | RuntimeException e) {
-            throw new BindingsException("ncclguard: cannot read bindings file " + file + ": " + e);
-        }
-        return parse(file.toString(), lines);
+        return Parse.file(file);
     }
 
     public static Bindings parse(String name, List<String> lines) {
-        Map<String, List<Entry>> byClass = new LinkedHashMap<>();
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < lines.size(); i++) {
-            String text = lines.get(i).strip();
-            if (text.isEmpty() || text.startsWith("#")) {
-                continue;
-            }
-            Entry e;
-            try {
-                e = parseLine(text, i + 1);
-            } catch (IllegalArgumentException ex) {
-                throw new BindingsException("ncclguard: bindings file " + name + " line " + (i + 1) + ": "
-                        + ex.getMessage());
-            }
-            String key = e.internalClass + "#" + e.method + (e.descriptor == null ? "" : e.descriptor);
-            if (!seen.add(key)) {
-                throw new BindingsException("ncclguard: bindings file " + name + " line " + (i + 1)
-                        + ": " + e.internalClass.replace('/', '.') + "#" + e.method + " is mapped twice");
-            }
-            byClass.computeIfAbsent(e.internalClass, k -> new ArrayList<>()).add(e);
+        return Parse.lines(name, lines);
+    }
+
+    /**
+     * The reading of a file, in a class of its own: premain, which reads none without the option,
+     * loads neither it nor {@link BindingsException}.
+     */
+    private static final class Parse {
+        private Parse() {
         }
-        Map<String, List<Entry>> frozen = new HashMap<>();
-        byClass.forEach((k, v) -> frozen.put(k, List.copyOf(v)));
-        return new Bindings(Collections.unmodifiableMap(frozen));
+
+        static Bindings file(Path file) {
+            List<String> lines;
+            try {
+                lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+            } catch (IOException | RuntimeException e) {
+                throw new BindingsException("ncclguard: cannot read bindings file " + file + ": " + e);
+            }
+            return lines(file.toString(), lines);
+        }
+
+        static Bindings lines(String name, List<String> lines) {
+            Map<String, List<Entry>> byClass = new LinkedHashMap<>();
+            Set<String> seen = new HashSet<>();
+            for (int i = 0; i < lines.size(); i++) {
+                String text = lines.get(i).strip();
+                if (text.isEmpty() || text.startsWith("#")) {
+                    continue;
+                }
+                Entry e;
+                try {
+                    e = parseLine(text, i + 1);
+                } catch (IllegalArgumentException ex) {
+                    throw new BindingsException("ncclguard: bindings file " + name + " line " + (i + 1) + ": "
+                            + ex.getMessage());
+                }
+                String key = e.internalClass + "#" + e.method + (e.descriptor == null ? "" : e.descriptor);
+                if (!seen.add(key)) {
+                    throw new BindingsException("ncclguard: bindings file " + name + " line " + (i + 1)
+                            + ": " + e.internalClass.replace('/', '.') + "#" + e.method + " is mapped twice");
+                }
+                byClass.computeIfAbsent(e.internalClass, k -> new ArrayList<>()).add(e);
+            }
+            Map<String, List<Entry>> frozen = new HashMap<>();
+            byClass.forEach((k, v) -> frozen.put(k, List.copyOf(v)));
+            return new Bindings(Collections.unmodifiableMap(frozen));
+        }
     }
 
     public boolean isEmpty() {

@@ -21,14 +21,6 @@ final class Communicators {
     private static final int MAX_INIT_ALL_DEVICES = 1 << 12;
     private static final int MAX_EXCLUDED_RANKS = 1 << 20;
 
-    /** A class, not a lambda: communicators() runs at exit, where a lambda's first call links method handles. */
-    private static final Comparator<CommLife> BY_CREATION = new Comparator<>() {
-        @Override
-        public int compare(CommLife a, CommLife b) {
-            return Long.compare(a.createdAtMillis(), b.createdAtMillis());
-        }
-    };
-
     private final Tracker tracker;
     final LongMap<CommRecord> records = new LongMap<>();
     private final AtomicLong created = new AtomicLong();
@@ -214,12 +206,23 @@ final class Communicators {
         for (CommRecord c : live) {
             all.add(CommLife.of(c, 0, null));
         }
-        all.sort(BY_CREATION);
+        all.sort(new ByCreation());
         return all;
     }
 
     /** Released communicators left out of {@link #communicators()} to bound memory. */
     long omitted() {
         return history.dropped();
+    }
+
+    /**
+     * A class, not a lambda: communicators() runs at exit, where a lambda's first call links method
+     * handles; and made there, so that premain does not load it.
+     */
+    private static final class ByCreation implements Comparator<CommLife> {
+        @Override
+        public int compare(CommLife a, CommLife b) {
+            return Long.compare(a.createdAtMillis(), b.createdAtMillis());
+        }
     }
 }

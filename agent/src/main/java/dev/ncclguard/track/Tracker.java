@@ -61,7 +61,8 @@ public final class Tracker {
 
     private final AtomicLong serials = new AtomicLong();
     private final AtomicLong internalErrors = new AtomicLong();
-    private final CreationStacks creationStacks = new CreationStacks();
+    /** Made at the first event or stream created with stacks on: a JVM that makes none never loads it. */
+    private volatile CreationStacks creationStacks;
     private volatile Throwable firstInternalError;
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
     private volatile boolean sawAnyCall;
@@ -383,7 +384,21 @@ public final class Tracker {
      * not 70 MB of them).
      */
     Throwable sharedStack() {
-        return stacks ? creationStacks.share(new Throwable("creation stack")) : null;
+        return stacks ? creationStacks().share(new Throwable("creation stack")) : null;
+    }
+
+    private CreationStacks creationStacks() {
+        CreationStacks c = creationStacks;
+        if (c == null) {
+            synchronized (this) {
+                c = creationStacks;
+                if (c == null) {
+                    c = new CreationStacks();
+                    creationStacks = c;
+                }
+            }
+        }
+        return c;
     }
 
     static String threadName() {

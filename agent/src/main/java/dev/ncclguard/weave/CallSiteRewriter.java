@@ -1,6 +1,7 @@
 package dev.ncclguard.weave;
 
 import java.util.Map;
+import java.util.function.IntFunction;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
@@ -34,7 +35,12 @@ public final class CallSiteRewriter {
     }
 
     /** The class with its calls of the sites' methods rewritten, or null when it has none. */
-    public static byte[] rewrite(byte[] classfile, Map<String, ? extends WrappedMethod> sites, Counter counter) {
+    /**
+     * @param sites "owner.name(desc)" (owner internal) of each native method to reach, to its site
+     * @param slots the arguments each site hands over
+     */
+    public static byte[] rewrite(byte[] classfile, Map<String, Integer> sites, IntFunction<Slots> slots,
+            Counter counter) {
         ClassReader reader = new ClassReader(classfile);
         Map<String, Integer> maxLocals = maxLocals(reader);
         ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
@@ -44,7 +50,7 @@ public final class CallSiteRewriter {
             public MethodVisitor visitMethod(int access, String name, String desc, String signature, String[] exceptions) {
                 MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
                 Integer locals = maxLocals.get(name + desc);
-                return locals == null ? mv : new Sites(mv, sites, locals, count);
+                return locals == null ? mv : new Sites(mv, sites, slots, locals, count);
             }
         }, 0);
         if (count[0] == 0) {
@@ -73,25 +79,29 @@ public final class CallSiteRewriter {
 
     /** Rewrites the invokes of site methods in one method body. */
     private static final class Sites extends MethodVisitor {
-        private final Map<String, ? extends WrappedMethod> sites;
+        private final Map<String, Integer> sites;
+        private final IntFunction<Slots> slots;
         private final int firstFree;
         private final int[] count;
 
-        Sites(MethodVisitor mv, Map<String, ? extends WrappedMethod> sites, int firstFree, int[] count) {
+        Sites(MethodVisitor mv, Map<String, Integer> sites, IntFunction<Slots> slots, int firstFree, int[] count) {
             super(Opcodes.ASM9, mv);
             this.sites = sites;
+            this.slots = slots;
             this.firstFree = firstFree;
             this.count = count;
         }
 
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String desc, boolean isInterface) {
-            WrappedMethod site = opcode == Opcodes.INVOKEINTERFACE || opcode == Opcodes.INVOKEDYNAMIC ? null
+            Integer id = opcode == Opcodes.INVOKEINTERFACE || opcode == Opcodes.INVOKEDYNAMIC ? null
                     : sites.get(owner + "." + name + desc);
-            if (site == null) {
+            if (id == null) {
                 super.visitMethodInsn(opcode, owner, name, desc, isInterface);
                 return;
             }
+            int site = id;
+            Slots slots = this.slots.apply(site);
             count[0]++;
             boolean isStatic = opcode == Opcodes.INVOKESTATIC;
             Type[] params = Type.getArgumentTypes(desc);
@@ -109,7 +119,7 @@ public final class CallSiteRewriter {
             }
             int tokenLocal = next;
             next += 2;
-            int foundLocal = site.slots().carried() ? next++ : -1;
+            int foundLocal = slots.carried() ? next++ : -1;
             int resultLocal = next;
             for (int i = params.length - 1; i >= 0; i--) {
                 mv.visitVarInsn(params[i].getOpcode(Opcodes.ISTORE), paramLocals[i]);
@@ -118,11 +128,11 @@ public final class CallSiteRewriter {
                 mv.visitVarInsn(Opcodes.ASTORE, receiver);
             }
             if (foundLocal >= 0) {
-                NativeWrapper.callFind(mv, site.id(), site.slots(), params, paramLocals);
+                NativeWrapper.callFind(mv, site, slots, params, paramLocals);
                 mv.visitVarInsn(Opcodes.ASTORE, foundLocal);
-                NativeWrapper.callToken(mv, site.id(), foundLocal);
+                NativeWrapper.callToken(mv, site, foundLocal);
             } else {
-                NativeWrapper.callEnter(mv, site.id(), site.slots(), params, paramLocals);
+                NativeWrapper.callEnter(mv, site, slots, params, paramLocals);
             }
             mv.visitVarInsn(Opcodes.LSTORE, tokenLocal);
             // the application's own call, unchanged
@@ -137,10 +147,10 @@ public final class CallSiteRewriter {
                 mv.visitVarInsn(ret.getOpcode(Opcodes.ISTORE), resultLocal);
             }
             if (foundLocal >= 0) {
-                NativeWrapper.callExitFound(mv, site.id(), site.slots(), params, paramLocals, ret, resultLocal, receiver,
+                NativeWrapper.callExitFound(mv, site, slots, params, paramLocals, ret, resultLocal, receiver,
                         tokenLocal, foundLocal);
             } else {
-                NativeWrapper.callExit(mv, site.id(), site.slots(), params, paramLocals, ret, resultLocal, receiver,
+                NativeWrapper.callExit(mv, site, slots, params, paramLocals, ret, resultLocal, receiver,
                         tokenLocal);
             }
             if (ret.getSort() != Type.VOID) {

@@ -25,16 +25,17 @@ public final class HookTransformer implements ClassFileTransformer {
     private final Set<String> targets;
     /** Why the last transformation of a class was not done, for {@link #install}'s answer. */
     private final Map<String, String> failures = new ConcurrentHashMap<>();
-    /** Run once, as JNA's Function is woven at its load: what its first tracked calls need can be loaded ahead then. */
-    private final Runnable onJnaFunction;
+    /** Started once, as JNA's Function is woven at its load: what its first tracked calls need can be loaded ahead then. */
+    private final Thread atJnaFunction;
     private volatile boolean jnaSeen;
 
     /**
      * @param ffmFirstUse   also weave the static methods where FFM use starts (Java 22+)
-     * @param onJnaFunction run once when JNA's Function is woven as it loads; must not throw
+     * @param atJnaFunction a thread not started yet, started when JNA's Function is woven as it loads;
+     *                      null for none
      */
-    public HookTransformer(boolean ffmFirstUse, Runnable onJnaFunction) {
-        this.onJnaFunction = onJnaFunction;
+    public HookTransformer(boolean ffmFirstUse, Thread atJnaFunction) {
+        this.atJnaFunction = atJnaFunction;
         targets = ffmFirstUse
                 ? Set.of(HookWeaver.JNA_FUNCTION, HookWeaver.SHUTDOWN, HookWeaver.THREAD_GROUP,
                         HookWeaver.APP_SHUTDOWN_HOOKS, HookWeaver.SYMBOL_LOOKUP, HookWeaver.LINKER)
@@ -117,7 +118,7 @@ public final class HookTransformer implements ClassFileTransformer {
             byte[] woven = HookWeaver.weave(className, classfile, redefined);
             if (woven != null && redefined == null && className.equals(HookWeaver.JNA_FUNCTION) && !jnaSeen) {
                 jnaSeen = true;
-                onJnaFunction.run();
+                startQuietly(atJnaFunction);
             }
             if (woven == null) {
                 Log.once("shape-" + className, className.replace('/', '.')
@@ -144,6 +145,16 @@ public final class HookTransformer implements ClassFileTransformer {
             Thread t = new Thread(Hooks::ffmFirstUse, "ncclguard-ffm-install");
             t.setDaemon(true);
             t.start();
+        }
+    }
+
+    private static void startQuietly(Thread thread) {
+        try {
+            if (thread != null) {
+                thread.start();
+            }
+        } catch (RuntimeException | Error e) {
+            // nothing lost: what it would have loaded loads where it is needed
         }
     }
 

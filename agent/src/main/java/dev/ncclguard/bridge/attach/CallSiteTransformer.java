@@ -4,8 +4,10 @@ import dev.ncclguard.bridge.natives.ClassScan;
 import dev.ncclguard.bridge.natives.NativeSite;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.weave.CallSiteRewriter;
+import dev.ncclguard.weave.Slots;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -16,13 +18,17 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class CallSiteTransformer implements ClassFileTransformer {
     /** "owner.name(desc)" (owner internal) to the site of that native method. */
-    private final Map<String, NativeSite> sites;
+    private final Map<String, Integer> sites = new HashMap<>();
+    private final Map<Integer, Slots> slots = new HashMap<>();
     private final ClassScan scan;
     /** Call sites rewritten, per internal class name; read by the attach command's answer. */
     final Map<String, Integer> rewritten = new ConcurrentHashMap<>();
 
     CallSiteTransformer(Map<String, NativeSite> sites, ClassScan scan) {
-        this.sites = Map.copyOf(sites);
+        for (Map.Entry<String, NativeSite> e : sites.entrySet()) {
+            this.sites.put(e.getKey(), e.getValue().id());
+            this.slots.put(e.getValue().id(), e.getValue().slots());
+        }
         this.scan = scan;
     }
 
@@ -38,7 +44,8 @@ final class CallSiteTransformer implements ClassFileTransformer {
             return null;
         }
         try {
-            return CallSiteRewriter.rewrite(classfile, sites, count -> rewritten.merge(className, count, Integer::sum));
+            return CallSiteRewriter.rewrite(classfile, sites, slots::get,
+                    count -> rewritten.merge(className, count, Integer::sum));
         } catch (Throwable t) {
             Log.warn("cannot rewrite the NCCL/CUDA calls in " + className.replace('/', '.')
                     + ", they run untracked: " + t);

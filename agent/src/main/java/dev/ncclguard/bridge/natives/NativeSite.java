@@ -7,7 +7,6 @@ import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.track.NativeAccess;
 import dev.ncclguard.weave.Slots;
-import dev.ncclguard.weave.WrappedMethod;
 import java.lang.ref.WeakReference;
 import java.util.Arrays;
 import java.util.TreeSet;
@@ -17,7 +16,7 @@ import net.bytebuddy.jar.asm.Type;
  * One wrapped native method: what it means to the tracker and how to call it again at exit.
  * Made when its class is defined, before the class exists, so it names the class and loader.
  */
-public final class NativeSite implements WrappedMethod {
+public final class NativeSite {
     /** The position of a function's role that is the method's return value (bindings: handle=return). */
     static final int RESULT = Bindings.RESULT;
     private static final String JNA_POINTER = "Lcom/sun/jna/Pointer;";
@@ -264,12 +263,11 @@ public final class NativeSite implements WrappedMethod {
         return map;
     }
 
-    @Override
     public int id() {
         return id;
     }
 
-    @Override
+    /** The arguments the wrapper, or a rewritten call site, hands the hooks. */
     public Slots slots() {
         return slots;
     }

@@ -11,8 +11,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.weave.CallSiteRewriter;
+import dev.ncclguard.weave.Slots;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import net.bytebuddy.jar.asm.Type;
@@ -33,6 +35,17 @@ class CallSiteRewriterTest {
             CALLEES + ".cudaEventQuery(J)I", site(8, "cudaEventQuery", "(J)I", true, "handle=0"),
             CALLEES + ".cudaEventCreate(J)Ljava/lang/String;", site(9, "cudaEventCreate", "(J)Ljava/lang/String;",
                     false, "handle=0"));
+
+    /** The rewriter's view of SITES: each method's site, each site's slots. */
+    private static final Map<String, Integer> SITE_IDS = new HashMap<>();
+    private static final Map<Integer, Slots> SITE_SLOTS = new HashMap<>();
+
+    static {
+        SITES.forEach((method, site) -> {
+            SITE_IDS.put(method, site.id());
+            SITE_SLOTS.put(site.id(), site.slots());
+        });
+    }
 
     private final RecordingSink sink = new RecordingSink();
     private final List<RecordingSink.Call> entered = sink.entered;
@@ -98,7 +111,8 @@ class CallSiteRewriterTest {
 
     private Class<?> rewritten() throws Exception {
         int[] count = new int[1];
-        byte[] bytes = CallSiteRewriter.rewrite(NativeFixtures.bytesOf(Callers.class), SITES, n -> count[0] += n);
+        byte[] bytes = CallSiteRewriter.rewrite(NativeFixtures.bytesOf(Callers.class), SITE_IDS, SITE_SLOTS::get,
+                n -> count[0] += n);
         assertNotNull(bytes);
         assertEquals(3, count[0], "call sites rewritten");
         Hooks.natives = sink;
@@ -175,6 +189,6 @@ class CallSiteRewriterTest {
 
     @Test
     void classWithoutSuchCallsIsNotRewritten() {
-        assertNull(CallSiteRewriter.rewrite(NativeFixtures.bytesOf(Callees.class), SITES, n -> { }));
+        assertNull(CallSiteRewriter.rewrite(NativeFixtures.bytesOf(Callees.class), SITE_IDS, SITE_SLOTS::get, n -> { }));
     }
 }
