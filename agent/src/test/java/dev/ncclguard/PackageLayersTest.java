@@ -52,7 +52,8 @@ class PackageLayersTest {
             List.of("live"),
             List.of("control"),
             List.of("agent"),
-            List.of("cli"));
+            List.of("cli"),
+            List.of("entry"));
 
     private static final String ROOT = "dev/ncclguard/";
     /** A type named in a constant pool entry: dev/ncclguard/, the package, a class name (capitalized). */
