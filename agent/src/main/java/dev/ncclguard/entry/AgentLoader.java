@@ -6,7 +6,6 @@ import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.net.MalformedURLException;
 import java.net.URISyntaxException;
 import java.net.URL;
 import java.security.CodeSource;
@@ -182,7 +181,7 @@ public final class AgentLoader extends ClassLoader {
         }
         try {
             return new URL("jar:" + location + "!/" + entryName);
-        } catch (MalformedURLException e) {
+        } catch (IOException e) { // malformed: not caught by its own name, which premain would then load
             return null;
         }
     }
