@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.json.ReportSchema;
 import java.io.PrintStream;
 import java.util.Arrays;
 
@@ -28,7 +29,7 @@ final class CheckCommand {
         long released = 0;
         int leaky = 0;
         for (ReportFile r : loaded.reports()) {
-            ReportFile.Summary s = r.summary();
+            ReportSchema.Summary s = r.summary();
             created += s.commsCreated();
             released += s.commsReleased();
             suppressed += r.suppressed().size();

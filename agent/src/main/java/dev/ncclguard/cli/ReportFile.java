@@ -1,6 +1,8 @@
 package dev.ncclguard.cli;
 
 import dev.ncclguard.json.Json;
+import dev.ncclguard.json.ReportSchema.Summary;
+import dev.ncclguard.json.ReportSchema;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,11 +33,7 @@ record ReportFile(
         List<LeakEntry> suppressed,
         List<CommEntry> communicators) {
 
-    static final String SCHEMA = "ncclguard-report/1";
-
-    record Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
-            long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed) {
-    }
+    static final String SCHEMA = ReportSchema.NAME;
 
     /** An entry of {@code leaks} or {@code suppressed}; {@code suppression} is the rule, for the latter. */
     record LeakEntry(String kind, String handle, String api, String bridge, String thread, Instant createdAt,
@@ -112,16 +110,19 @@ record ReportFile(
         if (!SCHEMA.equals(schema)) {
             throw new BadReportException("not an ncclguard report: schema is \"" + schema + "\", expected \"" + SCHEMA + "\"");
         }
-        Fields s = r.object("summary");
-        Summary summary = new Summary(s.count("commsCreated"), s.count("commsReleased"), s.count("leakedComms"),
-                s.count("pendingEvents"), s.count("unsyncedStreams"), s.count("cleaned"), s.count("cleanupFailed"),
-                s.has("suppressed") ? s.count("suppressed") : 0);
+        Fields s = r.object(ReportSchema.SUMMARY);
+        long[] counts = new long[Summary.FIELDS.size()];
+        for (int i = 0; i < counts.length; i++) {
+            String field = Summary.FIELDS.get(i);
+            counts[i] = field.equals(Summary.OPTIONAL) && !s.has(field) ? 0 : s.count(field);
+        }
+        Summary summary = Summary.of(counts);
         List<LeakEntry> leaks = leaks(r, "leaks", true);
         List<LeakEntry> suppressed = r.has("suppressed") ? leaks(r, "suppressed", false) : List.of();
         agree(summary.leakedComms(), leaks, "comm", "leakedComms");
         agree(summary.pendingEvents(), leaks, "event", "pendingEvents");
         agree(summary.unsyncedStreams(), leaks, "stream", "unsyncedStreams");
-        if (r.has("suppressed") && s.has("suppressed") && summary.suppressed() != suppressed.size()) {
+        if (r.has("suppressed") && s.has(Summary.OPTIONAL) && summary.suppressed() != suppressed.size()) {
             throw new BadReportException("summary.suppressed is " + summary.suppressed() + " but suppressed lists "
                     + suppressed.size());
         }

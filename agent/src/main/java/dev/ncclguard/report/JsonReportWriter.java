@@ -4,6 +4,7 @@ import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.JsonOut;
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.track.Details;
 import dev.ncclguard.track.HandleView;
 import java.io.ByteArrayOutputStream;
@@ -185,16 +186,11 @@ public final class JsonReportWriter {
                 json.name("note").string(before.note());
                 json.endObject();
             }
-            Report.Summary s = report.summary();
-            json.name("summary").beginObject();
-            json.name("commsCreated").number(s.commsCreated());
-            json.name("commsReleased").number(s.commsReleased());
-            json.name("leakedComms").number(s.leakedComms());
-            json.name("pendingEvents").number(s.pendingEvents());
-            json.name("unsyncedStreams").number(s.unsyncedStreams());
-            json.name("cleaned").number(s.cleaned());
-            json.name("cleanupFailed").number(s.cleanupFailed());
-            json.name("suppressed").number(s.suppressed());
+            json.name(ReportSchema.SUMMARY).beginObject();
+            long[] summary = report.summary().values();
+            for (int i = 0; i < summary.length; i++) {
+                json.name(ReportSchema.Summary.FIELDS.get(i)).number(summary[i]);
+            }
             json.endObject();
             json.name("leaks").beginArray();
             for (Leak leak : report.leaks()) {

@@ -4,6 +4,8 @@ import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.config.Suppressions;
+import dev.ncclguard.json.ReportSchema.Summary;
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import java.io.IOException;
@@ -55,21 +57,9 @@ public record Report(
         Instant attachedAt,
         BeforeAttach beforeAttach) {
 
-    public static final String SCHEMA = "ncclguard-report/1";
+    public static final String SCHEMA = ReportSchema.NAME;
     public static final String ACTION_REPORT = "report";
     public static final String ACTION_CLEANUP = "cleanup";
-
-    /** The report's {@code summary} object. */
-    public record Summary(
-            long commsCreated,
-            long commsReleased,
-            int leakedComms,
-            int pendingEvents,
-            int unsyncedStreams,
-            int cleaned,
-            int cleanupFailed,
-            int suppressed) {
-    }
 
     /** A leak that a suppression rule accepted: listed, not counted. */
     public record Suppressed(Leak leak, String rule) {

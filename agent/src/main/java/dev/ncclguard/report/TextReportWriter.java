@@ -3,6 +3,7 @@ package dev.ncclguard.report;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
+import dev.ncclguard.json.ReportSchema;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -368,7 +369,7 @@ public final class TextReportWriter {
     }
 
     static String summary(Report report) {
-        Report.Summary s = report.summary();
+        ReportSchema.Summary s = report.summary();
         String suppressed = s.suppressed() > 0 ? s.suppressed() + " suppressed" : null;
         if (!report.hasLeaks()) {
             return SUMMARY_PREFIX + "no leaks (" + count(s.commsCreated(), "communicator", "communicators")

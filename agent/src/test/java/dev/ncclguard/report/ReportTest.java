@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.track.HandleView;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -39,7 +40,7 @@ class ReportTest {
                         stream, new LeakOutcome(Outcome.FAILED, "cudaStreamQuery returned 700")))
                 .build();
 
-        assertEquals(new Report.Summary(5, 3, 2, 1, 1, 2, 2, 0), report.summary());
+        assertEquals(new ReportSchema.Summary(5, 3, 2, 1, 1, 2, 2, 0), report.summary());
     }
 
     @Test
