@@ -109,7 +109,7 @@ final class Lifecycle implements Runnable {
             long left = Math.max(0, deadline - System.nanoTime());
             run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), CudaRuntime.from(leaks));
         }
-        Map<HandleView, LeakOutcome> outcomes = run.results();
+        Map<HandleView, LeakOutcome> outcomes = run.outcomes();
         Report report = state.exitReport(snapshot, communicators, stillPending, outcomes);
         writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
         state.exitReported(report);

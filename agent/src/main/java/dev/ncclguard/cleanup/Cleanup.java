@@ -50,15 +50,15 @@ public final class Cleanup {
     private final List<Item> items = new ArrayList<>();
     /** Native calls of cleanup in progress: one still in at the end was left hanging. */
     private final java.util.concurrent.atomic.AtomicInteger inNative = new java.util.concurrent.atomic.AtomicInteger();
-    private final CudaRuntime libraries;
+    private final CudaRuntime cudaRuntime;
     private final long timeoutNanos;
     private final long deadline;
 
-    private Cleanup(List<HandleView> leaks, Duration timeout, CudaRuntime libraries) {
+    private Cleanup(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime) {
         for (HandleView view : leaks) {
             items.add(new Item(view));
         }
-        this.libraries = libraries == null ? CudaRuntime.none() : libraries;
+        this.cudaRuntime = cudaRuntime == null ? CudaRuntime.none() : cudaRuntime;
         this.timeoutNanos = Math.max(0, Math.min(timeout.toNanos(), MAX_TIMEOUT_NANOS));
         this.deadline = System.nanoTime() + timeoutNanos;
     }
@@ -73,13 +73,13 @@ public final class Cleanup {
      * {@code timeout} (plus thread start-up) whatever the native libraries do; never throws.
      */
     public static Map<HandleView, LeakOutcome> run(List<HandleView> leaks, Duration timeout,
-                                                     CudaRuntime libraries) {
-        return execute(leaks, timeout, libraries).results();
+                                                     CudaRuntime cudaRuntime) {
+        return execute(leaks, timeout, cudaRuntime).outcomes();
     }
 
     /** Like {@link #run}, and says whether a native call of cleanup was still running at the end. */
-    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, CudaRuntime libraries) {
-        Cleanup cleanup = new Cleanup(leaks, timeout, libraries);
+    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime) {
+        Cleanup cleanup = new Cleanup(leaks, timeout, cudaRuntime);
         try {
             cleanup.synchronizeEventsAndStreams();
             cleanup.releaseCommunicators();
@@ -373,7 +373,7 @@ public final class Cleanup {
     // ---- shared ----
 
     private void setDevice(int device) {
-        NativeAccess cudart = libraries.cudart();
+        NativeAccess cudart = cudaRuntime.cudart();
         if (cudart == null || device < 0) {
             return;
         }

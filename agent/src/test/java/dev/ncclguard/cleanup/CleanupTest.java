@@ -479,7 +479,7 @@ class CleanupTest {
         });
         CleanupRun run = assertTimeoutPreemptively(RETURNS_WITHIN,
                 () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new CudaRuntime(cudart)));
-        assertEquals(ABORTED, run.results().values().iterator().next().outcome());
+        assertEquals(ABORTED, run.outcomes().values().iterator().next().outcome());
         assertFalse(run.leftHanging());
     }
 }

@@ -3,6 +3,7 @@ package dev.ncclguard.bridge.ffm;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
+import dev.ncclguard.weave.FfmWeaver;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
 import java.lang.instrument.UnmodifiableClassException;
@@ -10,27 +11,15 @@ import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import net.bytebuddy.jar.asm.ClassReader;
-import net.bytebuddy.jar.asm.ClassVisitor;
-import net.bytebuddy.jar.asm.ClassWriter;
-import net.bytebuddy.jar.asm.MethodVisitor;
-import net.bytebuddy.jar.asm.Opcodes;
 
 /**
- * Weaves the FFM bridge's two hooks into the JDK (Java 22+), with plain ASM: before the return of
- * the native library lookups every SymbolLookup ends in ({@code NativeLibrary.find(String)}, in
- * its two implementations), {@code Hooks.ffmSymbol(address, name)}; before the return of
- * {@code AbstractLinker.downcallHandle(MemorySegment, FunctionDescriptor, Option...)},
- * {@code handle = Hooks.ffmDowncall(handle, symbol)}. Neither adds a local or a branch.
+ * Installs the FFM bridge (Java 22+): plugs it into the hooks and has {@link FfmWeaver} weave its
+ * two hooks into the JDK's native library lookups and downcall handle factory, as they load or by
+ * retransformation.
  */
 public final class FfmTransformer implements ClassFileTransformer {
-    static final String NATIVE_LIBRARY_IMPL = "jdk/internal/loader/NativeLibraries$NativeLibraryImpl";
-    static final String RAW_NATIVE_LIBRARY_IMPL = "jdk/internal/loader/RawNativeLibraries$RawNativeLibraryImpl";
-    static final String ABSTRACT_LINKER = "jdk/internal/foreign/abi/AbstractLinker";
-    private static final Set<String> TARGETS = Set.of(NATIVE_LIBRARY_IMPL, RAW_NATIVE_LIBRARY_IMPL, ABSTRACT_LINKER);
-    private static final String HOOKS = "dev/ncclguard/bootstrap/Hooks";
-    private static final String DOWNCALL_DESC = "(Ljava/lang/foreign/MemorySegment;Ljava/lang/foreign/FunctionDescriptor;"
-            + "[Ljava/lang/foreign/Linker$Option;)Ljava/lang/invoke/MethodHandle;";
+    private static final Set<String> TARGETS = Set.of(FfmWeaver.NATIVE_LIBRARY_IMPL, FfmWeaver.RAW_NATIVE_LIBRARY_IMPL,
+            FfmWeaver.ABSTRACT_LINKER);
 
     private FfmTransformer() {
     }
@@ -65,17 +54,7 @@ public final class FfmTransformer implements ClassFileTransformer {
             return null;
         }
         try {
-            byte[] woven = className.equals(ABSTRACT_LINKER)
-                    ? beforeReturn(classfile, "downcallHandle", DOWNCALL_DESC, Opcodes.ARETURN, mv -> {
-                        mv.visitVarInsn(Opcodes.ALOAD, 1);
-                        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "ffmDowncall",
-                                "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;", false);
-                        mv.visitTypeInsn(Opcodes.CHECKCAST, "java/lang/invoke/MethodHandle");
-                    })
-                    : beforeReturn(classfile, "find", "(Ljava/lang/String;)J", Opcodes.LRETURN, mv -> {
-                        mv.visitVarInsn(Opcodes.ALOAD, 1);
-                        mv.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "ffmSymbol", "(JLjava/lang/String;)J", false);
-                    });
+            byte[] woven = FfmWeaver.weave(className, classfile);
             if (woven == null) {
                 Log.once("ffm-shape", className.replace('/', '.') + " has not the shape this agent knows;"
                         + " FFM downcalls are NOT tracked");
@@ -85,36 +64,5 @@ public final class FfmTransformer implements ClassFileTransformer {
             Log.warn("cannot instrument " + className.replace('/', '.') + ", FFM downcalls run untracked: " + t);
             return null;
         }
-    }
-
-    private interface Code {
-        void emit(MethodVisitor mv);
-    }
-
-    /** Inserts {@code code} before each {@code returnOpcode} of one instance method; null if absent. */
-    static byte[] beforeReturn(byte[] classfile, String name, String desc, int returnOpcode, Code code) {
-        ClassReader reader = new ClassReader(classfile);
-        ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
-        boolean[] found = new boolean[1];
-        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
-            @Override
-            public MethodVisitor visitMethod(int access, String n, String d, String signature, String[] exceptions) {
-                MethodVisitor mv = super.visitMethod(access, n, d, signature, exceptions);
-                if (!n.equals(name) || !d.equals(desc) || (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) != 0) {
-                    return mv;
-                }
-                found[0] = true;
-                return new MethodVisitor(Opcodes.ASM9, mv) {
-                    @Override
-                    public void visitInsn(int opcode) {
-                        if (opcode == returnOpcode) {
-                            code.emit(mv);
-                        }
-                        super.visitInsn(opcode);
-                    }
-                };
-            }
-        }, 0);
-        return found[0] ? writer.toByteArray() : null;
     }
 }
