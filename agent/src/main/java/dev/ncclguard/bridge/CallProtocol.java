@@ -24,7 +24,7 @@ import dev.ncclguard.track.Tracker;
  * A token of {@link #PARK} means the call would release a handle that the exit-time cleanup has
  * claimed: the bridge must not let it reach the library but park the thread ({@link #parkIfClaimed};
  * the bootstrap hooks do it for the JNA and native-method bridges). The agent's own calls are not
- * tracked, whichever bridge sees them ({@link OwnCalls}). Nothing here throws: a failure of the
+ * tracked ({@link OwnCalls}), for a bridge that can see them. Nothing here throws: a failure of the
  * tracker is logged once per bridge and step, and the application's call goes on untracked.
  */
 public final class CallProtocol {
@@ -43,10 +43,18 @@ public final class CallProtocol {
     private final String exitFailed;
     private final String findFailed;
     private final String name;
+    /** Whether the bridge can see the agent's own calls (JNA: they go through the application's JNA). */
+    private final boolean seesOwnCalls;
 
-    public CallProtocol(Tracker tracker, String name) {
+    /**
+     * @param name         the bridge's, for the log: "jna", "native", "ffm"
+     * @param seesOwnCalls whether the agent's own exit-time calls can reach this bridge; those
+     *                     that cannot skip the check on every call
+     */
+    public CallProtocol(Tracker tracker, String name, boolean seesOwnCalls) {
         this.tracker = tracker;
         this.name = name;
+        this.seesOwnCalls = seesOwnCalls;
         this.enterFailed = name + "-enter";
         this.exitFailed = name + "-exit";
         this.findFailed = name + "-find";
@@ -54,12 +62,12 @@ public final class CallProtocol {
 
     /** Whether {@code fn} is followed on its handle and stream alone (the hot path's shape). */
     public static boolean onHandles(NativeFunction fn) {
-        return fn.effect().change().onHandles();
+        return fn.change().onHandles();
     }
 
     /** Whether {@link #find} takes the stream argument of {@code fn} (else its handle argument). */
     public static boolean findsByStream(NativeFunction fn) {
-        return fn.effect().change().findsByStream();
+        return fn.change().findsByStream();
     }
 
     /** Whether the hot exit after {@code found} reads the handles; else the bridge passes {@link #NOT_READ} and no access. */
@@ -78,7 +86,7 @@ public final class CallProtocol {
 
     /** Before the native call: the token for the exit, {@link #PARK}, or 0 for nothing to follow. */
     public long enter(NativeFunction fn, CallArgs args) {
-        if (OwnCalls.onThisThread()) {
+        if (seesOwnCalls && OwnCalls.onThisThread()) {
             return 0L;
         }
         try {
@@ -91,7 +99,7 @@ public final class CallProtocol {
 
     /** After the native call returned {@code status} (not when it threw). */
     public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge, NativeAccess access) {
-        if (OwnCalls.onThisThread()) {
+        if (seesOwnCalls && OwnCalls.onThisThread()) {
             return;
         }
         try {
@@ -106,11 +114,12 @@ public final class CallProtocol {
     /**
      * Before the native call: the record the call acts on, or null.
      *
-     * @param handleOrStream the argument {@link #findsByStream} names, decoded
+     * @param handle the handle argument, decoded; 0 where {@link #findsByStream} (the bridge need not decode it)
+     * @param stream the stream argument, decoded; 0 where not {@link #findsByStream}
      */
-    public Object find(NativeFunction fn, long handleOrStream) {
+    public Object find(NativeFunction fn, long handle, long stream) {
         try {
-            return findsByStream(fn) ? tracker.find(fn, 0L, handleOrStream) : tracker.find(fn, handleOrStream, 0L);
+            return tracker.find(fn, handle, stream);
         } catch (Throwable t) {
             failed(findFailed, fn, t);
             return null;
@@ -133,7 +142,7 @@ public final class CallProtocol {
      */
     public void exit(NativeFunction fn, Object found, long handle, long stream, int status, long token, String bridge,
             NativeAccess access) {
-        if (OwnCalls.onThisThread()) {
+        if (seesOwnCalls && OwnCalls.onThisThread()) {
             return;
         }
         try {

@@ -18,20 +18,19 @@ import java.util.jar.Manifest;
 
 /**
  * The jar's entry points (Premain-Class, Agent-Class and Main-Class) and the class loader of the
- * agent's internals, as the OpenTelemetry agent has one. Under
- * {@code -javaagent} the JVM puts the agent jar on the application's class path, so every class
- * an agent jar holds as a class file is the application's to load, and the JDK packages opened to
- * the agent are opened to the application too. So the jar holds as ordinary classes only the
- * entry points ({@code dev.ncclguard.entry}) and the hooks the agent defines in the boot loader
+ * agent's internals, as the OpenTelemetry agent has one. Under {@code -javaagent} the JVM puts the
+ * agent jar on the application's class path, so every class file in it is the application's to
+ * load, and the JDK packages opened to the agent are opened to the application too. So the jar
+ * holds as class files only this class and the hooks the agent defines in the boot loader
  * ({@code dev.ncclguard.bootstrap}); the rest lies under {@link #PREFIX} as {@code .classdata},
  * which no other loader takes for a class, and is defined here, in a loader and unnamed module of
- * its own. Its parent is the platform class loader: the agent sees the JDK and the boot hooks,
- * never the application's classes but by name through their own loaders (JNA, SLF4J).
+ * its own. Its parent is the platform class loader: the agent sees the JDK and the boot hooks, and
+ * the application's classes (JNA, SLF4J) only by name, through their own loaders.
  *
  * <p>One per JVM: premain, a later attach and the command line share it ({@link #of}). The entry
  * points hand over at once to the agent proper ({@code dev.ncclguard.agent.Agent}) or to the
- * command line ({@code dev.ncclguard.cli.Cli}) in it; they are this class's, so that the JVM loads
- * one class of the agent from the class path at start.
+ * command line ({@code dev.ncclguard.cli.Cli}) in it; they are this class's own, so that the JVM
+ * loads one class of the agent from the class path at start.
  */
 public final class AgentLoader extends ClassLoader {
     /** Where the agent's classes and resources lie in its jar. */

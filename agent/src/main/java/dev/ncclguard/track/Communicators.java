@@ -81,7 +81,7 @@ final class Communicators {
 
     /** ncclCommSplit and ncclCommShrink: a child whose identity derives from its parent's. */
     void childCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
-        boolean split = fn.effect().change() == Change.SPLIT_COMMUNICATOR;
+        boolean split = fn.change() == Change.SPLIT_COMMUNICATOR;
         CommRecord parent = records.get(args.handle(fn.parentComm()));
         // counted also on a rank that gets no child (NCCL_SPLIT_NOCOLOR), so that the n-th split
         // of a parent is the same split on every rank

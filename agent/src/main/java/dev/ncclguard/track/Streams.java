@@ -73,7 +73,7 @@ final class Streams {
     }
 
     /** A query or synchronize saw the event complete: its record as of the call's start ({@code token}). */
-    void eventCompleted(Object found, long token) {
+    static void eventCompleted(Object found, long token) {
         // a record released since it was found is no longer the handle's: its token covers nothing now
         if (found instanceof EventRecord e && !e.ended()) {
             e.completed(token);
@@ -115,7 +115,7 @@ final class Streams {
     }
 
     /** A stream query or synchronize saw the stream idle: its ops up to the count at enter ({@code token}) are done. */
-    void streamCompleted(Object found, long token) {
+    static void streamCompleted(Object found, long token) {
         if (found instanceof StreamRecord s && !s.ended()) {
             s.markDone(token);
         }
@@ -208,7 +208,7 @@ final class Streams {
 
     /** A collective runs on its communicator's device; other work on the thread's current one. */
     private int workDevice(NativeFunction fn, long comm) {
-        if (fn.effect().change() == Change.ENQUEUE_COLLECTIVE) {
+        if (fn.change() == Change.ENQUEUE_COLLECTIVE) {
             CommRecord c = tracker.communicator(comm);
             if (c != null) {
                 return c.device;

@@ -115,7 +115,7 @@ public final class Tracker {
             return 0;
         }
         try {
-            Change change = fn.effect().change();
+            Change change = fn.change();
             if (change.onHandles()) {
                 return token(fn, find(fn, args.handle(fn.handle()), args.handle(fn.stream())));
             }
@@ -147,7 +147,7 @@ public final class Tracker {
      */
     public Object find(NativeFunction fn, long handle, long stream) {
         try {
-            switch (fn.effect().change()) {
+            switch (fn.change()) {
                 case COMPLETE_EVENT:
                     return work.event(handle);
                 case COMPLETE_STREAM:
@@ -167,7 +167,7 @@ public final class Tracker {
 
     /** Before the call, after {@link #find}: the token its exit needs, as {@link #enter} returns it. */
     public long token(NativeFunction fn, Object found) {
-        switch (fn.effect().change()) {
+        switch (fn.change()) {
             case COMPLETE_EVENT:
                 return found instanceof EventRecord e ? e.lastRecordSeq() : 0;
             case COMPLETE_STREAM:
@@ -185,7 +185,7 @@ public final class Tracker {
      * a bridge may pass {@link #NOT_READ} and a null access then. Asked once, right before the exit.
      */
     public static boolean exitReadsHandles(NativeFunction fn, Object found) {
-        switch (fn.effect().change()) {
+        switch (fn.change()) {
             case COMPLETE_EVENT:
             case COMPLETE_STREAM:
                 return false;
@@ -212,7 +212,7 @@ public final class Tracker {
             firstCall();
         }
         try {
-            if (fn.effect().change().onHandles()) {
+            if (fn.change().onHandles()) {
                 long handle = args.handle(fn.handle());
                 long stream = args.handle(fn.stream());
                 changedOnHandles(fn, status == 0 ? find(fn, handle, stream) : null, handle, stream, status, token,
@@ -252,9 +252,9 @@ public final class Tracker {
         if (status != 0) {
             return;
         }
-        switch (fn.effect().change()) {
-            case COMPLETE_EVENT -> work.eventCompleted(found, token);
-            case COMPLETE_STREAM -> work.streamCompleted(found, token);
+        switch (fn.change()) {
+            case COMPLETE_EVENT -> Streams.eventCompleted(found, token);
+            case COMPLETE_STREAM -> Streams.streamCompleted(found, token);
             case RECORD_EVENT -> work.recorded(fn, found, handle, stream, token, bridge, access);
             case ENQUEUE_COLLECTIVE -> work.collective(fn, found, handle, stream, bridge, access);
             case ENQUEUE_WAIT -> work.waited(fn, found, handle, stream, bridge, access);
@@ -266,7 +266,7 @@ public final class Tracker {
     /** What any other call changed, read from its decoded arguments. */
     private void changed(NativeFunction fn, CallArgs args, int status, long token, String bridge,
             NativeAccess access) {
-        switch (fn.effect().change()) {
+        switch (fn.change()) {
             case NEW_COMMUNICATOR -> {
                 if (succeededOrInProgress(status)) {
                     comms.created(fn, args, bridge, access);

@@ -55,7 +55,7 @@ public final class FfmBridge implements FfmSink {
     private final NativeAccess access = new FfmAccess(handles);
 
     public FfmBridge(Tracker tracker) {
-        this.calls = new CallProtocol(tracker, "ffm");
+        this.calls = new CallProtocol(tracker, "ffm", false);
     }
 
     @Override

@@ -32,7 +32,7 @@ public final class JnaBridge implements JnaSink {
     private final JnaHandle[] readers = new JnaHandle[Catalog.size() * 2];
 
     public JnaBridge(Tracker tracker) {
-        this.calls = new CallProtocol(tracker, "jna");
+        this.calls = new CallProtocol(tracker, "jna", true);
     }
 
     @Override
@@ -51,7 +51,8 @@ public final class JnaBridge implements JnaSink {
         if (!CallProtocol.onHandles(f)) {
             return null;
         }
-        return calls.find(f, handle(f, CallProtocol.findsByStream(f) ? STREAM : HANDLE, args));
+        return CallProtocol.findsByStream(f) ? calls.find(f, 0L, handle(f, STREAM, args))
+                : calls.find(f, handle(f, HANDLE, args), 0L);
     }
 
     @Override

@@ -34,7 +34,7 @@ public final class NativeBridge implements NativeSink {
 
     /** @param prefix the native method prefix the renamed natives carry */
     public NativeBridge(Tracker tracker, String prefix) {
-        this.calls = new CallProtocol(tracker, "native");
+        this.calls = new CallProtocol(tracker, "native", false);
         this.prefix = prefix;
     }
 
@@ -169,8 +169,8 @@ public final class NativeBridge implements NativeSink {
             return null;
         }
         NativeFunction f = site.fn;
-        return CallProtocol.findsByStream(f) ? calls.find(f, site.handleIn(site.slots.stream(), stream, streamRef))
-                : calls.find(f, site.handleIn(site.slots.handle(), handle, handleRef));
+        return CallProtocol.findsByStream(f) ? calls.find(f, 0L, site.handleIn(site.slots.stream(), stream, streamRef))
+                : calls.find(f, site.handleIn(site.slots.handle(), handle, handleRef), 0L);
     }
 
     @Override

@@ -130,7 +130,7 @@ public final class NativeSite {
             kinds[k] = kind(fn, args[k], params[args[k]]);
         }
         // a handle a bindings file maps to the result is read after the call: left to CallArgs
-        boolean carried = fn.effect().change().onHandles() && fn.handle() != RESULT && fn.stream() != RESULT;
+        boolean carried = fn.change().onHandles() && fn.handle() != RESULT && fn.stream() != RESULT;
         return new Slots(args, kinds, carried, indexOf(args, fn.handle()), indexOf(args, fn.stream()));
     }
 
@@ -175,7 +175,7 @@ public final class NativeSite {
                 return false;
             }
         }
-        return index != fn.handle() || !fn.effect().change().creates();
+        return index != fn.handle() || !fn.change().creates();
     }
 
 
