@@ -5,8 +5,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The agent's own calls into the libraries (the exit-time probe and cleanup), which a bridge may
  * see like the application's: the JNA bridge sees those made through the application's JNA. The
- * call protocol ignores them. They are rare, so the application's calls read one shared counter
- * and skip the thread-local while it is 0.
+ * call protocol ignores them for a bridge that can see them. They are rare, so the application's
+ * calls read one shared counter and skip the thread-local while it is 0.
  */
 public final class OwnCalls {
     /** The agent's own calls in progress, on any thread. */
