@@ -28,6 +28,8 @@ done
 mvn -B -q -pl agent,samples,bench -am package -DskipTests
 emu=native-shim/target/emu
 agent=agent/target/ncclguard-agent.jar
+# the agent's classes in the ordinary layout, for the benchmarks that call them directly
+agent_classes=agent/target/ncclguard-agent-classes.jar
 samples=samples/target/ncclguard-samples.jar
 benchjar=bench/target/ncclguard-bench.jar
 out=bench/target/results
@@ -58,7 +60,7 @@ for part in "${parts[@]}"; do
         --rounds "$rounds" --warmup "$warmup" --iterations "$iterations"
       ;;
     agent-path)
-      java -cp "$benchjar:$agent" org.openjdk.jmh.Main AgentPath NativeBridgePath -f "$rounds" -wi "$warmup" -w 1s \
+      java -cp "$benchjar:$agent_classes" org.openjdk.jmh.Main AgentPath NativeBridgePath -f "$rounds" -wi "$warmup" -w 1s \
         -i "$iterations" -r 1s -prof gc -prof dev.ncclguard.bench.CpuTimeProfiler \
         -jvmArgsAppend "-Dncclguard.emu=$emu" -o "$out/agent-path.log" -rf text -rff "$out/agent-path.txt"
       grep -v 'gc.count\|gc.time\|alloc.rate ' "$out/agent-path.txt"

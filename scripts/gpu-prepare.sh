@@ -19,7 +19,7 @@ if [ "$want" != "$have" ] || [ -n "$missing" ]; then
   "$jdk/bin/jlink" --add-modules "$modules" \
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
 fi
-cp agent/target/ncclguard-agent.jar samples/target/ncclguard-samples.jar bench/target/ncclguard-bench.jar .gpu/
+cp agent/target/ncclguard-agent.jar agent/target/ncclguard-agent-classes.jar samples/target/ncclguard-samples.jar bench/target/ncclguard-bench.jar .gpu/
 cp samples/bindings/jni.txt .gpu/bindings-jni.txt
 # JavaCPP's CUDA presets for the javacpp bridge (about 6.5 MB: the linux-x86_64 JNI libraries only)
 mkdir -p .gpu/javacpp

@@ -13,7 +13,7 @@ if cpu_setup; then
   done
   say ""
   say "### JMH AgentPath and NativeBridgePath: the agent's own work per call (CPU ns), stacks=off, 2 forks"
-  "$java" -cp "$bench:$agent" org.openjdk.jmh.Main 'AgentPath|NativeBridgePath' -p stacks=off -f 2 -wi 2 -w 1s -i 2 -r 1s \
+  "$java" -cp "$bench:$agent_classes" org.openjdk.jmh.Main 'AgentPath|NativeBridgePath' -p stacks=off -f 2 -wi 2 -w 1s -i 2 -r 1s \
     -jvmArgsAppend "-Dncclguard.emu=$emu" -foe true \
     -prof gc -prof dev.ncclguard.bench.CpuTimeProfiler -rf text -rff "$cpu_out/agent-path.txt" >>"$log" 2>&1 \
     && tee -a "$log" <"$cpu_out/agent-path.txt" || say "FAILED: JMH (see the log)"

@@ -1,6 +1,8 @@
 # Shared by scripts/gpu/*.sh, sourced by scripts/gpu-check.sh: where things are, and `run`.
 java=.gpu/jre/bin/java
 agent=.gpu/ncclguard-agent.jar
+# the agent's classes in the ordinary layout, for benchmarks that call them directly (the agent jar keeps them to its own loader)
+agent_classes=.gpu/ncclguard-agent-classes.jar
 samples=.gpu/ncclguard-samples.jar
 
 say() { echo "$@" | tee -a "$log"; }

@@ -5,26 +5,25 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
 import java.net.URISyntaxException;
+import java.util.Enumeration;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
-import java.util.zip.ZipEntry;
 
 /**
- * The agent's entry points: -javaagent (premain) and attach (agentmain). This class only defines
- * the bootstrap package in the bootstrap class loader, then hands over to {@link Installer}. It
- * must not link any class of {@code dev.ncclguard.bootstrap} itself, or the system class loader
- * would load a second copy of them before the bootstrap one exists; Installer is only linked at
- * its first call, after that.
+ * The agent's start: premain (-javaagent) and agentmain (attach), called in the agent's own class
+ * loader by {@code dev.ncclguard.entry.AgentLoader}, the jar's Premain-Class and Agent-Class. This
+ * class only opens the JDK internals the agent uses to its module and defines the bootstrap
+ * package in the bootstrap class loader, then hands over to {@link Installer}. It must not link any
+ * class of {@code dev.ncclguard.bootstrap} itself: before the bootstrap copy exists, no loader
+ * could find one; Installer is only linked at its first call, after that.
  */
 public final class Agent {
-    /** Interfaces first: a class is defined after the types it implements. */
-    private static final String[] BOOTSTRAP_CLASSES = {
-        "dev.ncclguard.bootstrap.JnaSink", "dev.ncclguard.bootstrap.JnaHandle", "dev.ncclguard.bootstrap.NativeSink",
-        "dev.ncclguard.bootstrap.FfmSink",
-        "dev.ncclguard.bootstrap.Hooks", "dev.ncclguard.bootstrap.LiveView", "dev.ncclguard.bootstrap.Live",
-    };
-
+    /** The package defined in the boot loader: every class of it in the jar, so the list is the jar's. */
+    private static final String BOOTSTRAP = "dev/ncclguard/bootstrap/";
     private static final String MISC = "jdk.internal.misc";
 
     private Agent() {
@@ -37,7 +36,7 @@ public final class Agent {
     public static void agentmain(String args, Instrumentation inst) {
         // the attach and dump commands' requests, option checks and option updates are answered
         // before the JVM changes in any way; only a first attach goes on to install
-        dev.ncclguard.live.AttachEntry.agentmain(args, inst, options -> start(options, inst, false));
+        dev.ncclguard.control.AttachEntry.agentmain(args, inst, options -> start(options, inst, false));
     }
 
     private static void start(String args, Instrumentation inst, boolean premain) {
@@ -84,18 +83,37 @@ public final class Agent {
         if (isOnBootstrap()) {
             return; // an earlier attach already put it there
         }
+        Map<String, byte[]> classes = new LinkedHashMap<>();
         try (JarFile jar = new JarFile(agentJar(), false)) {
-            for (String name : BOOTSTRAP_CLASSES) {
-                String entryName = name.replace('.', '/') + ".class";
-                ZipEntry entry = jar.getEntry(entryName);
-                if (entry == null) {
-                    throw new IOException("agent jar lacks " + entryName);
+            for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
+                JarEntry entry = e.nextElement();
+                String name = entry.getName();
+                if (name.startsWith(BOOTSTRAP) && name.endsWith(".class") && name.indexOf('/', BOOTSTRAP.length()) < 0) {
+                    try (InputStream in = jar.getInputStream(entry)) {
+                        classes.put(name.substring(0, name.length() - ".class".length()).replace('/', '.'),
+                                in.readAllBytes());
+                    }
                 }
-                byte[] bytes;
-                try (InputStream in = jar.getInputStream(entry)) {
-                    bytes = in.readAllBytes();
+            }
+        }
+        if (classes.isEmpty()) {
+            throw new IOException("agent jar lacks " + BOOTSTRAP);
+        }
+        // a class is defined after the types it extends: what fails for want of one is retried
+        while (!classes.isEmpty()) {
+            int before = classes.size();
+            LinkageError last = null;
+            for (Iterator<Map.Entry<String, byte[]>> i = classes.entrySet().iterator(); i.hasNext(); ) {
+                Map.Entry<String, byte[]> c = i.next();
+                try {
+                    JdkInternals.defineInBootLoader(c.getKey(), c.getValue());
+                    i.remove();
+                } catch (NoClassDefFoundError e) {
+                    last = e;
                 }
-                JdkInternals.defineInBootLoader(name, bytes);
+            }
+            if (classes.size() == before) {
+                throw last;
             }
         }
     }

@@ -2,16 +2,21 @@ package dev.ncclguard.agent;
 
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bootstrap.Live;
-import dev.ncclguard.bridge.Bindings;
-import dev.ncclguard.bridge.FfmFirstUse;
-import dev.ncclguard.bridge.FfmHooks;
-import dev.ncclguard.bridge.JnaBridge;
-import dev.ncclguard.bridge.NativeBridge;
-import dev.ncclguard.bridge.NativeMethods;
+import dev.ncclguard.bridge.attach.LoadedNatives;
+import dev.ncclguard.bridge.ffm.FfmFirstUse;
+import dev.ncclguard.bridge.ffm.FfmTransformer;
+import dev.ncclguard.bridge.jna.JnaBridge;
+import dev.ncclguard.bridge.natives.NativeBridge;
+import dev.ncclguard.bridge.natives.NativeMethods;
+import dev.ncclguard.config.Bindings;
+import dev.ncclguard.config.Options;
+import dev.ncclguard.live.AgentState;
 import dev.ncclguard.live.LiveMonitor;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.LiveReport;
 import dev.ncclguard.track.Tracker;
+import dev.ncclguard.weave.HookTransformer;
+import dev.ncclguard.weave.HookWeaver;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -62,16 +67,21 @@ public final class Installer {
             Hooks.jna = new JnaBridge(tracker);
             Live.view = new LiveReport(tracker, options.suppressions());
             boolean ffm = Runtime.version().feature() >= 22;
-            Map<String, List<String>> instrumented = new HookTransformer(ffm).install(inst);
+            Map<String, List<String>> instrumented = new HookTransformer(ffm, Preload.thread("ncclguard-preload", Preload.FIRST_JNA_CALLS))
+                    .install(inst);
             // no application shutdown hook can exist before the class that holds them is loaded
             JfrShutdown.hooksMayExist = !notLoaded(instrumented, HookWeaver.APP_SHUTDOWN_HOOKS);
             NativeBridge natives = NativeMethods.install(inst, tracker, bindings, premain);
+            if (natives != null && !premain) {
+                // after an attach, native methods of classes loaded before it are reached at their call sites
+                natives.coverage(LoadedNatives.reach(inst, natives));
+            }
             if (ffm) {
                 if (premain && notLoaded(instrumented, HookWeaver.SYMBOL_LOOKUP)
                         && notLoaded(instrumented, HookWeaver.LINKER)) {
                     FfmFirstUse.arm(inst, tracker); // installed at the first FFM use, if any
                 } else {
-                    FfmHooks.install(inst, tracker);
+                    FfmTransformer.install(inst, tracker);
                 }
             }
             String ffmCoverage = ffm

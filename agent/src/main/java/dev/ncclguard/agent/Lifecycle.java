@@ -2,11 +2,13 @@ package dev.ncclguard.agent;
 
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.cleanup.Cleanup;
-import dev.ncclguard.cleanup.CleanupResult;
 import dev.ncclguard.cleanup.CleanupRun;
+import dev.ncclguard.cleanup.CudaRuntime;
 import dev.ncclguard.cleanup.ExitProbe;
-import dev.ncclguard.cleanup.Libraries;
+import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.ProcessExit;
+import dev.ncclguard.config.Options;
+import dev.ncclguard.live.AgentState;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
@@ -27,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * of the JVM's system shutdown slots after the one that runs the application's shutdown hooks, so
  * it starts only once those have all finished, and before the C libraries' atexit teardown.
  */
-final class Lifecycle {
+final class Lifecycle implements Runnable {
     /** The JVM runs system hooks by slot; slot 1 runs every application hook. Ours goes last. */
     private static final int LAST_SLOT = 9;
     private static final int FIRST_FREE_SLOT = 3;
@@ -43,7 +45,7 @@ final class Lifecycle {
     }
 
     void registerExitHook(Instrumentation inst) {
-        Runnable hook = new ExitHook(this);
+        Runnable hook = this;
         try {
             Agent.openJdkInternals(inst);
             for (int slot = LAST_SLOT; slot >= FIRST_FREE_SLOT; slot--) {
@@ -64,18 +66,10 @@ final class Lifecycle {
         }
     }
 
-    /** The exit hook; a class rather than a method reference, which costs more in premain. */
-    private static final class ExitHook implements Runnable {
-        private final Lifecycle lifecycle;
-
-        ExitHook(Lifecycle lifecycle) {
-            this.lifecycle = lifecycle;
-        }
-
-        @Override
-        public void run() {
-            lifecycle.atExitSafely();
-        }
+    /** The exit hook itself: a class rather than a method reference, which costs more in premain. */
+    @Override
+    public void run() {
+        atExitSafely();
     }
 
     private void atExitSafely() {
@@ -113,10 +107,10 @@ final class Lifecycle {
         CleanupRun run = CleanupRun.NOTHING;
         if (cleanup && !leaks.isEmpty()) {
             long left = Math.max(0, deadline - System.nanoTime());
-            run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), Libraries.from(leaks));
+            run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), CudaRuntime.from(leaks));
         }
-        Map<HandleView, CleanupResult> outcomes = run.results();
-        Report report = Reporting.build(state, snapshot, communicators, stillPending, outcomes, false);
+        Map<HandleView, LeakOutcome> outcomes = run.outcomes();
+        Report report = state.exitReport(snapshot, communicators, stillPending, outcomes);
         writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
         state.exitReported(report);
         exitWithCodeIfAsked(options, report, probe.leftHanging() || run.leftHanging(), leaks);

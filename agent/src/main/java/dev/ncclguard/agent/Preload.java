@@ -12,32 +12,37 @@ package dev.ncclguard.agent;
 final class Preload implements Runnable {
     /** The classes premain loads after Installer, the last needed first: the two threads meet in the middle. */
     static final String[] PREMAIN = {
-        "dev.ncclguard.agent.Lifecycle", "dev.ncclguard.agent.Lifecycle$ExitHook",
-        "dev.ncclguard.live.LiveMonitor$ExitReportListener", "dev.ncclguard.bridge.NativeMethods$Check",
-        "dev.ncclguard.bridge.ClassScan", "dev.ncclguard.bridge.NativeMethodTransformer",
-        "dev.ncclguard.bridge.NativeSite", "dev.ncclguard.bridge.NativeBridge", "dev.ncclguard.bridge.NativeMethods",
-        "dev.ncclguard.agent.JfrShutdown", "dev.ncclguard.agent.ClassEdit", "dev.ncclguard.agent.ClassEdit$Unsupported",
-        "dev.ncclguard.agent.HookWeaver", "dev.ncclguard.agent.HookTransformer", "dev.ncclguard.report.LiveReport",
+        "dev.ncclguard.agent.Lifecycle", "dev.ncclguard.bridge.natives.NativeMethods$Check",
+        "dev.ncclguard.bridge.natives.ClassScan", "dev.ncclguard.bridge.natives.NativeMethodTransformer",
+        "dev.ncclguard.bridge.natives.NativeBridge", "dev.ncclguard.bridge.natives.NativeMethods",
+        "dev.ncclguard.agent.JfrShutdown", "dev.ncclguard.weave.ClassEdit",
+        "dev.ncclguard.weave.ClassEdit$Unsupported", "dev.ncclguard.weave.HookWeaver",
+        "dev.ncclguard.weave.HookTransformer", "dev.ncclguard.report.LiveReport",
         "dev.ncclguard.catalog.Catalog$Symbol", "dev.ncclguard.catalog.NativeFunction",
-        "dev.ncclguard.catalog.Catalog$Def", "dev.ncclguard.catalog.Catalog", "dev.ncclguard.bridge.NativeAccess",
-        "dev.ncclguard.bridge.CallArgs", "dev.ncclguard.bridge.JnaBridge", "dev.ncclguard.live.LiveMonitor",
+        "dev.ncclguard.catalog.Catalog$Def", "dev.ncclguard.catalog.Catalog", "dev.ncclguard.catalog.Change",
+        "dev.ncclguard.track.NativeAccess", "dev.ncclguard.track.CallArgs", "dev.ncclguard.bridge.CallProtocol",
+        "dev.ncclguard.bridge.jna.JnaBridge", "dev.ncclguard.live.LiveMonitor",
         "dev.ncclguard.track.ReleasedComms", "dev.ncclguard.track.LongMap$Stripe", "dev.ncclguard.track.LongMap",
-        "dev.ncclguard.track.TrackerListener", "dev.ncclguard.track.Tracker$Config", "dev.ncclguard.catalog.Effect",
-        "dev.ncclguard.track.CommRecord", "dev.ncclguard.track.StreamRecord", "dev.ncclguard.track.EventRecord",
+        "dev.ncclguard.track.TrackerListener", "dev.ncclguard.track.Tracker$Config",
+        "dev.ncclguard.catalog.Effect", "dev.ncclguard.track.CommRecord", "dev.ncclguard.track.StreamRecord",
+        "dev.ncclguard.track.EventRecord", "dev.ncclguard.track.Streams", "dev.ncclguard.track.Communicators",
         "dev.ncclguard.track.Tracked", "dev.ncclguard.track.ReleaseClaim", "dev.ncclguard.track.Tracker",
-        "dev.ncclguard.log.Log", "dev.ncclguard.agent.AgentState",
+        "dev.ncclguard.log.Log", "dev.ncclguard.live.AgentState",
     };
 
     /** The classes of a program's first tracked JNA calls, in the order they are needed. */
     static final String[] FIRST_JNA_CALLS = {
-        "dev.ncclguard.bridge.JnaArgs", "dev.ncclguard.bridge.JnaValues", "dev.ncclguard.bridge.JnaNativeAccess",
-        "dev.ncclguard.track.ThreadState", "dev.ncclguard.live.LiveMonitor$Registration",
-        "dev.ncclguard.bridge.JnaValues$Reader", "dev.ncclguard.bridge.JnaValues$GeneratedPointerReader",
-        "dev.ncclguard.bridge.JnaValues$NumberReader", "dev.ncclguard.bridge.JnaValues$LongArrayReader",
-        "dev.ncclguard.bridge.JnaValues$IntArrayReader", "dev.ncclguard.bridge.JnaValues$ByteArrayReader",
-        "dev.ncclguard.bridge.JnaValues$ObjectArrayReader", "dev.ncclguard.bridge.JnaValues$BufferReader",
-        "dev.ncclguard.bridge.JnaValues$SegmentReader", "dev.ncclguard.bridge.JnaHandles",
-        "dev.ncclguard.track.CommIds", "dev.ncclguard.live.JfrGate", "dev.ncclguard.track.CommLife",
+        "dev.ncclguard.bridge.ArrayArgs", "dev.ncclguard.bridge.BindingValues",
+        "dev.ncclguard.bridge.jna.JnaNativeAccess", "dev.ncclguard.bridge.OwnCalls",
+        "dev.ncclguard.bridge.OwnCalls$1", "dev.ncclguard.track.ThreadState",
+        "dev.ncclguard.live.LiveMonitor$Registration", "dev.ncclguard.bridge.BindingValues$Reader",
+        "dev.ncclguard.bridge.BindingValues$GeneratedPointerReader",
+        "dev.ncclguard.bridge.BindingValues$NumberReader", "dev.ncclguard.bridge.BindingValues$LongArrayReader",
+        "dev.ncclguard.bridge.BindingValues$IntArrayReader", "dev.ncclguard.bridge.BindingValues$ByteArrayReader",
+        "dev.ncclguard.bridge.BindingValues$ObjectArrayReader", "dev.ncclguard.bridge.BindingValues$BufferReader",
+        "dev.ncclguard.bridge.BindingValues$SegmentReader", "dev.ncclguard.bridge.JnaHandles",
+        "dev.ncclguard.track.CommIds", "dev.ncclguard.track.CreationStacks",
+        "dev.ncclguard.track.CreationStacks$Entry", "dev.ncclguard.live.JfrGate", "dev.ncclguard.track.CommLife",
     };
 
     private final String[] names;
@@ -49,11 +54,20 @@ final class Preload implements Runnable {
     /** Starts loading {@code names} on a daemon thread; never throws. */
     static void start(String threadName, String[] names) {
         try {
-            Thread t = new Thread(new Preload(names), threadName);
-            t.setDaemon(true);
-            t.start();
+            thread(threadName, names).start();
         } catch (Throwable t) {
             // nothing lost: each class loads when it is needed
+        }
+    }
+
+    /** The daemon thread that loads {@code names} once started, or null if none can be made. */
+    static Thread thread(String threadName, String[] names) {
+        try {
+            Thread t = new Thread(new Preload(names), threadName);
+            t.setDaemon(true);
+            return t;
+        } catch (Throwable t) {
+            return null;
         }
     }
 

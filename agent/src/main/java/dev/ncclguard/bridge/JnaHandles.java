@@ -9,22 +9,22 @@ import java.lang.invoke.MethodHandles;
  * (the agent never links JNA, which may be any 5.x in any loader) gets a class generated into its
  * own package and class loader that reads its Pointer and PointerType with two instanceof checks
  * and a static call, code the JIT inlines where a method handle held in a field is not. Any other
- * argument goes to {@link #OTHER}, which reads it through {@link JnaValues}, as does everything
+ * argument goes to {@link #OTHER}, which reads it through {@link BindingValues}, as does everything
  * for a JNA whose package the agent may not define classes in (a named module).
  */
-final class JnaHandles {
-    static final String POINTER = "com/sun/jna/Pointer";
-    static final String POINTER_TYPE = "com/sun/jna/PointerType";
-    static final String STRUCTURE = "com/sun/jna/Structure";
+public final class JnaHandles {
+    public static final String POINTER = "com/sun/jna/Pointer";
+    public static final String POINTER_TYPE = "com/sun/jna/PointerType";
+    public static final String STRUCTURE = "com/sun/jna/Structure";
     private static final String SUPER = JnaHandle.class.getName().replace('.', '/');
     private static final String NAME = "NcclguardHandle";
     private static final String GENERATED_NAME = "com.sun.jna." + NAME;
 
-    /** Numbers (handles mapped as long) directly; the rest through JnaValues' readers. */
-    static final JnaHandle OTHER = new JnaHandle() {
+    /** Numbers (handles mapped as long) directly; the rest through BindingValues' readers. */
+    public static final JnaHandle OTHER = new JnaHandle() {
         @Override
         public long of(Object arg) {
-            return arg instanceof Long ? (Long) arg : JnaValues.handle(arg);
+            return arg instanceof Long ? (Long) arg : BindingValues.handle(arg);
         }
     };
 
@@ -40,7 +40,7 @@ final class JnaHandles {
     }
 
     /** The reader for arguments like {@code arg}: its JNA's generated one, else {@link #OTHER}. Never null. */
-    static JnaHandle forArgument(Object arg) {
+    public static JnaHandle forArgument(Object arg) {
         for (Class<?> c = arg == null ? null : arg.getClass(); c != null; c = c.getSuperclass()) {
             String name = c.getName();
             if (name.equals("com.sun.jna.Pointer")) {
@@ -61,7 +61,7 @@ final class JnaHandles {
      * The generated reader of {@code pointer}'s JNA, whose {@code pointer} and getters read that
      * JNA's Pointers without a method handle; null where none can be generated.
      */
-    static JnaHandle generated(Class<?> pointer) {
+    public static JnaHandle generated(Class<?> pointer) {
         JnaHandle h = GENERATED.get(pointer);
         return h == OTHER ? null : h;
     }
@@ -99,9 +99,9 @@ final class JnaHandles {
      * ASM (some 30 classes) into every JNA application's start. JnaHandlesTest generates it with
      * ASM and checks that these bytes are the same.
      */
-    static final String CLASS_FILE = "yv66vgAAADQANAEAG2NvbS9zdW4vam5hL05jY2xndWFyZEhhbmRsZQcAAQEAIWRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZQcAAwEABW90aGVyAQAjTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTsBAAY8aW5pdD4BACYoTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTspVgEAAygpVgwABwAJCgAEAAoMAAUABgkAAgAMAQACb2YBABUoTGphdmEvbGFuZy9PYmplY3Q7KUoBABNjb20vc3VuL2puYS9Qb2ludGVyBwAQAQALbmF0aXZlVmFsdWUBABgoTGNvbS9zdW4vam5hL1BvaW50ZXI7KUoMABIAEwoAEQAUAQAXY29tL3N1bi9qbmEvUG9pbnRlclR5cGUHABYBAApnZXRQb2ludGVyAQAXKClMY29tL3N1bi9qbmEvUG9pbnRlcjsMABgAGQoAFwAaDAAOAA8KAAQAHAEAB3BvaW50ZXIBACYoTGphdmEvbGFuZy9PYmplY3Q7KUxqYXZhL2xhbmcvT2JqZWN0OwEAFWNvbS9zdW4vam5hL1N0cnVjdHVyZQcAIAoAIQAaAQAHZ2V0TG9uZwEAFihMamF2YS9sYW5nL09iamVjdDtKKUoBAAQoSilKDAAjACUKABEAJgEABmdldEludAEAFihMamF2YS9sYW5nL09iamVjdDtKKUkBAAQoSilJDAAoACoKABEAKwEADGdldEJ5dGVBcnJheQEAGChMamF2YS9sYW5nL09iamVjdDtKSSlbQgEABihKSSlbQgwALQAvCgARADABAARDb2RlAQANU3RhY2tNYXBUYWJsZQAxAAIABAAAAAEAEgAFAAYAAAAGAAEABwAIAAEAMgAAABYAAgACAAAACiq3AAsqK7UADbEAAAAAAAEADgAPAAEAMgAAAEAAAgACAAAAKivBABGZAAsrwAARuAAVrSvBABeZAA4rwAAXtgAbuAAVrSq0AA0rtgAdrQAAAAEAMwAAAAQAAg8RAAEAHgAfAAEAMgAAAEAAAQACAAAAKSvBABGZAAUrsCvBABeZAAsrwAAXtgAbsCvBACGZAAsrwAAhtgAisAGwAAAAAQAzAAAABQADCQ4OAAEAIwAkAAEAMgAAABUAAwAEAAAACSvAABEgtgAnrQAAAAAAAQAoACkAAQAyAAAAFQADAAQAAAAJK8AAESC2ACysAAAAAAABAC0ALgABADIAAAAXAAQABQAAAAsrwAARIBUEtgAxsAAAAAAAAA==";
+    public static final String CLASS_FILE = "yv66vgAAADQANAEAG2NvbS9zdW4vam5hL05jY2xndWFyZEhhbmRsZQcAAQEAIWRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZQcAAwEABW90aGVyAQAjTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTsBAAY8aW5pdD4BACYoTGRldi9uY2NsZ3VhcmQvYm9vdHN0cmFwL0puYUhhbmRsZTspVgEAAygpVgwABwAJCgAEAAoMAAUABgkAAgAMAQACb2YBABUoTGphdmEvbGFuZy9PYmplY3Q7KUoBABNjb20vc3VuL2puYS9Qb2ludGVyBwAQAQALbmF0aXZlVmFsdWUBABgoTGNvbS9zdW4vam5hL1BvaW50ZXI7KUoMABIAEwoAEQAUAQAXY29tL3N1bi9qbmEvUG9pbnRlclR5cGUHABYBAApnZXRQb2ludGVyAQAXKClMY29tL3N1bi9qbmEvUG9pbnRlcjsMABgAGQoAFwAaDAAOAA8KAAQAHAEAB3BvaW50ZXIBACYoTGphdmEvbGFuZy9PYmplY3Q7KUxqYXZhL2xhbmcvT2JqZWN0OwEAFWNvbS9zdW4vam5hL1N0cnVjdHVyZQcAIAoAIQAaAQAHZ2V0TG9uZwEAFihMamF2YS9sYW5nL09iamVjdDtKKUoBAAQoSilKDAAjACUKABEAJgEABmdldEludAEAFihMamF2YS9sYW5nL09iamVjdDtKKUkBAAQoSilJDAAoACoKABEAKwEADGdldEJ5dGVBcnJheQEAGChMamF2YS9sYW5nL09iamVjdDtKSSlbQgEABihKSSlbQgwALQAvCgARADABAARDb2RlAQANU3RhY2tNYXBUYWJsZQAxAAIABAAAAAEAEgAFAAYAAAAGAAEABwAIAAEAMgAAABYAAgACAAAACiq3AAsqK7UADbEAAAAAAAEADgAPAAEAMgAAAEAAAgACAAAAKivBABGZAAsrwAARuAAVrSvBABeZAA4rwAAXtgAbuAAVrSq0AA0rtgAdrQAAAAEAMwAAAAQAAg8RAAEAHgAfAAEAMgAAAEAAAQACAAAAKSvBABGZAAUrsCvBABeZAAsrwAAXtgAbsCvBACGZAAsrwAAhtgAisAGwAAAAAQAzAAAABQADCQ4OAAEAIwAkAAEAMgAAABUAAwAEAAAACSvAABEgtgAnrQAAAAAAAQAoACkAAQAyAAAAFQADAAQAAAAJK8AAESC2ACysAAAAAAABAC0ALgABADIAAAAXAAQABQAAAAsrwAARIBUEtgAxsAAAAAAAAA==";
 
-    static byte[] classFile() {
+    public static byte[] classFile() {
         return java.util.Base64.getDecoder().decode(CLASS_FILE);
     }
 }

@@ -17,6 +17,8 @@ import java.util.Map;
  * parameter list (the collective's, then a config pointer) is a guess.
  */
 public final class Catalog {
+    /** sizeof(ncclUniqueId), NCCL_UNIQUE_ID_BYTES in nccl.h. */
+    public static final int UNIQUE_ID_BYTES = 128;
 
     private static final List<Def> DEFS = new ArrayList<>();
 
@@ -216,6 +218,16 @@ public final class Catalog {
      */
     public static String cParameters(NativeFunction fn) {
         return C_PARAMETERS[fn.id()];
+    }
+
+    /** The first function of {@code effect} in the catalog's order (see {@link ExitCalls}). */
+    public static NativeFunction first(Effect effect) {
+        for (NativeFunction fn : ALL) {
+            if (fn.effect() == effect) {
+                return fn;
+            }
+        }
+        throw new IllegalStateException("the catalog has no function of effect " + effect);
     }
 
     private static void put(Map<String, NativeFunction> map, String symbol, NativeFunction fn) {

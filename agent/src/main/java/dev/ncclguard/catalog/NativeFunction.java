@@ -6,6 +6,8 @@ package dev.ncclguard.catalog;
  * argument.
  *
  * @param symbol     the C name, without NCCL's profiling prefix {@code p}
+ * @param change     what a successful call changes: the effect's, kept here so that the tracker's
+ *                   hot path reads it in one step
  * @param handle     the handle the function acts on: an out-parameter for creates
  *                   (ncclComm_t*, cudaEvent_t*, cudaStream_t*, ncclCommInitAll's array), by value
  *                   otherwise (the communicator of a collective, the event of a record, the
@@ -24,6 +26,7 @@ package dev.ncclguard.catalog;
 public record NativeFunction(
         String symbol,
         Effect effect,
+        Change change,
         int handle,
         int parentComm,
         int stream,
@@ -39,4 +42,16 @@ public record NativeFunction(
         int id) {
 
     public static final int NONE = -1;
+
+    public NativeFunction {
+        if (change != effect.change()) {
+            throw new IllegalArgumentException(symbol + ": " + effect + " changes " + effect.change() + ", not " + change);
+        }
+    }
+
+    public NativeFunction(String symbol, Effect effect, int handle, int parentComm, int stream, int event, int rank,
+            int nranks, int uniqueId, int device, int color, int key, int count, int rankList, int id) {
+        this(symbol, effect, effect.change(), handle, parentComm, stream, event, rank, nranks, uniqueId, device, color,
+                key, count, rankList, id);
+    }
 }

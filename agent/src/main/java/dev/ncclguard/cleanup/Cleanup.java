@@ -1,8 +1,10 @@
 package dev.ncclguard.cleanup;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.ExitCalls;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.track.NativeAccess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -35,11 +37,6 @@ import java.util.concurrent.locks.LockSupport;
  * is releasing, or released, is left alone ("none").
  */
 public final class Cleanup {
-    static final int CUDA_SUCCESS = 0;
-    static final int CUDA_ERROR_NOT_READY = 600;
-    static final int NCCL_SUCCESS = 0;
-    static final int NCCL_IN_PROGRESS = 7;
-
     /** Waiting for GPU work may take at most this share of the timeout, so communicators get the rest. */
     static final double SYNC_SHARE = 0.5;
     /** Kept back for destroying events, which is quick unless the library is wedged. */
@@ -53,42 +50,42 @@ public final class Cleanup {
     private final List<Item> items = new ArrayList<>();
     /** Native calls of cleanup in progress: one still in at the end was left hanging. */
     private final java.util.concurrent.atomic.AtomicInteger inNative = new java.util.concurrent.atomic.AtomicInteger();
-    private final Libraries libraries;
+    private final CudaRuntime cudaRuntime;
     private final long timeoutNanos;
     private final long deadline;
 
-    private Cleanup(List<HandleView> leaks, Duration timeout, Libraries libraries) {
+    private Cleanup(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime) {
         for (HandleView view : leaks) {
             items.add(new Item(view));
         }
-        this.libraries = libraries == null ? Libraries.none() : libraries;
+        this.cudaRuntime = cudaRuntime == null ? CudaRuntime.none() : cudaRuntime;
         this.timeoutNanos = Math.max(0, Math.min(timeout.toNanos(), MAX_TIMEOUT_NANOS));
         this.deadline = System.nanoTime() + timeoutNanos;
     }
 
     /** Cleans {@code leaks}, taking the CUDA runtime for cudaSetDevice from the leaks themselves. */
-    public static Map<HandleView, CleanupResult> run(List<HandleView> leaks, Duration timeout) {
-        return run(leaks, timeout, Libraries.from(leaks));
+    public static Map<HandleView, LeakOutcome> run(List<HandleView> leaks, Duration timeout) {
+        return run(leaks, timeout, CudaRuntime.from(leaks));
     }
 
     /**
      * Cleans {@code leaks} and returns each one's outcome, in the order given. Returns by
      * {@code timeout} (plus thread start-up) whatever the native libraries do; never throws.
      */
-    public static Map<HandleView, CleanupResult> run(List<HandleView> leaks, Duration timeout,
-                                                     Libraries libraries) {
-        return execute(leaks, timeout, libraries).results();
+    public static Map<HandleView, LeakOutcome> run(List<HandleView> leaks, Duration timeout,
+                                                     CudaRuntime cudaRuntime) {
+        return execute(leaks, timeout, cudaRuntime).outcomes();
     }
 
     /** Like {@link #run}, and says whether a native call of cleanup was still running at the end. */
-    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, Libraries libraries) {
-        Cleanup cleanup = new Cleanup(leaks, timeout, libraries);
+    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime) {
+        Cleanup cleanup = new Cleanup(leaks, timeout, cudaRuntime);
         try {
             cleanup.synchronizeEventsAndStreams();
             cleanup.releaseCommunicators();
             cleanup.destroyEvents();
         } catch (Throwable t) {
-            cleanup.settleRest(CleanupResult.of(CleanupOutcome.FAILED, "cleanup failed: " + t));
+            cleanup.settleRest(LeakOutcome.of(Outcome.FAILED, "cleanup failed: " + t));
         }
         // a destroy that an abort released returns a moment later: give it until the deadline
         while (cleanup.inNative.get() > 0 && cleanup.deadline - System.nanoTime() > 0) {
@@ -102,7 +99,7 @@ public final class Cleanup {
         if (item.view.claim().claimForCleanup()) {
             return true;
         }
-        item.settle(CleanupOutcome.NONE, "released by the application while the JVM exited");
+        item.settle(Outcome.NONE, "released by the application while the JVM exited");
         return false;
     }
 
@@ -115,7 +112,7 @@ public final class Cleanup {
                 continue;
             }
             if (item.view.access() == null) {
-                item.settle(CleanupOutcome.FAILED, "no library instance was recorded to query it");
+                item.settle(Outcome.FAILED, "no library instance was recorded to query it");
             } else if (item.view.kind() != Kind.EVENT || claim(item)) {
                 // an event is claimed before it is queried: it is destroyed at the end
                 probes.add(item);
@@ -160,9 +157,9 @@ public final class Cleanup {
                 inCall.set(probe);
                 try {
                     int status = call(probe.view.access(), symbol, probe.view.handle());
-                    if (status == CUDA_SUCCESS) {
+                    if (status == Status.CUDA_SUCCESS) {
                         probe.syncEnded(Sync.COMPLETE, null);
-                    } else if (status == CUDA_ERROR_NOT_READY) {
+                    } else if (status == Status.CUDA_ERROR_NOT_READY) {
                         pending = true;
                     } else {
                         probe.syncEnded(Sync.FAILED, symbol + " returned " + status);
@@ -183,9 +180,9 @@ public final class Cleanup {
 
     private static void settleStream(Item stream) {
         switch (stream.sync()) {
-            case COMPLETE -> stream.settle(CleanupOutcome.SYNCHRONIZED, null);
-            case FAILED -> stream.settle(CleanupOutcome.FAILED, stream.syncNote());
-            default -> stream.settle(CleanupOutcome.TIMED_OUT, stream.syncNote());
+            case COMPLETE -> stream.settle(Outcome.SYNCHRONIZED, null);
+            case FAILED -> stream.settle(Outcome.FAILED, stream.syncNote());
+            default -> stream.settle(Outcome.TIMED_OUT, stream.syncNote());
         }
     }
 
@@ -197,7 +194,7 @@ public final class Cleanup {
         for (Item item : items) {
             if (item.view.kind() == Kind.COMM) {
                 if (item.view.access() == null) {
-                    item.settle(CleanupOutcome.FAILED, "no library instance was recorded to release it");
+                    item.settle(Outcome.FAILED, "no library instance was recorded to release it");
                 } else if (claim(item)) {
                     comms.add(item);
                 }
@@ -216,7 +213,7 @@ public final class Cleanup {
         for (Item comm : comms) {
             destroys.put(comm, callAsync("ncclguard-cleanup-destroy-" + comm.view.hexHandle(), () -> {
                 setDevice(comm.view.device());
-                return call(comm.view.access(), "ncclCommDestroy", comm.view.handle());
+                return call(comm.view.access(), ExitCalls.COMM_DESTROY, comm.view.handle());
             }));
         }
         Map<AbortGroup, List<Item>> toAbort = new LinkedHashMap<>();
@@ -225,7 +222,7 @@ public final class Cleanup {
             String why = destroyOutcome(comm, destroy.getValue(), destroyUntil, started);
             if (why != null && end - System.nanoTime() <= 0) {
                 // Aborting now could only race a destroy that may yet finish, with no time to see it.
-                comm.settle(CleanupOutcome.TIMED_OUT, why + "; no time left to abort");
+                comm.settle(Outcome.TIMED_OUT, why + "; no time left to abort");
             } else if (why != null) {
                 comm.abortReason = why;
                 toAbort.computeIfAbsent(new AbortGroup(comm.view.access(), comm.view.device()),
@@ -259,14 +256,14 @@ public final class Cleanup {
         }
         try {
             int status = destroy.get();
-            if (status == NCCL_SUCCESS) {
-                comm.settle(CleanupOutcome.DESTROYED, null);
+            if (status == Status.NCCL_SUCCESS) {
+                comm.settle(Outcome.DESTROYED, null);
                 return null;
             }
-            if (status == NCCL_IN_PROGRESS) {
+            if (status == Status.NCCL_IN_PROGRESS) {
                 // A nonblocking communicator: its release goes on inside NCCL, and the handle is
                 // no longer ours to poll or abort.
-                comm.settle(CleanupOutcome.DESTROYED, "ncclCommDestroy returned ncclInProgress; NCCL finishes the release");
+                comm.settle(Outcome.DESTROYED, "ncclCommDestroy returned ncclInProgress; NCCL finishes the release");
                 return null;
             }
             return "ncclCommDestroy returned " + status;
@@ -285,14 +282,14 @@ public final class Cleanup {
     private void abort(AbortGroup group, List<Item> comms) {
         setDevice(group.device());
         NativeAccess nccl = group.access();
-        boolean grouped = comms.size() > 1 && callStatus(nccl, "ncclGroupStart") == NCCL_SUCCESS;
+        boolean grouped = comms.size() > 1 && callStatus(nccl, ExitCalls.GROUP_START) == Status.NCCL_SUCCESS;
         // Without a group (a single communicator, or a failed ncclGroupStart) each abort still works.
         for (Item comm : comms) {
             comm.abortStarted = true;
-            comm.abortStatus = callStatus(nccl, "ncclCommAbort", comm.view.handle());
+            comm.abortStatus = callStatus(nccl, ExitCalls.COMM_ABORT, comm.view.handle());
         }
         if (grouped) {
-            int end = callStatus(nccl, "ncclGroupEnd");
+            int end = callStatus(nccl, ExitCalls.GROUP_END);
             for (Item comm : comms) {
                 comm.groupEndStatus = end;
             }
@@ -307,15 +304,15 @@ public final class Cleanup {
             String waiting = abort != null ? "ncclGroupEnd did not return"
                     : comm.abortStarted ? "ncclCommAbort did not return"
                     : "not aborted: an earlier call on its cleanup thread did not return";
-            comm.settle(CleanupOutcome.TIMED_OUT, waiting + " within " + millisSince(started) + " ms" + after);
+            comm.settle(Outcome.TIMED_OUT, waiting + " within " + millisSince(started) + " ms" + after);
         } else if (abort == null || abort == Integer.MIN_VALUE) {
-            comm.settle(CleanupOutcome.FAILED, "cannot call ncclCommAbort" + after);
-        } else if (abort != NCCL_SUCCESS) {
-            comm.settle(CleanupOutcome.FAILED, "ncclCommAbort returned " + abort + after);
-        } else if (groupEnd != null && groupEnd != NCCL_SUCCESS) {
-            comm.settle(CleanupOutcome.FAILED, "ncclGroupEnd returned " + groupEnd + " for the grouped aborts" + after);
+            comm.settle(Outcome.FAILED, "cannot call ncclCommAbort" + after);
+        } else if (abort != Status.NCCL_SUCCESS) {
+            comm.settle(Outcome.FAILED, "ncclCommAbort returned " + abort + after);
+        } else if (groupEnd != null && groupEnd != Status.NCCL_SUCCESS) {
+            comm.settle(Outcome.FAILED, "ncclGroupEnd returned " + groupEnd + " for the grouped aborts" + after);
         } else {
-            comm.settle(CleanupOutcome.ABORTED, comm.abortReason);
+            comm.settle(Outcome.ABORTED, comm.abortReason);
         }
     }
 
@@ -330,7 +327,7 @@ public final class Cleanup {
             switch (item.sync()) {
                 case COMPLETE, TIMED_OUT -> events.add(item);
                 // A query that failed or never returned says the handle is not safe to touch again.
-                default -> item.settle(item.sync() == Sync.FAILED ? CleanupOutcome.FAILED : CleanupOutcome.TIMED_OUT,
+                default -> item.settle(item.sync() == Sync.FAILED ? Outcome.FAILED : Outcome.TIMED_OUT,
                         item.syncNote());
             }
         }
@@ -342,7 +339,7 @@ public final class Cleanup {
         Future<Void> destroyer = callAsync("ncclguard-cleanup-events", () -> {
             for (Item event : events) {
                 inCall.set(event);
-                event.destroyStatus = callStatus(event.view.access(), "cudaEventDestroy", event.view.handle());
+                event.destroyStatus = callStatus(event.view.access(), ExitCalls.EVENT_DESTROY, event.view.handle());
             }
             inCall.set(null);
             return null;
@@ -357,32 +354,32 @@ public final class Cleanup {
         Integer status = event.destroyStatus;
         boolean completed = event.sync() == Sync.COMPLETE;
         if (status == null) {
-            event.settle(CleanupOutcome.TIMED_OUT, (inCall
+            event.settle(Outcome.TIMED_OUT, (inCall
                     ? "cudaEventDestroy did not return within " + millisSince(started) + " ms"
                     : "not destroyed before the deadline")
                     + (completed ? " (its work had completed)" : "; " + event.syncNote()));
         } else if (status == Integer.MIN_VALUE) {
-            event.settle(CleanupOutcome.FAILED, "cannot call cudaEventDestroy");
-        } else if (status != CUDA_SUCCESS) {
-            event.settle(CleanupOutcome.FAILED, "cudaEventDestroy returned " + status);
+            event.settle(Outcome.FAILED, "cannot call cudaEventDestroy");
+        } else if (status != Status.CUDA_SUCCESS) {
+            event.settle(Outcome.FAILED, "cudaEventDestroy returned " + status);
         } else if (completed) {
-            event.settle(CleanupOutcome.SYNCHRONIZED, null);
+            event.settle(Outcome.SYNCHRONIZED, null);
         } else {
             // cudaEventDestroy on a pending event is legal: CUDA frees it once its work completes.
-            event.settle(CleanupOutcome.DESTROYED, event.syncNote() + "; destroyed anyway, CUDA frees it when the work completes");
+            event.settle(Outcome.DESTROYED, event.syncNote() + "; destroyed anyway, CUDA frees it when the work completes");
         }
     }
 
     // ---- shared ----
 
     private void setDevice(int device) {
-        NativeAccess cudart = libraries.cudart();
+        NativeAccess cudart = cudaRuntime.cudart();
         if (cudart == null || device < 0) {
             return;
         }
         // Best effort: NCCL switches to the communicator's device itself; this only spares it
         // from running on whatever device a fresh thread starts with.
-        callStatus(cudart, "cudaSetDevice", device);
+        callStatus(cudart, ExitCalls.SET_DEVICE, device);
     }
 
     /** The call's status, or Integer.MIN_VALUE when it threw (no such symbol, bad library). */
@@ -442,18 +439,18 @@ public final class Cleanup {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos);
     }
 
-    private void settleRest(CleanupResult result) {
+    private void settleRest(LeakOutcome result) {
         for (Item item : items) {
             item.settle(result.outcome(), result.note());
         }
     }
 
-    private Map<HandleView, CleanupResult> results() {
-        Map<HandleView, CleanupResult> results = new LinkedHashMap<>();
+    private Map<HandleView, LeakOutcome> results() {
+        Map<HandleView, LeakOutcome> results = new LinkedHashMap<>();
         for (Item item : items) {
-            CleanupResult result = item.result.get();
+            LeakOutcome result = item.result.get();
             results.put(item.view, result != null ? result
-                    : CleanupResult.of(CleanupOutcome.FAILED, "not reached before the deadline"));
+                    : LeakOutcome.of(Outcome.FAILED, "not reached before the deadline"));
         }
         return results;
     }
@@ -469,7 +466,7 @@ public final class Cleanup {
      */
     private static final class Item {
         final HandleView view;
-        final AtomicReference<CleanupResult> result = new AtomicReference<>();
+        final AtomicReference<LeakOutcome> result = new AtomicReference<>();
         private Sync sync = Sync.PENDING;
         private String syncNote;
         volatile String abortReason;
@@ -483,7 +480,7 @@ public final class Cleanup {
         }
 
         String querySymbol() {
-            return view.kind() == Kind.EVENT ? "cudaEventQuery" : "cudaStreamQuery";
+            return view.kind() == Kind.EVENT ? ExitCalls.EVENT_QUERY : ExitCalls.STREAM_QUERY;
         }
 
         synchronized Sync sync() {
@@ -515,8 +512,8 @@ public final class Cleanup {
             }
         }
 
-        void settle(CleanupOutcome outcome, String note) {
-            result.compareAndSet(null, CleanupResult.of(outcome, note));
+        void settle(Outcome outcome, String note) {
+            result.compareAndSet(null, LeakOutcome.of(outcome, note));
         }
 
         boolean settled() {

@@ -1,8 +1,10 @@
 package dev.ncclguard.cleanup;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.ExitCalls;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.track.NativeAccess;
 import java.util.AbstractMap;
 import java.util.Collections;
 import java.util.HashMap;
@@ -97,19 +99,19 @@ public final class ExitProbe {
                 return;
             }
             if (view.kind() == Kind.STREAM) {
-                answer(view, call(view.access(), "cudaStreamQuery", view.handle()));
+                answer(view, call(view.access(), ExitCalls.STREAM_QUERY, view.handle()));
                 return;
             }
-            if (view.recordedOn() != 0 && streamStatus(view.access(), view.recordedOn()) == Cleanup.CUDA_SUCCESS) {
+            if (view.recordedOn() != 0 && streamStatus(view.access(), view.recordedOn()) == Status.CUDA_SUCCESS) {
                 return; // answered by its stream
             }
-            answer(view, call(view.access(), "cudaEventQuery", view.handle()));
+            answer(view, call(view.access(), ExitCalls.EVENT_QUERY, view.handle()));
         }
 
         private void answer(HandleView view, int status) {
-            if (status == Cleanup.CUDA_SUCCESS || status == Cleanup.CUDA_ERROR_NOT_READY) {
+            if (status == Status.CUDA_SUCCESS || status == Status.CUDA_ERROR_NOT_READY) {
                 synchronized (this) {
-                    byHandle.put(view, status == Cleanup.CUDA_ERROR_NOT_READY);
+                    byHandle.put(view, status == Status.CUDA_ERROR_NOT_READY);
                 }
             }
         }
@@ -120,7 +122,7 @@ public final class ExitProbe {
             }
             Integer status = statusOf(streams, access, stream);
             if (status == null) {
-                status = call(access, "cudaStreamQuery", stream);
+                status = call(access, ExitCalls.STREAM_QUERY, stream);
                 synchronized (this) {
                     Map<Long, Integer> statuses = streams.get(access);
                     if (statuses == null) {
@@ -209,7 +211,7 @@ public final class ExitProbe {
                 Integer status = statusOf(streams, access, stream);
                 lastAccess = access;
                 lastStream = stream;
-                lastIdle = status != null && status == Cleanup.CUDA_SUCCESS;
+                lastIdle = status != null && status == Status.CUDA_SUCCESS;
             }
             return lastIdle;
         }

@@ -1,8 +1,9 @@
 package dev.ncclguard.cleanup;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.ExitCalls;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.NativeAccess;
 import java.util.List;
 
 /**
@@ -29,7 +30,7 @@ public final class ProcessExit {
                 continue;
             }
             try {
-                access.call("_exit", status);
+                access.call(ExitCalls.LIBC_EXIT, status);
             } catch (Throwable t) {
                 // this library cannot reach it: try the next one
             }

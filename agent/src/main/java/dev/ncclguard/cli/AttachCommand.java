@@ -1,8 +1,8 @@
 package dev.ncclguard.cli;
 
-import dev.ncclguard.agent.Options;
-import dev.ncclguard.agent.OptionsException;
-import dev.ncclguard.live.AttachEntry;
+import dev.ncclguard.config.Options;
+import dev.ncclguard.config.OptionsException;
+import dev.ncclguard.control.AttachEntry;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

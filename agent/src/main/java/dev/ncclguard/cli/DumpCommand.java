@@ -1,7 +1,7 @@
 package dev.ncclguard.cli;
 
 import com.sun.tools.attach.VirtualMachine;
-import dev.ncclguard.live.AttachEntry;
+import dev.ncclguard.control.AttachEntry;
 import dev.ncclguard.live.TrackerMXBean;
 import java.io.IOException;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.json.ReportSchema;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigDecimal;
@@ -39,7 +40,7 @@ record ReportFile(
         boolean communicatorsListed,
         long communicatorsOmitted) {
 
-    static final String SCHEMA = "ncclguard-report/1";
+    static final String SCHEMA = ReportSchema.NAME;
 
     record Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
             long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed) {

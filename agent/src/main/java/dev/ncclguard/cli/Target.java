@@ -4,7 +4,7 @@ import com.sun.tools.attach.AgentInitializationException;
 import com.sun.tools.attach.AgentLoadException;
 import com.sun.tools.attach.VirtualMachine;
 import dev.ncclguard.agent.Installer;
-import dev.ncclguard.live.AttachEntry;
+import dev.ncclguard.control.AttachEntry;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;

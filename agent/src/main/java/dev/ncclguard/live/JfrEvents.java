@@ -65,7 +65,7 @@ final class JfrEvents {
                 found.creationStack = joined;
                 found.commit();
             }
-            if (leak.cleanup() != dev.ncclguard.cleanup.CleanupOutcome.NONE) {
+            if (leak.cleanup() != dev.ncclguard.cleanup.Outcome.NONE) {
                 CleanupAction action = new CleanupAction();
                 if (action.isEnabled()) {
                     action.kind = leak.kind().word();

@@ -1,8 +1,6 @@
 package dev.ncclguard.live;
 
-import dev.ncclguard.agent.AgentState;
-import dev.ncclguard.agent.Options;
-import dev.ncclguard.agent.Reporting;
+import dev.ncclguard.config.Options;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
@@ -19,7 +17,7 @@ import java.util.function.Consumer;
  * application servers): at an attach at once, since the application already runs; under
  * -javaagent after the first tracked NCCL or CUDA call (see REGISTER_ANYWAY_MILLIS). Either way on a thread of its own.
  */
-public final class LiveMonitor implements TrackerListener {
+public final class LiveMonitor implements TrackerListener, Consumer<Report> {
     /** Whether JFR is in this runtime at all; a jlinked one may lack it. */
     private static final boolean JFR = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
 
@@ -57,7 +55,7 @@ public final class LiveMonitor implements TrackerListener {
     public void started(AgentState installed, boolean premain) {
         this.waitForServer = premain;
         this.state = installed;
-        installed.onExitReport(new ExitReportListener(this));
+        installed.onExitReport(this); // itself, not a method reference: premain
         if (!premain || tracker.sawAnyCall()) {
             registerSoon();
         }
@@ -131,7 +129,7 @@ public final class LiveMonitor implements TrackerListener {
     private static void warmExitReport(AgentState installed) {
         try {
             Options options = installed.options();
-            Report report = Reporting.live(installed);
+            Report report = installed.liveReport();
             if (!options.text().equals("none")) {
                 TextReportWriter.toText(report);
             }
@@ -140,20 +138,6 @@ public final class LiveMonitor implements TrackerListener {
             }
         } catch (Throwable t) {
             // nothing lost: the exit report loads what it needs itself
-        }
-    }
-
-    /** Hears of the exit report, for JFR; a class rather than a method reference (premain). */
-    private static final class ExitReportListener implements Consumer<Report> {
-        private final LiveMonitor live;
-
-        ExitReportListener(LiveMonitor live) {
-            this.live = live;
-        }
-
-        @Override
-        public void accept(Report report) {
-            live.exitReport(report);
         }
     }
 
@@ -192,7 +176,9 @@ public final class LiveMonitor implements TrackerListener {
         streamsDestroyed.incrementAndGet();
     }
 
-    private void exitReport(Report report) {
+    /** Hears of the exit report, for JFR. */
+    @Override
+    public void accept(Report report) {
         if (JFR && JfrGate.started()) {
             JfrEvents.exitReport(report);
         }

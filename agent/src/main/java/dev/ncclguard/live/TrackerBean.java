@@ -1,10 +1,8 @@
 package dev.ncclguard.live;
 
-import dev.ncclguard.agent.AgentState;
-import dev.ncclguard.agent.Reporting;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.TextReportWriter;
-import dev.ncclguard.track.Kind;
 import java.lang.management.ManagementFactory;
 import java.time.Instant;
 import javax.management.InstanceAlreadyExistsException;
@@ -107,11 +105,11 @@ final class TrackerBean implements TrackerMXBean {
 
     @Override
     public String reportJson() {
-        return JsonReportWriter.toJson(Reporting.live(state));
+        return JsonReportWriter.toJson(state.liveReport());
     }
 
     @Override
     public String reportText() {
-        return TextReportWriter.toText(Reporting.live(state));
+        return TextReportWriter.toText(state.liveReport());
     }
 }

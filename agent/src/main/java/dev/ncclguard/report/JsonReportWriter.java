@@ -1,16 +1,18 @@
 package dev.ncclguard.report;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.IsoTime;
+import dev.ncclguard.json.JsonOut;
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.track.Details;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -61,11 +63,7 @@ public final class JsonReportWriter {
 
     /** ISO-8601 in UTC, to the millisecond like the creation times the tracker records. */
     static String iso(Instant instant) {
-        try {
-            return IsoTime.format(instant.toEpochMilli());
-        } catch (ArithmeticException e) {
-            return instant.truncatedTo(ChronoUnit.MILLIS).toString();
-        }
+        return IsoTime.format(instant);
     }
 
     /**
@@ -129,7 +127,7 @@ public final class JsonReportWriter {
             final List<String> stack;
             final Details details;
             final Boolean stillPending;
-            final CleanupOutcome cleanup;
+            final Outcome cleanup;
 
             Tail(Leak leak, Details details) {
                 stack = leak.stack();
@@ -188,16 +186,11 @@ public final class JsonReportWriter {
                 json.name("note").string(before.note());
                 json.endObject();
             }
-            Report.Summary s = report.summary();
-            json.name("summary").beginObject();
-            json.name("commsCreated").number(s.commsCreated());
-            json.name("commsReleased").number(s.commsReleased());
-            json.name("leakedComms").number(s.leakedComms());
-            json.name("pendingEvents").number(s.pendingEvents());
-            json.name("unsyncedStreams").number(s.unsyncedStreams());
-            json.name("cleaned").number(s.cleaned());
-            json.name("cleanupFailed").number(s.cleanupFailed());
-            json.name("suppressed").number(s.suppressed());
+            json.name(ReportSchema.SUMMARY).beginObject();
+            long[] summary = report.summary().values();
+            for (int i = 0; i < summary.length; i++) {
+                json.name(ReportSchema.Summary.FIELDS.get(i)).number(summary[i]);
+            }
             json.endObject();
             json.name("leaks").beginArray();
             for (Leak leak : report.leaks()) {

@@ -1,9 +1,9 @@
 package dev.ncclguard.report;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.track.Details;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +25,7 @@ public record Leak(
         HandleView view,
         List<String> stack,
         Boolean stillPending,
-        CleanupOutcome cleanup,
+        Outcome cleanup,
         String cleanupNote) {
 
     public Kind kind() {

@@ -1,6 +1,7 @@
 package dev.ncclguard.report;
 
 import dev.ncclguard.bootstrap.LiveView;
+import dev.ncclguard.config.Suppressions;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Tracker;
 import java.util.ArrayList;

@@ -1,10 +1,13 @@
 package dev.ncclguard.report;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.config.Suppressions;
+import dev.ncclguard.json.ReportSchema.Summary;
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.net.URL;
@@ -54,21 +57,9 @@ public record Report(
         Instant attachedAt,
         BeforeAttach beforeAttach) {
 
-    public static final String SCHEMA = "ncclguard-report/1";
+    public static final String SCHEMA = ReportSchema.NAME;
     public static final String ACTION_REPORT = "report";
     public static final String ACTION_CLEANUP = "cleanup";
-
-    /** The report's {@code summary} object. */
-    public record Summary(
-            long commsCreated,
-            long commsReleased,
-            int leakedComms,
-            int pendingEvents,
-            int unsyncedStreams,
-            int cleaned,
-            int cleanupFailed,
-            int suppressed) {
-    }
 
     /** A leak that a suppression rule accepted: listed, not counted. */
     public record Suppressed(Leak leak, String rule) {
@@ -100,7 +91,7 @@ public record Report(
             String releasedBy,
             boolean leaked,
             boolean suppressed,
-            CleanupOutcome cleanup) {
+            Outcome cleanup) {
     }
 
     public boolean hasLeaks() {
@@ -143,7 +134,7 @@ public record Report(
         private long commsReleased;
         private List<HandleView> leaks = List.of();
         private Map<HandleView, Boolean> stillPending = Map.of();
-        private Map<HandleView, CleanupResult> cleanup = Map.of();
+        private Map<HandleView, LeakOutcome> cleanup = Map.of();
         private Long pid;
         private String host;
         private String agentVersion;
@@ -196,7 +187,7 @@ public record Report(
         }
 
         /** Cleanup's outcome per leak (action=cleanup); a leak absent from it reads "none". */
-        public Builder cleanup(Map<HandleView, CleanupResult> cleanup) {
+        public Builder cleanup(Map<HandleView, LeakOutcome> cleanup) {
             this.cleanup = Objects.requireNonNull(cleanup);
             return this;
         }
@@ -303,9 +294,9 @@ public record Report(
             }
 
             void add(HandleView view) {
-                CleanupResult result = cleanupRan ? cleanup.get(view) : null;
+                LeakOutcome result = cleanupRan ? cleanup.get(view) : null;
                 if (result == null) {
-                    result = CleanupResult.NONE;
+                    result = LeakOutcome.NONE;
                 }
                 Leak leak = leak(view, result, stacks);
                 Suppressions.Rule rule = rules == null ? null : matched(rules[view.kind().ordinal()], leak);
@@ -353,7 +344,7 @@ public record Report(
                         Instant.ofEpochMilli(c.createdAtMillis()),
                         c.released() ? Instant.ofEpochMilli(c.releasedAtMillis()) : null, c.releasedBy(),
                         !c.released(), !c.released() && suppressed.containsKey(id),
-                        c.released() ? null : leak != null ? leak.cleanup() : CleanupOutcome.NONE));
+                        c.released() ? null : leak != null ? leak.cleanup() : Outcome.NONE));
             }
             return Collections.unmodifiableList(out);
         }
@@ -395,7 +386,7 @@ public record Report(
             return handle + "@" + createdAtMillis;
         }
 
-        private Leak leak(HandleView view, CleanupResult result, StackFrames.Cache stacks) {
+        private Leak leak(HandleView view, LeakOutcome result, StackFrames.Cache stacks) {
             Boolean pending = view.kind() == Kind.COMM ? null : stillPending.get(view);
             // "none" has a note when the application released it meanwhile
             return new Leak(view, stacks.format(view.creation()), pending, result.outcome(), result.note());

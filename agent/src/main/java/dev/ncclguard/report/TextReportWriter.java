@@ -1,7 +1,9 @@
 package dev.ncclguard.report;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.IsoTime;
+import dev.ncclguard.json.ReportSchema;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -313,7 +315,7 @@ public final class TextReportWriter {
     }
 
     private static String cleanupDone(Leak leak) {
-        CleanupOutcome outcome = leak.cleanup();
+        Outcome outcome = leak.cleanup();
         return switch (outcome) {
             case NONE -> "not attempted";
             case SYNCHRONIZED -> leak.kind() == Kind.EVENT
@@ -367,7 +369,7 @@ public final class TextReportWriter {
     }
 
     static String summary(Report report) {
-        Report.Summary s = report.summary();
+        ReportSchema.Summary s = report.summary();
         String suppressed = s.suppressed() > 0 ? s.suppressed() + " suppressed" : null;
         if (!report.hasLeaks()) {
             return SUMMARY_PREFIX + "no leaks (" + count(s.commsCreated(), "communicator", "communicators")

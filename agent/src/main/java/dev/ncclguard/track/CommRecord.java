@@ -1,6 +1,5 @@
 package dev.ncclguard.track;
 
-import dev.ncclguard.bridge.NativeAccess;
 
 /** A communicator from its creation to its destroy or abort. */
 final class CommRecord extends Tracked {

@@ -1,6 +1,5 @@
 package dev.ncclguard.track;
 
-import dev.ncclguard.bridge.NativeAccess;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 

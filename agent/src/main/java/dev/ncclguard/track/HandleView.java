@@ -1,6 +1,6 @@
 package dev.ncclguard.track;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.Kind;
 import java.util.Map;
 
 /**

@@ -1,5 +1,6 @@
 package dev.ncclguard.track;
 
+import dev.ncclguard.catalog.Kind;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,6 +1,5 @@
 package dev.ncclguard.track;
 
-import dev.ncclguard.bridge.NativeAccess;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -133,6 +132,27 @@ abstract class Tracked implements ReleaseClaim {
     final boolean validate(int version) {
         VarHandle.loadLoadFence();
         return (version & HELD) == 0 && (int) LOCK.getOpaque(this) == version;
+    }
+
+    /**
+     * Before the application's release of {@code t} (null: a handle not followed): the token for
+     * its exit, the record's serial, or {@link Tracker#CLAIMED_BY_CLEANUP} when cleanup claimed it.
+     */
+    static long releaseToken(Tracked t) {
+        if (t == null) {
+            return 0;
+        }
+        return t.enterRelease() ? t.serial : Tracker.CLAIMED_BY_CLEANUP;
+    }
+
+    /**
+     * After a failed release whose enter returned {@code token}: the handle is as live as before,
+     * and claimable again, if {@code t} is still the record that release began on.
+     */
+    static void releaseFailed(Tracked t, long token) {
+        if (t != null && token != 0 && token != Tracker.CLAIMED_BY_CLEANUP && t.serial == token) {
+            t.releaseFailed();
+        }
     }
 
     /** The application's release is about to start; false when the agent has claimed the handle. */

@@ -1,11 +1,11 @@
 package dev.ncclguard.cleanup;
 
-import static dev.ncclguard.cleanup.CleanupOutcome.ABORTED;
-import static dev.ncclguard.cleanup.CleanupOutcome.DESTROYED;
-import static dev.ncclguard.cleanup.CleanupOutcome.FAILED;
-import static dev.ncclguard.cleanup.CleanupOutcome.NONE;
-import static dev.ncclguard.cleanup.CleanupOutcome.SYNCHRONIZED;
-import static dev.ncclguard.cleanup.CleanupOutcome.TIMED_OUT;
+import static dev.ncclguard.cleanup.Outcome.ABORTED;
+import static dev.ncclguard.cleanup.Outcome.DESTROYED;
+import static dev.ncclguard.cleanup.Outcome.FAILED;
+import static dev.ncclguard.cleanup.Outcome.NONE;
+import static dev.ncclguard.cleanup.Outcome.SYNCHRONIZED;
+import static dev.ncclguard.cleanup.Outcome.TIMED_OUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -13,17 +13,18 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.cleanup.FakeLibrary.Call;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.track.NativeAccess;
 import dev.ncclguard.track.ReleaseClaim;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -63,9 +64,9 @@ class CleanupTest {
                 0, Map.of("pendingOps", 3L, "device", 0), access);
     }
 
-    private Map<HandleView, CleanupResult> run(Duration timeout, HandleView... leaks) {
+    private Map<HandleView, LeakOutcome> run(Duration timeout, HandleView... leaks) {
         return assertTimeoutPreemptively(RETURNS_WITHIN,
-                () -> Cleanup.run(List.of(leaks), timeout, new Libraries(cudart)));
+                () -> Cleanup.run(List.of(leaks), timeout, new CudaRuntime(cudart)));
     }
 
     private static long seqOfFirst(List<Call> calls) {
@@ -79,9 +80,9 @@ class CleanupTest {
     @Test
     void communicatorIsDestroyedOnACleanupThreadAfterSettingItsDevice() {
         HandleView comm = comm(0x10, 1, nccl);
-        Map<HandleView, CleanupResult> results = run(LONG, comm);
+        Map<HandleView, LeakOutcome> results = run(LONG, comm);
 
-        assertEquals(new CleanupResult(DESTROYED, null), results.get(comm));
+        assertEquals(new LeakOutcome(DESTROYED, null), results.get(comm));
         List<Call> calls = log.calls();
         assertEquals(List.of("cudaSetDevice", "ncclCommDestroy"), calls.stream().map(Call::symbol).toList());
         assertEquals(1, calls.get(0).arg(0));
@@ -92,34 +93,34 @@ class CleanupTest {
 
     @Test
     void pendingEventIsPolledUntilCompleteThenDestroyed() {
-        cudart.answerFor("cudaEventQuery", 3, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
+        cudart.answerFor("cudaEventQuery", 3, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
         HandleView event = event(0x20, cudart);
-        Map<HandleView, CleanupResult> results = run(LONG, event);
+        Map<HandleView, LeakOutcome> results = run(LONG, event);
 
-        assertEquals(new CleanupResult(SYNCHRONIZED, null), results.get(event));
+        assertEquals(new LeakOutcome(SYNCHRONIZED, null), results.get(event));
         assertEquals(4, log.calls("cudaEventQuery").size());
         assertEquals(0x20L, log.calls("cudaEventDestroy").get(0).arg(0));
     }
 
     @Test
     void streamIsPolledUntilCompleteAndLeftToTheApplication() {
-        cudart.answerFor("cudaStreamQuery", 2, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
+        cudart.answerFor("cudaStreamQuery", 2, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
         HandleView stream = stream(0x30, cudart);
-        Map<HandleView, CleanupResult> results = run(LONG, stream);
+        Map<HandleView, LeakOutcome> results = run(LONG, stream);
 
-        assertEquals(new CleanupResult(SYNCHRONIZED, null), results.get(stream));
+        assertEquals(new LeakOutcome(SYNCHRONIZED, null), results.get(stream));
         assertEquals(3, log.calls("cudaStreamQuery").size());
         assertEquals(List.of("cudaStreamQuery"), log.calls().stream().map(Call::symbol).distinct().toList());
     }
 
     @Test
     void eventsAndStreamsCompleteBeforeCommunicatorsAreReleasedAndEventsAreDestroyedLast() {
-        cudart.answerFor("cudaEventQuery", 5, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
-        cudart.answerFor("cudaStreamQuery", 3, Cleanup.CUDA_ERROR_NOT_READY, Cleanup.CUDA_SUCCESS);
+        cudart.answerFor("cudaEventQuery", 5, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
+        cudart.answerFor("cudaStreamQuery", 3, Status.CUDA_ERROR_NOT_READY, Status.CUDA_SUCCESS);
         HandleView comm = comm(0x10, 0, nccl);
         HandleView event = event(0x20, cudart);
         HandleView stream = stream(0x30, cudart);
-        Map<HandleView, CleanupResult> results = run(LONG, comm, event, stream);
+        Map<HandleView, LeakOutcome> results = run(LONG, comm, event, stream);
 
         assertEquals(SYNCHRONIZED, results.get(event).outcome());
         assertEquals(SYNCHRONIZED, results.get(stream).outcome());
@@ -134,9 +135,9 @@ class CleanupTest {
     void failedDestroyFallsBackToAbort() {
         nccl.answer("ncclCommDestroy", 3);
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(LONG, comm);
+        Map<HandleView, LeakOutcome> results = run(LONG, comm);
 
-        assertEquals(new CleanupResult(ABORTED, "ncclCommDestroy returned 3"), results.get(comm));
+        assertEquals(new LeakOutcome(ABORTED, "ncclCommDestroy returned 3"), results.get(comm));
         assertEquals(0x10L, log.calls("ncclCommAbort").get(0).arg(0));
     }
 
@@ -145,7 +146,7 @@ class CleanupTest {
         // The emulator's NCCLEMU_HANG=ncclCommDestroy: destroy blocks until the comm is aborted.
         nccl.hang("ncclCommDestroy");
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(SHORT, comm);
+        Map<HandleView, LeakOutcome> results = run(SHORT, comm);
 
         assertEquals(ABORTED, results.get(comm).outcome());
         assertTrue(results.get(comm).note().startsWith("ncclCommDestroy did not return within "),
@@ -159,7 +160,7 @@ class CleanupTest {
         HandleView a = comm(0xa, 0, nccl);
         HandleView b = comm(0xb, 0, nccl);
         HandleView c = comm(0xc, 1, nccl);
-        Map<HandleView, CleanupResult> results = run(LONG, a, b, c);
+        Map<HandleView, LeakOutcome> results = run(LONG, a, b, c);
 
         for (HandleView comm : List.of(a, b, c)) {
             assertEquals(ABORTED, results.get(comm).outcome());
@@ -183,7 +184,7 @@ class CleanupTest {
         nccl.answer("ncclCommDestroy", 5);
         HandleView a = comm(0xa, 0, nccl);
         HandleView b = comm(0xb, 0, otherNccl);
-        Map<HandleView, CleanupResult> results = run(LONG, a, b);
+        Map<HandleView, LeakOutcome> results = run(LONG, a, b);
 
         assertEquals(ABORTED, results.get(a).outcome());
         assertEquals(ABORTED, results.get(b).outcome());
@@ -196,9 +197,9 @@ class CleanupTest {
     void abortThatFailsLeavesTheCommunicatorFailedWithBothReasons() {
         nccl.answer("ncclCommDestroy", 3).answer("ncclCommAbort", 6);
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(LONG, comm);
+        Map<HandleView, LeakOutcome> results = run(LONG, comm);
 
-        assertEquals(new CleanupResult(FAILED, "ncclCommAbort returned 6 (after: ncclCommDestroy returned 3)"),
+        assertEquals(new LeakOutcome(FAILED, "ncclCommAbort returned 6 (after: ncclCommDestroy returned 3)"),
                 results.get(comm));
     }
 
@@ -207,7 +208,7 @@ class CleanupTest {
         nccl.answer("ncclCommDestroy", 3).answer("ncclGroupEnd", 2);
         HandleView a = comm(0xa, 0, nccl);
         HandleView b = comm(0xb, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(LONG, a, b);
+        Map<HandleView, LeakOutcome> results = run(LONG, a, b);
 
         for (HandleView comm : List.of(a, b)) {
             assertEquals(FAILED, results.get(comm).outcome());
@@ -219,7 +220,7 @@ class CleanupTest {
     void abortThatHangsTimesOutAndCleanupStillReturnsByTheDeadline() {
         nccl.hang("ncclCommDestroy").hang("ncclCommAbort");
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(SHORT, comm);
+        Map<HandleView, LeakOutcome> results = run(SHORT, comm);
 
         assertEquals(TIMED_OUT, results.get(comm).outcome());
         String note = results.get(comm).note();
@@ -232,7 +233,7 @@ class CleanupTest {
         nccl.answer("ncclCommDestroy", 3).hang("ncclGroupEnd");
         HandleView a = comm(0xa, 0, nccl);
         HandleView b = comm(0xb, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(SHORT, a, b);
+        Map<HandleView, LeakOutcome> results = run(SHORT, a, b);
 
         for (HandleView comm : List.of(a, b)) {
             assertEquals(TIMED_OUT, results.get(comm).outcome());
@@ -242,9 +243,9 @@ class CleanupTest {
 
     @Test
     void eventStillPendingAtTheDeadlineIsDestroyedAnyway() {
-        cudart.answer("cudaEventQuery", Cleanup.CUDA_ERROR_NOT_READY);
+        cudart.answer("cudaEventQuery", Status.CUDA_ERROR_NOT_READY);
         HandleView event = event(0x20, cudart);
-        Map<HandleView, CleanupResult> results = run(SHORT, event);
+        Map<HandleView, LeakOutcome> results = run(SHORT, event);
 
         assertEquals(DESTROYED, results.get(event).outcome());
         assertTrue(results.get(event).note().startsWith("still pending after "), results.get(event).note());
@@ -253,9 +254,9 @@ class CleanupTest {
 
     @Test
     void streamStillPendingAtTheDeadlineTimesOut() {
-        cudart.answer("cudaStreamQuery", Cleanup.CUDA_ERROR_NOT_READY);
+        cudart.answer("cudaStreamQuery", Status.CUDA_ERROR_NOT_READY);
         HandleView stream = stream(0x30, cudart);
-        Map<HandleView, CleanupResult> results = run(SHORT, stream);
+        Map<HandleView, LeakOutcome> results = run(SHORT, stream);
 
         assertEquals(TIMED_OUT, results.get(stream).outcome());
         assertTrue(results.get(stream).note().startsWith("still pending after "), results.get(stream).note());
@@ -266,7 +267,7 @@ class CleanupTest {
         cudart.hang("cudaEventQuery");
         HandleView event = event(0x20, cudart);
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(SHORT, event, comm);
+        Map<HandleView, LeakOutcome> results = run(SHORT, event, comm);
 
         assertEquals(TIMED_OUT, results.get(event).outcome());
         assertTrue(results.get(event).note().startsWith("cudaEventQuery did not return within "),
@@ -279,9 +280,9 @@ class CleanupTest {
     void queryErrorFailsTheEventWithoutDestroyingIt() {
         cudart.answer("cudaEventQuery", 400);
         HandleView event = event(0x20, cudart);
-        Map<HandleView, CleanupResult> results = run(LONG, event);
+        Map<HandleView, LeakOutcome> results = run(LONG, event);
 
-        assertEquals(new CleanupResult(FAILED, "cudaEventQuery returned 400"), results.get(event));
+        assertEquals(new LeakOutcome(FAILED, "cudaEventQuery returned 400"), results.get(event));
         assertEquals(List.of(), log.calls("cudaEventDestroy"));
     }
 
@@ -289,16 +290,16 @@ class CleanupTest {
     void eventDestroyThatFailsIsFailed() {
         cudart.answer("cudaEventDestroy", 709);
         HandleView event = event(0x20, cudart);
-        Map<HandleView, CleanupResult> results = run(LONG, event);
+        Map<HandleView, LeakOutcome> results = run(LONG, event);
 
-        assertEquals(new CleanupResult(FAILED, "cudaEventDestroy returned 709"), results.get(event));
+        assertEquals(new LeakOutcome(FAILED, "cudaEventDestroy returned 709"), results.get(event));
     }
 
     @Test
     void eventDestroyThatHangsTimesOutAndCleanupStillReturns() {
         cudart.hang("cudaEventDestroy");
         HandleView event = event(0x20, cudart);
-        Map<HandleView, CleanupResult> results = run(SHORT, event);
+        Map<HandleView, LeakOutcome> results = run(SHORT, event);
 
         assertEquals(TIMED_OUT, results.get(event).outcome());
         assertTrue(results.get(event).note().startsWith("cudaEventDestroy did not return within "),
@@ -309,7 +310,7 @@ class CleanupTest {
     void symbolsTheLibraryLacksFailTheLeakWithTheReason() {
         nccl.missing("ncclCommDestroy").missing("ncclCommAbort");
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(LONG, comm);
+        Map<HandleView, LeakOutcome> results = run(LONG, comm);
 
         assertEquals(FAILED, results.get(comm).outcome());
         assertEquals("cannot call ncclCommAbort (after: cannot call ncclCommDestroy: java.lang.UnsatisfiedLinkError:"
@@ -318,9 +319,9 @@ class CleanupTest {
 
     @Test
     void nonblockingDestroyInProgressCountsAsDestroyed() {
-        nccl.answer("ncclCommDestroy", Cleanup.NCCL_IN_PROGRESS);
+        nccl.answer("ncclCommDestroy", Status.NCCL_IN_PROGRESS);
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(LONG, comm);
+        Map<HandleView, LeakOutcome> results = run(LONG, comm);
 
         assertEquals(DESTROYED, results.get(comm).outcome());
         assertEquals(List.of(), log.calls("ncclCommAbort"));
@@ -329,7 +330,7 @@ class CleanupTest {
     @Test
     void withoutAKnownCudaRuntimeTheDeviceIsNotSet() {
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = assertTimeoutPreemptively(RETURNS_WITHIN,
+        Map<HandleView, LeakOutcome> results = assertTimeoutPreemptively(RETURNS_WITHIN,
                 () -> Cleanup.run(List.of(comm), LONG));
 
         assertEquals(DESTROYED, results.get(comm).outcome());
@@ -350,7 +351,7 @@ class CleanupTest {
     void zeroTimeoutNeverAbortsADestroyThatMayStillFinish() {
         nccl.hang("ncclCommDestroy");
         HandleView comm = comm(0x10, 0, nccl);
-        Map<HandleView, CleanupResult> results = run(Duration.ZERO, comm);
+        Map<HandleView, LeakOutcome> results = run(Duration.ZERO, comm);
 
         assertEquals(TIMED_OUT, results.get(comm).outcome());
         assertTrue(results.get(comm).note().endsWith("; no time left to abort"), results.get(comm).note());
@@ -361,7 +362,7 @@ class CleanupTest {
     void leakWithoutALibraryInstanceFails() {
         HandleView comm = comm(0x10, 0, null);
         HandleView event = event(0x20, null);
-        Map<HandleView, CleanupResult> results = run(LONG, comm, event);
+        Map<HandleView, LeakOutcome> results = run(LONG, comm, event);
 
         assertEquals(FAILED, results.get(comm).outcome());
         assertEquals(FAILED, results.get(event).outcome());
@@ -374,8 +375,8 @@ class CleanupTest {
         for (int i = 0; i < 6; i++) {
             leaks.add(i % 2 == 0 ? comm(0x100 + i, 0, nccl) : event(0x100 + i, cudart));
         }
-        Map<HandleView, CleanupResult> results = assertTimeoutPreemptively(RETURNS_WITHIN,
-                () -> Cleanup.run(leaks, LONG, new Libraries(cudart)));
+        Map<HandleView, LeakOutcome> results = assertTimeoutPreemptively(RETURNS_WITHIN,
+                () -> Cleanup.run(leaks, LONG, new CudaRuntime(cudart)));
 
         assertEquals(leaks, List.copyOf(results.keySet()));
     }
@@ -422,9 +423,9 @@ class CleanupTest {
     void communicatorTheApplicationIsReleasingIsLeftAlone() {
         HandleView mine = withClaim(comm(0x10, 0, nccl), new Claim(true));
         HandleView leaked = withClaim(comm(0x20, 0, nccl), new Claim(false));
-        Map<HandleView, CleanupResult> results = run(LONG, mine, leaked);
+        Map<HandleView, LeakOutcome> results = run(LONG, mine, leaked);
 
-        assertEquals(new CleanupResult(NONE, "released by the application while the JVM exited"), results.get(mine));
+        assertEquals(new LeakOutcome(NONE, "released by the application while the JVM exited"), results.get(mine));
         assertEquals(DESTROYED, results.get(leaked).outcome());
         assertEquals(List.of(0x20L), log.calls().stream().filter(c -> c.symbol().startsWith("ncclComm"))
                 .map(c -> c.arg(0)).toList());
@@ -433,7 +434,7 @@ class CleanupTest {
     @Test
     void eventTheApplicationIsDestroyingIsNeitherQueriedNorDestroyed() {
         HandleView mine = withClaim(event(0x30, cudart), new Claim(true));
-        Map<HandleView, CleanupResult> results = run(LONG, mine);
+        Map<HandleView, LeakOutcome> results = run(LONG, mine);
 
         assertEquals(NONE, results.get(mine).outcome());
         assertEquals(List.of(), log.calls().stream().filter(c -> c.symbol().startsWith("cudaEvent")).toList());
@@ -457,7 +458,7 @@ class CleanupTest {
     void aNativeCallStillRunningAtTheEndIsLeftHanging() {
         nccl.hang("ncclCommDestroy").hang("ncclCommAbort");
         CleanupRun hanging = assertTimeoutPreemptively(RETURNS_WITHIN,
-                () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new Libraries(cudart)));
+                () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new CudaRuntime(cudart)));
         assertTrue(hanging.leftHanging());
     }
 
@@ -477,8 +478,8 @@ class CleanupTest {
             return 0;
         });
         CleanupRun run = assertTimeoutPreemptively(RETURNS_WITHIN,
-                () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new Libraries(cudart)));
-        assertEquals(ABORTED, run.results().values().iterator().next().outcome());
+                () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new CudaRuntime(cudart)));
+        assertEquals(ABORTED, run.outcomes().values().iterator().next().outcome());
         assertFalse(run.leftHanging());
     }
 }

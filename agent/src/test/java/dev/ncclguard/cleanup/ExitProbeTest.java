@@ -5,9 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.track.NativeAccess;
 import dev.ncclguard.track.ReleaseClaim;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -65,8 +66,8 @@ class ExitProbeTest {
 
     @Test
     void eventsOfAStreamStillBusyAreAskedOneByOne() {
-        cudart.answer("cudaStreamQuery", Cleanup.CUDA_ERROR_NOT_READY);
-        cudart.answer("cudaEventQuery", args -> (Long) args[0] % 2 == 0 ? Cleanup.CUDA_ERROR_NOT_READY : Cleanup.CUDA_SUCCESS);
+        cudart.answer("cudaStreamQuery", Status.CUDA_ERROR_NOT_READY);
+        cudart.answer("cudaEventQuery", args -> (Long) args[0] % 2 == 0 ? Status.CUDA_ERROR_NOT_READY : Status.CUDA_SUCCESS);
         List<HandleView> events = events(10, STREAM, cudart);
 
         Map<HandleView, Boolean> answers = probe(events).stillPending();
@@ -91,7 +92,7 @@ class ExitProbeTest {
 
     @Test
     void aStreamLeakIsAskedItself() {
-        cudart.answer("cudaStreamQuery", Cleanup.CUDA_ERROR_NOT_READY);
+        cudart.answer("cudaStreamQuery", Status.CUDA_ERROR_NOT_READY);
         HandleView stream = stream(STREAM, cudart);
 
         assertEquals(Map.of(stream, true), probe(List.of(stream)).stillPending());

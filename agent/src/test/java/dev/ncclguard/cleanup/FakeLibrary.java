@@ -1,6 +1,6 @@
 package dev.ncclguard.cleanup;
 
-import dev.ncclguard.bridge.NativeAccess;
+import dev.ncclguard.track.NativeAccess;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

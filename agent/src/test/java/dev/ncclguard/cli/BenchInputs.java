@@ -3,7 +3,7 @@ package dev.ncclguard.cli;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
+import dev.ncclguard.catalog.Kind;
 import java.io.BufferedOutputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

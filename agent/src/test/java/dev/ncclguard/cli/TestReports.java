@@ -1,10 +1,10 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -57,7 +57,7 @@ class StartupIT {
     void onJdk25TheFfmBridgeWaitsForTheFirstFfmUse() throws Exception {
         List<String> classes = noGpuRun(BridgesIT.JDK25);
         assertEquals(0, count(classes, "dev.ncclguard.shaded."), "ASM loaded in a JVM that never used NCCL");
-        assertEquals(0, count(classes, "dev.ncclguard.bridge.FfmBridge "), "FFM bridge installed in premain");
+        assertEquals(0, count(classes, "dev.ncclguard.bridge.ffm.FfmBridge "), "FFM bridge installed in premain");
     }
 
     @Test

@@ -1,10 +1,9 @@
 package dev.ncclguard.live;
 
-import dev.ncclguard.agent.AgentState;
-import dev.ncclguard.agent.Options;
-import dev.ncclguard.bridge.CallArgs;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.config.Options;
+import dev.ncclguard.track.CallArgs;
 import dev.ncclguard.track.Tracker;
 import java.time.Instant;
 import java.util.HashMap;
@@ -23,7 +22,7 @@ final class Calls {
     }
 
     void initRank(long comm, int nranks, int rank) {
-        byte[] id = new byte[Tracker.UNIQUE_ID_BYTES];
+        byte[] id = new byte[Catalog.UNIQUE_ID_BYTES];
         id[0] = 7;
         call("ncclCommInitRank", new Args().out(0, comm).i(1, nranks).bytes(2, id).i(3, rank));
     }

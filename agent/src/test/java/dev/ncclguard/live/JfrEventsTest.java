@@ -4,9 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.agent.Reporting;
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
@@ -71,8 +70,8 @@ class JfrEventsTest {
         calls.initRank(0x200, 2, 1);
         Snapshot snapshot = calls.tracker.snapshot();
         HandleView first = snapshot.comms().get(0);
-        Report report = Reporting.build(calls.state("action=cleanup", null), snapshot, List.of(), Map.of(),
-                Map.of(first, new CleanupResult(CleanupOutcome.ABORTED, "destroy did not return")), false);
+        Report report = calls.state("action=cleanup", null).exitReport(snapshot, List.of(), Map.of(),
+                Map.of(first, new LeakOutcome(Outcome.ABORTED, "destroy did not return")));
 
         List<RecordedEvent> events = record(() -> JfrEvents.exitReport(report));
         List<RecordedEvent> leaks = named(events, "LeakFound");

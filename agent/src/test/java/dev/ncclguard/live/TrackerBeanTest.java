@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ncclguard.agent.AgentState;
 import java.lang.management.ManagementFactory;
 import java.time.Instant;
 import javax.management.JMX;

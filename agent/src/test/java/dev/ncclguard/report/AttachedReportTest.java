@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.track.HandleView;
 import java.time.Instant;
 import java.util.List;
@@ -64,7 +64,7 @@ class AttachedReportTest {
     @Test
     void liveReportListsWhatIsNotReleasedYetAndNoCleanup() throws Exception {
         Report report = Report.builder().action(Report.ACTION_CLEANUP).live(true).leaks(List.of(comm))
-                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.NONE, null))).build();
+                .cleanup(Map.of(comm, new LeakOutcome(Outcome.NONE, null))).build();
         assertTrue(json(report).path("live").asBoolean());
         String text = TextReportWriter.toText(report);
         assertTrue(text.startsWith("ncclguard: 1 handle not released yet, each a leak if the JVM exited now (live, pid "),

@@ -8,15 +8,15 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -55,9 +55,9 @@ class JsonReportWriterTest {
                 .pid(4242).host("gpu-01").agentVersion("0.1.0")
                 .leaks(List.of(comm, event, stream))
                 .stillPending(Map.of(event, true))
-                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.ABORTED, "ncclCommDestroy returned 3"),
-                        event, new CleanupResult(CleanupOutcome.SYNCHRONIZED, null),
-                        stream, new CleanupResult(CleanupOutcome.TIMED_OUT, "still pending after 5000 ms")))
+                .cleanup(Map.of(comm, new LeakOutcome(Outcome.ABORTED, "ncclCommDestroy returned 3"),
+                        event, new LeakOutcome(Outcome.SYNCHRONIZED, null),
+                        stream, new LeakOutcome(Outcome.TIMED_OUT, "still pending after 5000 ms")))
                 .build();
     }
 
@@ -200,7 +200,7 @@ class JsonReportWriterTest {
         String[] threads = {"main", "worker-1"};
         List<HandleView> views = new ArrayList<>();
         Map<HandleView, Boolean> pending = new java.util.IdentityHashMap<>();
-        Map<HandleView, CleanupResult> cleanup = new java.util.IdentityHashMap<>();
+        Map<HandleView, LeakOutcome> cleanup = new java.util.IdentityHashMap<>();
         for (int i = 0; i < 400; i++) {
             Map<String, Object> details = new LinkedHashMap<>();
             details.put("stream", "0x" + Integer.toHexString(0x90 + i / 100));
@@ -212,7 +212,7 @@ class JsonReportWriterTest {
             if (i % 5 != 0) {
                 pending.put(v, i % 2 == 0);
             }
-            cleanup.put(v, new CleanupResult(i % 11 == 0 ? CleanupOutcome.DESTROYED : CleanupOutcome.NONE,
+            cleanup.put(v, new LeakOutcome(i % 11 == 0 ? Outcome.DESTROYED : Outcome.NONE,
                     i % 13 == 0 ? "note " + i : null));
         }
         Report report = Report.builder().action("cleanup").leaks(views).stillPending(pending).cleanup(cleanup).build();

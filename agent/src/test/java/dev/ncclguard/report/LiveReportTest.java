@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.config.Suppressions;
 import dev.ncclguard.track.Tracker;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,7 @@ class LiveReportTest {
     }
 
     /** Arguments of a call: handles by value at 0 and 1, or one handle written to out-parameter 0. */
-    private static final class OutArgs implements dev.ncclguard.bridge.CallArgs {
+    private static final class OutArgs implements dev.ncclguard.track.CallArgs {
         private final long out;
         private long first;
         private long second;

@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.config.Suppressions;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import java.time.Instant;
@@ -91,7 +92,7 @@ class ReportAdditionsTest {
                 new CommLife(0x50, "ncclCommSplit", "main", 0, -1, -1, "00000000000000cc", "00000000000000aa",
                         Views.T0 + 0x50, Views.T0 + 900, "ncclCommDestroy"));
         Report r = builder().action(Report.ACTION_CLEANUP)
-                .cleanup(Map.of(trainComm, new CleanupResult(CleanupOutcome.DESTROYED, null)))
+                .cleanup(Map.of(trainComm, new LeakOutcome(Outcome.DESTROYED, null)))
                 .suppressions(rules("comm:Warmup"))
                 .communicators(lives, 4).build();
 

@@ -7,11 +7,12 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.config.Suppressions;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -56,10 +57,10 @@ class ReportGoldenTest {
                 .pid(4242).host("gpu-01").agentVersion("0.1.0")
                 .leaks(List.of(comm, suppressedComm, pending, done, unknown, stream, odd))
                 .stillPending(Map.of(pending, true, done, false, stream, false))
-                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.ABORTED, "ncclCommDestroy returned 3"),
-                        pending, new CleanupResult(CleanupOutcome.TIMED_OUT, "still pending after 5000 ms"),
-                        done, new CleanupResult(CleanupOutcome.DESTROYED, null),
-                        stream, new CleanupResult(CleanupOutcome.SYNCHRONIZED, null)))
+                .cleanup(Map.of(comm, new LeakOutcome(Outcome.ABORTED, "ncclCommDestroy returned 3"),
+                        pending, new LeakOutcome(Outcome.TIMED_OUT, "still pending after 5000 ms"),
+                        done, new LeakOutcome(Outcome.DESTROYED, null),
+                        stream, new LeakOutcome(Outcome.SYNCHRONIZED, null)))
                 .suppressions(Suppressions.of("test", Suppressions.parse(List.of("comm:Warmup.init"))))
                 .communicators(lives, 5)
                 .attached(Instant.parse("2025-06-01T09:59:59.001Z"), new Report.BeforeAttach(

@@ -6,10 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -33,13 +34,13 @@ class ReportTest {
         HandleView comm2 = Views.comm(0x11, 1, 2, 1, "9f3c", null);
         Report report = Report.builder().action("cleanup").communicators(5, 3)
                 .leaks(List.of(comm, comm2, event, stream))
-                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.DESTROYED, null),
-                        comm2, new CleanupResult(CleanupOutcome.TIMED_OUT, "ncclCommAbort did not return"),
-                        event, new CleanupResult(CleanupOutcome.SYNCHRONIZED, null),
-                        stream, new CleanupResult(CleanupOutcome.FAILED, "cudaStreamQuery returned 700")))
+                .cleanup(Map.of(comm, new LeakOutcome(Outcome.DESTROYED, null),
+                        comm2, new LeakOutcome(Outcome.TIMED_OUT, "ncclCommAbort did not return"),
+                        event, new LeakOutcome(Outcome.SYNCHRONIZED, null),
+                        stream, new LeakOutcome(Outcome.FAILED, "cudaStreamQuery returned 700")))
                 .build();
 
-        assertEquals(new Report.Summary(5, 3, 2, 1, 1, 2, 2, 0), report.summary());
+        assertEquals(new ReportSchema.Summary(5, 3, 2, 1, 1, 2, 2, 0), report.summary());
     }
 
     @Test
@@ -112,9 +113,9 @@ class ReportTest {
     @Test
     void actionReportSaysNoneWhateverCleanupMapIsGiven() {
         Report report = Report.builder().action("report").leaks(List.of(comm))
-                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.FAILED, "x"))).build();
+                .cleanup(Map.of(comm, new LeakOutcome(Outcome.FAILED, "x"))).build();
 
-        assertEquals(CleanupOutcome.NONE, report.leaks().get(0).cleanup());
+        assertEquals(Outcome.NONE, report.leaks().get(0).cleanup());
         assertNull(report.leaks().get(0).cleanupNote());
         assertEquals(0, report.summary().cleanupFailed());
     }
@@ -122,9 +123,9 @@ class ReportTest {
     @Test
     void cleanupThatLeftAHandleToTheApplicationSaysSo() {
         Report report = Report.builder().action("cleanup").leaks(List.of(comm))
-                .cleanup(Map.of(comm, new CleanupResult(CleanupOutcome.NONE, "released by the application"))).build();
+                .cleanup(Map.of(comm, new LeakOutcome(Outcome.NONE, "released by the application"))).build();
 
-        assertEquals(CleanupOutcome.NONE, report.leaks().get(0).cleanup());
+        assertEquals(Outcome.NONE, report.leaks().get(0).cleanup());
         assertEquals("released by the application", report.leaks().get(0).cleanupNote());
     }
 

@@ -4,10 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.cleanup.CleanupOutcome;
-import dev.ncclguard.cleanup.CleanupResult;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.LeakOutcome;
+import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.config.Suppressions;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,7 +24,7 @@ class TextReportWriterTest {
         return text.lines().filter(line -> line.startsWith("SUMMARY: ncclguard:")).toList();
     }
 
-    private Report leaky(String action, Map<HandleView, CleanupResult> cleanup) {
+    private Report leaky(String action, Map<HandleView, LeakOutcome> cleanup) {
         return Report.builder().action(action).pid(4242).host("gpu-01").communicators(2, 0)
                 .leaks(List.of(comm1, comm2, event, stream)).stillPending(Map.of(event, true, stream, false))
                 .cleanup(cleanup).build();
@@ -65,10 +66,10 @@ class TextReportWriterTest {
     @Test
     void cleanupRunSaysWhatCleanupDidAndCountsIt() {
         String text = TextReportWriter.toText(leaky("cleanup", Map.of(
-                comm1, new CleanupResult(CleanupOutcome.DESTROYED, null),
-                comm2, new CleanupResult(CleanupOutcome.ABORTED, "ncclCommDestroy did not return within 2500 ms"),
-                event, new CleanupResult(CleanupOutcome.SYNCHRONIZED, null),
-                stream, new CleanupResult(CleanupOutcome.TIMED_OUT, "still pending after 5000 ms"))));
+                comm1, new LeakOutcome(Outcome.DESTROYED, null),
+                comm2, new LeakOutcome(Outcome.ABORTED, "ncclCommDestroy did not return within 2500 ms"),
+                event, new LeakOutcome(Outcome.SYNCHRONIZED, null),
+                stream, new LeakOutcome(Outcome.TIMED_OUT, "still pending after 5000 ms"))));
 
         assertTrue(text.contains("  Cleanup: destroyed with ncclCommDestroy.\n"), text);
         assertTrue(text.contains("  Cleanup: aborted with ncclCommAbort: ncclCommDestroy did not return within 2500 ms.\n"),

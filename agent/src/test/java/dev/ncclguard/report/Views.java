@@ -1,7 +1,7 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.track.HandleView;
-import dev.ncclguard.track.Kind;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

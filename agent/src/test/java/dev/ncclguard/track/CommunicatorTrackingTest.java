@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -68,12 +71,12 @@ class CommunicatorTrackingTest {
     @Test
     void nonblockingInitInProgressIsTrackedOnceItsHandleIsWritten() {
         d.call("ncclCommInitRankConfig", args().out(0, 0xA000).i(1, 2).bytes(2, uniqueId(1)).i(3, 1),
-                Tracker.NCCL_IN_PROGRESS);
+                Status.NCCL_IN_PROGRESS);
         assertEquals(0xA000, onlyComm().handle());
         assertEquals("ncclCommInitRankConfig", onlyComm().api());
 
         d.call("ncclCommInitRankConfig", args().out(0, 0).i(1, 2).bytes(2, uniqueId(1)).i(3, 1),
-                Tracker.NCCL_IN_PROGRESS);
+                Status.NCCL_IN_PROGRESS);
         assertEquals(1, snap().commsCreated());
     }
 
@@ -280,9 +283,9 @@ class CommunicatorTrackingTest {
 
     @Test
     void initRankScalableIsNamedAfterItsFirstUniqueId() {
-        byte[] ids = new byte[2 * Tracker.UNIQUE_ID_BYTES];
-        System.arraycopy(uniqueId(3), 0, ids, 0, Tracker.UNIQUE_ID_BYTES);
-        System.arraycopy(uniqueId(4), 0, ids, Tracker.UNIQUE_ID_BYTES, Tracker.UNIQUE_ID_BYTES);
+        byte[] ids = new byte[2 * Catalog.UNIQUE_ID_BYTES];
+        System.arraycopy(uniqueId(3), 0, ids, 0, Catalog.UNIQUE_ID_BYTES);
+        System.arraycopy(uniqueId(4), 0, ids, Catalog.UNIQUE_ID_BYTES, Catalog.UNIQUE_ID_BYTES);
         d.call("ncclCommInitRankScalable", args().out(0, 0xA000).i(1, 8).i(2, 5).i(3, 2).bytes(4, ids));
         Driver other = new Driver(new Tracker());
         other.initRank(0xB000, 8, 0, uniqueId(3));

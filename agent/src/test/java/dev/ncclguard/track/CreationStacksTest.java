@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.catalog.Catalog;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -41,7 +42,7 @@ class CreationStacksTest {
     void communicatorsKeepTheirOwnStacks() {
         Driver d = new Driver(new Tracker());
         for (int i = 0; i < 2; i++) {
-            d.initRank(0xA000 + i, 1, 0, new byte[Tracker.UNIQUE_ID_BYTES]);
+            d.initRank(0xA000 + i, 1, 0, new byte[Catalog.UNIQUE_ID_BYTES]);
         }
         List<HandleView> comms = d.tracker.snapshot().comms();
         assertNotSame(comms.get(0).creation(), comms.get(1).creation());

@@ -4,11 +4,12 @@ import static dev.ncclguard.track.FakeArgs.args;
 
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.catalog.Status;
 
 /** Drives a tracker the way a bridge does: enter, the native call's status, exit. */
 final class Driver {
     static final String BRIDGE = "test-bridge";
-    static final int NOT_READY = Tracker.CUDA_ERROR_NOT_READY;
+    static final int NOT_READY = Status.CUDA_ERROR_NOT_READY;
     static final int NOCOLOR = -1;
 
     final Tracker tracker;
@@ -108,7 +109,7 @@ final class Driver {
     }
 
     static byte[] uniqueId(int seed) {
-        byte[] id = new byte[Tracker.UNIQUE_ID_BYTES];
+        byte[] id = new byte[Catalog.UNIQUE_ID_BYTES];
         for (int i = 0; i < id.length; i++) {
             id[i] = (byte) (seed * 31 + i);
         }

@@ -5,6 +5,7 @@ import static dev.ncclguard.track.FakeArgs.args;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.catalog.Kind;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

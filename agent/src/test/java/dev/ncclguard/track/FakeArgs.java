@@ -1,7 +1,5 @@
 package dev.ncclguard.track;
 
-import dev.ncclguard.bridge.CallArgs;
-import dev.ncclguard.bridge.NativeAccess;
 
 /**
  * Arguments of one call as a bridge would decode them, set by position. Reusable (set, call,

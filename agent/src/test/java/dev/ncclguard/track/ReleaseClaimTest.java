@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import org.junit.jupiter.api.Test;
 
 /** Who releases a handle at exit: the application or the cleanup, never both. */
@@ -73,7 +75,7 @@ class ReleaseClaimTest {
     void aNonblockingReleaseInProgressStaysTheApplications() {
         d.initRank(0xA0, 2, 0, uniqueId(1));
         HandleView view = onlyComm();
-        d.call("ncclCommDestroy", args().handle(0, 0xA0), Tracker.NCCL_IN_PROGRESS);
+        d.call("ncclCommDestroy", args().handle(0, 0xA0), Status.NCCL_IN_PROGRESS);
 
         assertFalse(view.claim().claimForCleanup());
     }

@@ -61,7 +61,7 @@ class SnapshotOrderTest {
             List<EventRecord> expected = List.copyOf(records);
             Collections.shuffle(records, new Random(spread));
 
-            Tracker.sortBySerial(records);
+            Snapshots.sortBySerial(records);
 
             assertEquals(expected, records, "serials " + spread + " apart");
         }

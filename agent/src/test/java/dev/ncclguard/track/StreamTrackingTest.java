@@ -5,6 +5,8 @@ import static dev.ncclguard.track.FakeArgs.args;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.catalog.Status;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -135,12 +137,12 @@ class StreamTrackingTest {
     @Test
     void legacyDefaultStreamAndCudaStreamLegacyAreOneStream() {
         d.allReduce(COMM, 0x0);
-        d.allReduce(COMM, Tracker.CUDA_STREAM_LEGACY);
+        d.allReduce(COMM, Streams.CUDA_STREAM_LEGACY);
         HandleView s = unsynced().get(0);
         assertEquals(1, unsynced().size());
         assertEquals("0x0", s.hexHandle());
         assertEquals(2L, s.details().get("pendingOps"));
-        d.streamSync(Tracker.CUDA_STREAM_LEGACY);
+        d.streamSync(Streams.CUDA_STREAM_LEGACY);
         assertTrue(unsynced().isEmpty());
     }
 
@@ -158,11 +160,11 @@ class StreamTrackingTest {
 
     @Test
     void perThreadDefaultStreamIsOnePerThread() throws Exception {
-        Thread worker = new Thread(() -> d.allReduce(COMM, Tracker.CUDA_STREAM_PER_THREAD));
+        Thread worker = new Thread(() -> d.allReduce(COMM, Streams.CUDA_STREAM_PER_THREAD));
         worker.start();
         worker.join();
-        d.allReduce(COMM, Tracker.CUDA_STREAM_PER_THREAD);
-        d.streamSync(Tracker.CUDA_STREAM_PER_THREAD);
+        d.allReduce(COMM, Streams.CUDA_STREAM_PER_THREAD);
+        d.streamSync(Streams.CUDA_STREAM_PER_THREAD);
         assertEquals(1, unsynced().size());
         assertEquals(1L, unsynced().get(0).details().get("pendingOps"));
         assertEquals("0x2", unsynced().get(0).hexHandle());
@@ -260,7 +262,7 @@ class StreamTrackingTest {
         d.streamCreate(STREAM);
         d.call("ncclGroupStart", args());
         d.allReduce(COMM, STREAM);
-        d.call("ncclGroupEnd", args(), Tracker.NCCL_IN_PROGRESS);
+        d.call("ncclGroupEnd", args(), Status.NCCL_IN_PROGRESS);
         assertEquals(1, pendingOps(STREAM));
     }
 

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.catalog.Status;
 import java.lang.management.ManagementFactory;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -57,7 +59,7 @@ class TrackerAllocationTest {
                 t.exit(allReduce, legacyArgs, 0, t.enter(allReduce, legacyArgs), "b", null);
                 t.exit(record, recordArgs, 0, t.enter(record, recordArgs), "b", null);
                 t.exit(query, queryArgs, 0, t.enter(query, queryArgs), "b", null);
-                t.exit(query, queryArgs, Tracker.CUDA_ERROR_NOT_READY, t.enter(query, queryArgs), "b", null);
+                t.exit(query, queryArgs, Status.CUDA_ERROR_NOT_READY, t.enter(query, queryArgs), "b", null);
                 t.exit(groupStart, queryArgs, 0, t.enter(groupStart, queryArgs), "b", null);
                 t.exit(allReduce, allReduceArgs, 0, t.enter(allReduce, allReduceArgs), "b", null);
                 t.exit(groupEnd, queryArgs, 0, t.enter(groupEnd, queryArgs), "b", null);

@@ -4,6 +4,7 @@ import static dev.ncclguard.track.FakeArgs.args;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import dev.ncclguard.catalog.Catalog;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -56,7 +57,7 @@ class TrackerListenerTest {
 
     @Test
     void hearsEachCreationAndReleaseOfAKnownHandleOnce() {
-        d.initRank(0x10, 2, 0, new byte[Tracker.UNIQUE_ID_BYTES]);
+        d.initRank(0x10, 2, 0, new byte[Catalog.UNIQUE_ID_BYTES]);
         d.split(0x10, 0, 0, 0x11);
         d.eventCreate(0x20);
         d.call("cudaStreamCreate", args().out(0, 0x30));
@@ -86,7 +87,7 @@ class TrackerListenerTest {
                 throw new IllegalStateException("listener failed");
             }
         });
-        d.initRank(0x10, 2, 0, new byte[Tracker.UNIQUE_ID_BYTES]);
+        d.initRank(0x10, 2, 0, new byte[Catalog.UNIQUE_ID_BYTES]);
         Snapshot s = tracker.snapshot();
         assertEquals(1, s.liveComms());
         assertEquals(1, s.internalErrors());

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.bridge.CallArgs;
 import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.catalog.NativeFunction;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,7 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
 import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bridge.JnaBridge;
+import dev.ncclguard.bridge.jna.JnaBridge;
 import dev.ncclguard.track.Tracker;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;

@@ -1,0 +1,381 @@
+package dev.ncclguard.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The agent's options (SPEC.md "Options"). Each key is read from the agent argument string
+ * {@code key=value,key=value}, then the system property {@code ncclguard.<key>}, then the
+ * environment variable {@code NCCLGUARD_<KEY>} ('-' becomes '_'), then its default. Values cannot
+ * hold ',' since it separates the arguments. A bad key or value fails with one line that names
+ * the key, the value and the choices, as the JVM does for a bad -XX flag.
+ */
+public final class Options {
+
+    public enum Action {
+        REPORT, CLEANUP, OFF
+    }
+
+    public enum Logging {
+        STDERR, APPLICATION
+    }
+
+    /**
+     * One option: its key, its default (null: none), and the choices in words for the error line;
+     * {@link #value} parses its text. No lambdas, regular expressions or java.time here: this runs
+     * in premain, where each costs start-up time of the application.
+     */
+    private record Key(String name, String defaultValue, String expected) {
+    }
+
+    /** The option table: a new option is one line here, a case in {@link #value} and a typed getter below. */
+    private static final List<Key> KEYS = List.of(
+            new Key("action", "report", "report, cleanup or off"),
+            new Key("report", "none", "none or a file path (it may hold %p and %h)"),
+            new Key("text", "stderr", "stderr, none or a file path"),
+            new Key("exit-code", "0", "an integer from 0 to 255"),
+            new Key("stacks", "on", "on or off"),
+            new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m"),
+            new Key("logging", "stderr", "stderr or application"),
+            new Key("bindings", "none", "none or the path of a bindings file"),
+            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"));
+
+    private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
+
+    static {
+        for (Key k : KEYS) {
+            BY_NAME.put(k.name(), k);
+        }
+    }
+
+    /** The report option's "none", held as no path. */
+    private static final Object NONE = new Object();
+
+    private final Map<String, Object> values;
+    private final Map<String, String> sources;
+
+    private Options(Map<String, Object> values, Map<String, String> sources) {
+        this.values = values;
+        this.sources = sources;
+    }
+
+    /** Parses with this JVM's system properties and environment. */
+    public static Options parse(String agentArgs) {
+        Properties props = System.getProperties();
+        Map<String, String> sysProps = new HashMap<>();
+        for (String name : props.stringPropertyNames()) {
+            if (name.startsWith("ncclguard.")) {
+                sysProps.put(name, props.getProperty(name));
+            }
+        }
+        return parse(agentArgs, sysProps, System.getenv());
+    }
+
+    /**
+     * @param agentArgs the string after {@code -javaagent:jar=}, or null
+     * @throws OptionsException on an unknown key or a bad value, with the one line to show
+     */
+    public static Options parse(String agentArgs, Map<String, String> sysProps, Map<String, String> env) {
+        Map<String, String> fromArgs = splitArguments(agentArgs);
+        Map<String, Object> values = new HashMap<>();
+        Map<String, String> sources = new HashMap<>();
+        for (Key key : KEYS) {
+            String text;
+            String source;
+            String property = "ncclguard." + key.name();
+            String variable = environmentName(key.name());
+            if (fromArgs.containsKey(key.name())) {
+                text = fromArgs.get(key.name());
+                source = "argument";
+            } else if (present(sysProps, property)) {
+                text = sysProps.get(property);
+                source = "system property " + property;
+            } else if (present(env, variable)) {
+                text = env.get(variable);
+                source = "environment variable " + variable;
+            } else {
+                text = key.defaultValue();
+                source = "default";
+            }
+            Object value = value(key.name(), text);
+            if (value == null) {
+                String from = source.equals("argument") ? "" : " (" + source + ")";
+                throw new OptionsException("ncclguard: invalid value '" + oneLine(text) + "' for option "
+                        + key.name() + from + ": expected " + key.expected());
+            }
+            values.put(key.name(), value);
+            sources.put(key.name(), source);
+        }
+        return new Options(values, sources);
+    }
+
+    public static String environmentName(String key) {
+        return "NCCLGUARD_" + key.replace('-', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /** Every option key, in the order of the documentation. */
+    public static List<String> keys() {
+        return List.copyOf(BY_NAME.keySet());
+    }
+
+    public Action action() {
+        return (Action) values.get("action");
+    }
+
+    /** The JSON report's path as given, %p and %h unexpanded; null for none. */
+    public String report() {
+        Object v = values.get("report");
+        return v == NONE ? null : (String) v;
+    }
+
+    /** The JSON report's path for this process; null for none. */
+    public String reportPath(long pid, String host) {
+        String template = report();
+        return template == null ? null : expand(template, pid, host);
+    }
+
+    /** The text report's target as given: "stderr", "none" or a path. */
+    public String text() {
+        return (String) values.get("text");
+    }
+
+    public boolean textToStderr() {
+        return text().equals("stderr");
+    }
+
+    /** The text report's file for this process; null when it goes to stderr or nowhere. */
+    public String textPath(long pid, String host) {
+        String t = text();
+        return t.equals("stderr") || t.equals("none") ? null : expand(t, pid, host);
+    }
+
+    public int exitCode() {
+        return (Integer) values.get("exit-code");
+    }
+
+    public boolean stacks() {
+        return (Boolean) values.get("stacks");
+    }
+
+    public Duration timeout() {
+        return ((Timeout) values.get("timeout")).duration();
+    }
+
+    public Logging logging() {
+        return (Logging) values.get("logging");
+    }
+
+    /** The bindings file mapping the application's own native methods to NCCL/CUDA functions; null for none. */
+    public String bindings() {
+        Object v = values.get("bindings");
+        return v == NONE ? null : (String) v;
+    }
+
+    /** Known leaks to list as suppressed and not count; {@link Suppressions#NONE} by default. */
+    public Suppressions suppressions() {
+        return (Suppressions) values.get("suppress");
+    }
+
+    /** Where {@code key}'s value came from: "argument", "system property …", "environment variable …", "default". */
+    public String source(String key) {
+        return sources.get(key);
+    }
+
+    /** Replaces %p with the pid, %h with the host name and %% with %. */
+    public static String expand(String template, long pid, String host) {
+        StringBuilder out = new StringBuilder(template.length() + 16);
+        for (int i = 0; i < template.length(); i++) {
+            char c = template.charAt(i);
+            if (c == '%' && i + 1 < template.length()) {
+                char n = template.charAt(i + 1);
+                if (n == 'p' || n == 'h' || n == '%') {
+                    out.append(n == 'p' ? Long.toString(pid) : n == 'h' ? host : "%");
+                    i++;
+                    continue;
+                }
+            }
+            out.append(c);
+        }
+        return out.toString();
+    }
+
+    @Override
+    public String toString() {
+        List<String> parts = new ArrayList<>();
+        for (Key k : KEYS) {
+            Object v = values.get(k.name());
+            String shown = v == NONE ? "none"
+                    : v instanceof Enum<?> e ? e.name().toLowerCase(Locale.ROOT)
+                    : v instanceof Boolean b ? (b ? "on" : "off")
+                    : v instanceof Timeout t ? t.duration().toMillis() + "ms"
+                    : String.valueOf(v);
+            parts.add(k.name() + "=" + shown);
+        }
+        return String.join(",", parts);
+    }
+
+    // --- the argument string ---
+
+    private static Map<String, String> splitArguments(String agentArgs) {
+        if (agentArgs == null || agentArgs.isEmpty()) {
+            return Collections.emptyMap();
+        }
+        Map<String, String> out = new HashMap<>();
+        for (String piece : agentArgs.split(",", -1)) {
+            if (piece.isBlank()) {
+                continue;
+            }
+            int eq = piece.indexOf('=');
+            String name = (eq < 0 ? piece : piece.substring(0, eq)).trim();
+            Key key = BY_NAME.get(name);
+            if (key == null) {
+                throw new OptionsException("ncclguard: unknown option '" + oneLine(name) + "' (valid: "
+                        + String.join(", ", BY_NAME.keySet()) + ")");
+            }
+            if (eq < 0) {
+                throw new OptionsException("ncclguard: missing value for option " + name + ": expected "
+                        + key.expected());
+            }
+            // like the JVM's flags: a key given twice takes its last value
+            out.put(name, piece.substring(eq + 1));
+        }
+        return out;
+    }
+
+    private static boolean present(Map<String, String> map, String name) {
+        // an empty variable is how shells usually spell "unset"
+        String v = map == null ? null : map.get(name);
+        return v != null && !v.isEmpty();
+    }
+
+    /** The bad value as it can be shown in one line. */
+    private static String oneLine(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '\n') {
+                out.append("\\n");
+            } else if (c == '\r') {
+                out.append("\\r");
+            } else if (Character.isISOControl(c)) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    // --- value parsers: the typed value, or null when the text is not a valid choice ---
+
+    private static Object value(String key, String text) {
+        switch (key) {
+            case "action":
+                return word(text, Action.values());
+            case "report":
+            case "bindings":
+                return pathOrNone(text);
+            case "text":
+                return nonEmpty(text);
+            case "exit-code":
+                return exitCode(text);
+            case "stacks":
+                return onOff(text);
+            case "timeout":
+                return Timeout.parse(text);
+            case "logging":
+                return word(text, Logging.values());
+            case "suppress":
+                return Suppressions.option(text);
+            default:
+                throw new IllegalStateException("option " + key + " has no parser");
+        }
+    }
+
+    private static <E extends Enum<E>> E word(String text, E[] choices) {
+        for (E e : choices) {
+            if (e.name().toLowerCase(Locale.ROOT).equals(text)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    private static Object onOff(String text) {
+        return text.equals("on") ? Boolean.TRUE : text.equals("off") ? Boolean.FALSE : null;
+    }
+
+    private static Object pathOrNone(String text) {
+        return text.equals("none") ? NONE : nonEmpty(text);
+    }
+
+    private static Object nonEmpty(String text) {
+        return text.isEmpty() ? null : text;
+    }
+
+    private static Object exitCode(String text) {
+        long code = digits(text, 0, text.length(), 3);
+        return code >= 0 && code <= 255 ? (int) code : null;
+    }
+
+    /** The value of text[from, to) if it is 1 to {@code max} ASCII digits, else -1. */
+    private static long digits(String text, int from, int to, int max) {
+        if (to <= from || to - from > max) {
+            return -1;
+        }
+        long n = 0;
+        for (int i = from; i < to; i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            n = n * 10 + (c - '0');
+        }
+        return n;
+    }
+
+    /** The timeout as given (1 to 12 digits and ms, s, m or h); a Duration only when asked, at exit. */
+    private record Timeout(long amount, char unit) {
+        static Timeout parse(String text) {
+            int digitsEnd = 0;
+            while (digitsEnd < text.length() && text.charAt(digitsEnd) >= '0' && text.charAt(digitsEnd) <= '9') {
+                digitsEnd++;
+            }
+            long n = digits(text, 0, digitsEnd, 12);
+            String unit = text.substring(digitsEnd);
+            if (n <= 0) {
+                return null;
+            }
+            switch (unit) {
+                case "ms":
+                    return new Timeout(n, 'M');
+                case "s":
+                case "m":
+                case "h":
+                    return new Timeout(n, unit.charAt(0));
+                default:
+                    return null;
+            }
+        }
+
+        Duration duration() {
+            switch (unit) {
+                case 'M':
+                    return Duration.ofMillis(amount);
+                case 's':
+                    return Duration.ofSeconds(amount);
+                case 'm':
+                    return Duration.ofMinutes(amount);
+                default:
+                    return Duration.ofHours(amount);
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+package dev.ncclguard.track;
+
+import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.Change;
+import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.catalog.Status;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The tracker's communicators: their records from creation to release, their identity across
+ * ranks (the commId every rank computes alike, see {@link CommIds}), and the history of released
+ * ones for the report's communicators list.
+ */
+final class Communicators {
+    /** Released communicators kept for the report's communicators list (the newest). */
+    static final int RELEASED_COMMS_KEPT = 10_000;
+    /** Bounds that keep a garbage argument from turning into a long loop. */
+    private static final int MAX_INIT_ALL_DEVICES = 1 << 12;
+    private static final int MAX_EXCLUDED_RANKS = 1 << 20;
+
+    private final Tracker tracker;
+    final LongMap<CommRecord> records = new LongMap<>();
+    private final AtomicLong created = new AtomicLong();
+    private final AtomicLong released = new AtomicLong();
+    private final ReleasedComms history = new ReleasedComms(RELEASED_COMMS_KEPT);
+
+    Communicators(Tracker tracker) {
+        this.tracker = tracker;
+    }
+
+    CommRecord get(long handle) {
+        return records.get(handle);
+    }
+
+    long createdCount() {
+        return created.get();
+    }
+
+    long releasedCount() {
+        return released.get();
+    }
+
+    // --- creation ---
+
+    /** ncclCommInitRank and its variants: a communicator whose identity is its unique id's. */
+    void created(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        long h = args.handleOut(fn.handle());
+        if (h == 0) {
+            return;
+        }
+        // InitRankScalable's argument points at its first id: every rank passes the same ids
+        byte[] id = args.bytes(fn.uniqueId(), Catalog.UNIQUE_ID_BYTES);
+        boolean hasId = id != null && id.length == Catalog.UNIQUE_ID_BYTES;
+        add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(), tracker.now(),
+                tracker.stack(), tracker.currentDevice(), access, rankOrUnknown(args, fn.rank()),
+                rankOrUnknown(args, fn.nranks()), hasId, hasId ? CommIds.ofUniqueId(id) : 0, false, 0));
+    }
+
+    /** ncclCommInitAll: one communicator per devlist entry (device i when devlist is null). */
+    void cliqueCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        int ndev = args.intArg(fn.nranks());
+        if (ndev <= 0 || ndev > MAX_INIT_ALL_DEVICES) {
+            return;
+        }
+        long commId = CommIds.fresh();
+        String thread = Tracker.threadName();
+        long now = tracker.now();
+        Throwable creation = tracker.stack();
+        for (int i = 0; i < ndev; i++) {
+            long h = args.handleOut(fn.handle(), i);
+            if (h != 0) {
+                int device = args.intArray(fn.device(), i, i);
+                add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, thread, now, creation, device,
+                        access, i, ndev, true, commId, false, 0));
+            }
+        }
+    }
+
+    /** ncclCommSplit and ncclCommShrink: a child whose identity derives from its parent's. */
+    void childCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        boolean split = fn.change() == Change.SPLIT_COMMUNICATOR;
+        CommRecord parent = records.get(args.handle(fn.parentComm()));
+        // counted also on a rank that gets no child (NCCL_SPLIT_NOCOLOR), so that the n-th split
+        // of a parent is the same split on every rank
+        int nth = parent == null ? 0 : split ? parent.nextSplit() : parent.nextShrink();
+        long h = args.handleOut(fn.handle());
+        if (h == 0) {
+            return;
+        }
+        boolean hasId = parent != null && parent.hasCommId;
+        long commId = 0;
+        int rank = CommRecord.UNKNOWN;
+        int nranks = CommRecord.UNKNOWN;
+        if (split) {
+            if (hasId) {
+                commId = CommIds.ofSplit(parent.commId, args.intArg(fn.color()), nth);
+            }
+        } else {
+            if (hasId) {
+                commId = CommIds.ofShrink(parent.commId, nth);
+            }
+            if (parent != null && parent.rank >= 0 && parent.nranks > 0) {
+                int excluded = args.intArg(fn.count());
+                int below = excludedBelow(args, fn.rankList(), excluded, parent.rank, parent.nranks);
+                if (below >= 0) {
+                    // NCCL renumbers the survivors in order, closing the gaps of the excluded ranks
+                    rank = parent.rank - below;
+                    nranks = parent.nranks - excluded;
+                }
+            }
+        }
+        int device = parent != null ? parent.device : tracker.currentDevice();
+        add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(), tracker.now(),
+                tracker.stack(), device, access, rank, nranks, hasId, commId, hasId, hasId ? parent.commId : 0));
+    }
+
+    /** How many excluded ranks are below {@code rank}, or -1 if the list cannot be read. */
+    private static int excludedBelow(CallArgs args, int list, int count, int rank, int nranks) {
+        if (count < 0 || count >= nranks || count > MAX_EXCLUDED_RANKS) {
+            return -1;
+        }
+        int below = 0;
+        for (int i = 0; i < count; i++) {
+            int r = args.intArray(list, i, -1);
+            if (r < 0 || r >= nranks || r == rank) {
+                return -1;
+            }
+            if (r < rank) {
+                below++;
+            }
+        }
+        return below;
+    }
+
+    private static int rankOrUnknown(CallArgs args, int index) {
+        if (index < 0) {
+            return CommRecord.UNKNOWN;
+        }
+        int v = args.intArg(index);
+        return v >= 0 ? v : CommRecord.UNKNOWN;
+    }
+
+    /** A create at an address we still hold means its release was not seen yet: count it now. */
+    private void add(CommRecord c) {
+        created.incrementAndGet();
+        if (records.put(c.handle, c) != null) {
+            released.incrementAndGet();
+        }
+        try {
+            tracker.listener().communicatorCreated(c.handle, c.api, c.bridge, c.rank, c.nranks, c.device,
+                    c.hasCommId ? CommIds.hex(c.commId) : null);
+        } catch (RuntimeException e) {
+            tracker.internalError(e); // one listener failure must not lose the other communicators of an InitAll
+        }
+    }
+
+    // --- finalize and release ---
+
+    void finalized(long handle) {
+        CommRecord c = records.get(handle);
+        if (c != null) {
+            c.finalized = true;
+        }
+    }
+
+    /** Before a destroy or abort: the record's serial, or {@link Tracker#CLAIMED_BY_CLEANUP}. */
+    long enterRelease(long handle) {
+        return Tracked.releaseToken(records.get(handle));
+    }
+
+    /**
+     * After a destroy or abort: a success ends the record {@code token} names; a failure leaves it
+     * live and claimable again, but ncclInProgress is no failure: a nonblocking communicator's
+     * release goes on inside NCCL.
+     */
+    void released(NativeFunction fn, long handle, int status, long token, String bridge) {
+        if (status == Status.NCCL_SUCCESS) {
+            CommRecord c = records.removeIfSerial(handle, token);
+            if (c != null) {
+                released.incrementAndGet();
+                history.add(CommLife.of(c, tracker.now(), fn.symbol()));
+                try {
+                    tracker.listener().communicatorReleased(handle, fn.symbol(), bridge);
+                } catch (RuntimeException e) {
+                    tracker.internalError(e);
+                }
+            }
+        } else if (status != Status.NCCL_IN_PROGRESS) {
+            Tracked.releaseFailed(records.get(handle), token);
+        }
+    }
+
+    // --- the report's communicators list ---
+
+    /**
+     * Every communicator seen, released ones (the newest {@value #RELEASED_COMMS_KEPT}) and live
+     * ones, in the order of their creation.
+     */
+    List<CommLife> communicators() {
+        List<CommRecord> live = new ArrayList<>();
+        records.valuesTo(live);
+        List<CommLife> all = history.list();
+        for (CommRecord c : live) {
+            all.add(CommLife.of(c, 0, null));
+        }
+        all.sort(new ByCreation());
+        return all;
+    }
+
+    /** Released communicators left out of {@link #communicators()} to bound memory. */
+    long omitted() {
+        return history.dropped();
+    }
+
+    /**
+     * A class, not a lambda: communicators() runs at exit, where a lambda's first call links method
+     * handles; and made there, so that premain does not load it.
+     */
+    private static final class ByCreation implements Comparator<CommLife> {
+        @Override
+        public int compare(CommLife a, CommLife b) {
+            return Long.compare(a.createdAtMillis(), b.createdAtMillis());
+        }
+    }
+}
