@@ -91,6 +91,8 @@ final class Lifecycle implements Runnable {
         if (!tracker.sawAnyCall() && options.report() == null) {
             return; // never touched NCCL or CUDA, and no JSON report asked for: nothing to say
         }
+        // the application's hooks have run: its logging may be stopped, so exit lines may need stderr
+        Log.exiting();
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();
@@ -125,7 +127,11 @@ final class Lifecycle implements Runnable {
         if (!sawAnyCall && !report.hasLeaks()) {
             return;
         }
-        if (options.textToStderr()) {
+        String notLogged = options.textToLog() ? Log.logReport(TextReportWriter.logEntries(report)) : null;
+        if (options.textToStderr() || notLogged != null) {
+            if (notLogged != null) {
+                System.err.println("ncclguard: text=log: " + notLogged);
+            }
             System.err.print(TextReportWriter.toText(report));
             System.err.flush();
         } else {

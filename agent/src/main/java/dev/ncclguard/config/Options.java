@@ -39,13 +39,14 @@ public final class Options {
     private static final List<Key> KEYS = List.of(
             new Key("action", "report", "report, cleanup or off"),
             new Key("report", "none", "none or a file path (it may hold %p and %h)"),
-            new Key("text", "stderr", "stderr, none or a file path"),
+            new Key("text", "stderr", "stderr, log, none or a file path"),
             new Key("exit-code", "0", "an integer from 0 to 255"),
             new Key("stacks", "on", "on or off"),
             new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m"),
             new Key("logging", "stderr", "stderr or application"),
             new Key("bindings", "none", "none or the path of a bindings file"),
-            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"));
+            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"),
+            new Key("pending-threshold", "60s", "a duration greater than 0 such as 500ms, 10s or 2m"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -141,7 +142,7 @@ public final class Options {
         return template == null ? null : expand(template, pid, host);
     }
 
-    /** The text report's target as given: "stderr", "none" or a path. */
+    /** The text report's target as given: "stderr", "log", "none" or a path. */
     public String text() {
         return (String) values.get("text");
     }
@@ -150,10 +151,15 @@ public final class Options {
         return text().equals("stderr");
     }
 
-    /** The text report's file for this process; null when it goes to stderr or nowhere. */
+    /** text=log: each leak block to the application's SLF4J (loggers dev.ncclguard.leak.*, dev.ncclguard.cleanup). */
+    public boolean textToLog() {
+        return text().equals("log");
+    }
+
+    /** The text report's file for this process; null when it goes to stderr, the log or nowhere. */
     public String textPath(long pid, String host) {
         String t = text();
-        return t.equals("stderr") || t.equals("none") ? null : expand(t, pid, host);
+        return t.equals("stderr") || t.equals("none") || t.equals("log") ? null : expand(t, pid, host);
     }
 
     public int exitCode() {
@@ -166,6 +172,11 @@ public final class Options {
 
     public Duration timeout() {
         return ((Timeout) values.get("timeout")).duration();
+    }
+
+    /** How long an event may stay pending before the live gauge EventsPendingTooLong counts it. */
+    public Duration pendingThreshold() {
+        return ((Timeout) values.get("pending-threshold")).duration();
     }
 
     public Logging logging() {
@@ -289,6 +300,7 @@ public final class Options {
             case "stacks":
                 return onOff(text);
             case "timeout":
+            case "pending-threshold":
                 return Timeout.parse(text);
             case "logging":
                 return word(text, Logging.values());
