@@ -12,7 +12,9 @@ import dev.ncclguard.it.apps.RawFunctionApp;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -186,5 +188,23 @@ class AgentSafetyIT {
         assertEquals(0, r.exitCode(), r.describe());
         assertEquals(List.of("ncclguard: environment variable NCCLGUARD_EXITCODE is no option and is ignored; did"
                 + " you mean NCCLGUARD_EXIT_CODE?"), lines(r), r.describe());
+    }
+
+    @Test
+    void textToATerminalIsWrittenThroughIt() throws Exception {
+        Path script = Path.of("/usr/bin/script");
+        assertTrue(Files.isExecutable(script), "util-linux script(1) makes the pseudo-terminal: " + script);
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // the child's stdout and stderr are that terminal too: text=$(tty) must not go through stderr
+        String cmd = "exec " + javaBin + " -javaagent:" + ChildJvm.AGENT_JAR + "=text=$(tty) -Dncclguard.emu="
+                + ChildJvm.EMU + " -cp '" + testClasspath() + "' " + RawFunctionApp.class.getName() + " return";
+        Path typescript = dir.resolve("typescript.txt");
+        Process p = new ProcessBuilder(script.toString(), "-q", "-e", "-c", cmd, typescript.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("script.out").toFile()).start();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "script finished");
+        String screen = Files.readString(typescript, StandardCharsets.ISO_8859_1);
+        assertEquals(0, p.exitValue(), screen);
+        assertTrue(screen.contains("Pending event") && screen.contains("SUMMARY:"), screen);
+        assertFalse(screen.contains("cannot write"), screen);
     }
 }

@@ -174,6 +174,32 @@ class AttachIT {
     }
 
     @Test
+    void reportPathsThatCannotBeWrittenAndOutOfRangeValuesFailTheAttachAndLeaveTheTargetUntouched() throws Exception {
+        try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of())) {
+            String pid = Long.toString(app.pid());
+
+            Cli directory = cli(JAVA_17, "attach", pid, "report=" + dir);
+            assertEquals(2, directory.exitCode(), directory.describe());
+            assertEquals(List.of("ncclguard: cannot write report to " + dir + ": it is a directory; set report= to a"
+                    + " writable path"), directory.errLines());
+
+            Cli same = cli(JAVA_17, "attach", pid, "report=" + dir.resolve("r") + ",text=" + dir.resolve("r"));
+            assertEquals(2, same.exitCode(), same.describe());
+            assertTrue(same.errLines().get(0).contains("report= and text= name the same file"), same.describe());
+
+            Cli timeout = cli(JAVA_17, "attach", pid, "timeout=3000000h");
+            assertEquals(2, timeout.exitCode(), timeout.describe());
+            assertTrue(timeout.errLines().get(0).contains("from 1ms to 24h"), timeout.describe());
+
+            Cli dump = cli(JAVA_17, "dump", pid);
+            assertEquals(2, dump.exitCode(), dump.describe());
+            assertTrue(dump.stderr().contains("not running in pid " + pid), dump.describe());
+            assertEquals(0, app.stop(), app.describe());
+            assertEquals("", app.stderr(), "nothing installed, nothing printed: " + app.describe());
+        }
+    }
+
+    @Test
     void badOptionsFailWithOneLineAndLeaveTheTargetUntouched() throws Exception {
         // the target's environment holds a bad option too: only the agent, in the target, can see it
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of("NCCLGUARD_STACKS", "sometimes"))) {
@@ -181,8 +207,8 @@ class AttachIT {
 
             Cli badArgument = cli(JAVA_17, "attach", pid, "timeout=forever");
             assertEquals(2, badArgument.exitCode(), badArgument.describe());
-            assertEquals(List.of("ncclguard: invalid value 'forever' for option timeout: expected a duration greater"
-                    + " than 0 such as 500ms, 10s or 2m"), badArgument.errLines());
+            assertEquals(List.of("ncclguard: invalid value 'forever' for option timeout: expected a duration from 1ms"
+                    + " to 24h such as 500ms, 10s or 2m"), badArgument.errLines());
 
             Cli badEnvironment = cli(JAVA_17, "attach", pid);
             assertEquals(2, badEnvironment.exitCode(), badEnvironment.describe());
