@@ -52,8 +52,13 @@ public final class Agent {
         }
         try {
             Installer.install(args, inst, premain);
-        } catch (LinkageError e) {
-            // a runtime exception goes on (a bad option at attach must fail the attach); this must not
+        } catch (RuntimeException e) {
+            if (!premain) {
+                throw e; // a bad option at attach must fail the attach
+            }
+            // thrown out of premain, anything aborts the JVM ("processing of -javaagent failed")
+            System.err.println("ncclguard: not installed: " + e);
+        } catch (Error e) {
             System.err.println("ncclguard: not installed: " + e);
         }
     }

@@ -10,6 +10,8 @@ import dev.ncclguard.bridge.natives.NativeBridge;
 import dev.ncclguard.bridge.natives.NativeMethods;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.config.Options;
+import dev.ncclguard.config.OutputTargets;
+import dev.ncclguard.config.StrayNames;
 import dev.ncclguard.live.AgentState;
 import dev.ncclguard.live.LiveMonitor;
 import dev.ncclguard.log.Log;
@@ -40,6 +42,7 @@ public final class Installer {
         Bindings bindings;
         try {
             options = Options.parse(args);
+            OutputTargets.check(options);
             bindings = options.bindings() == null ? Bindings.none() : Bindings.load(Path.of(options.bindings()));
         } catch (IllegalArgumentException e) {
             if (premain) {
@@ -48,6 +51,9 @@ public final class Installer {
                 System.exit(1);
             }
             throw e;
+        }
+        for (String stray : StrayNames.warnings(Options.systemProperties(), System.getenv())) {
+            Log.warn(stray);
         }
         AgentState running = AgentState.current();
         if (running != null) {

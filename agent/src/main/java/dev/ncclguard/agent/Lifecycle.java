@@ -113,22 +113,25 @@ final class Lifecycle implements Runnable {
         }
         Map<HandleView, LeakOutcome> outcomes = run.outcomes();
         Report report = state.exitReport(snapshot, communicators, stillPending, outcomes);
-        writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
+        boolean written = writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
         state.exitReported(report);
-        exitWithCodeIfAsked(options, report, probe.leftHanging() || run.leftHanging(), leaks);
+        exitWithCodeIfAsked(options, report, !written, probe.leftHanging() || run.leftHanging(), leaks);
     }
 
-    private static void writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
+    /** False when a report file could not be written (its one line is on stderr already). */
+    private static boolean writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
         NumberedFiles.Names names = new NumberedFiles.Names(pid, host,
                 OutputNames.startTime(report.startedAt().toEpochMilli()), System.getenv());
+        boolean written = true;
         String json = options.report();
         long number = -1; // what %n took for the JSON report: the text report takes the same
         if (json != null) {
             number = NumberedFiles.write(json, JsonReportWriter.content(report), "report", names, -1);
+            written = number != NumberedFiles.FAILED;
         }
         // A JVM that never touched NCCL or CUDA gets no text at all: the agent stays invisible.
         if (!sawAnyCall && !report.hasLeaks()) {
-            return;
+            return written;
         }
         String notLogged = options.textToLog() ? Log.logReport(TextReportWriter.logEntries(report)) : null;
         if (options.textToStderr() || notLogged != null) {
@@ -140,20 +143,25 @@ final class Lifecycle implements Runnable {
         } else {
             String text = options.textPath(pid, host) == null ? null : options.text();
             if (text != null) {
-                NumberedFiles.write(text, TextReportWriter.toBytes(report), "text", names, number);
+                written &= NumberedFiles.write(text, TextReportWriter.toBytes(report), "text", names,
+                        Math.max(number, -1)) != NumberedFiles.FAILED;
             }
         }
+        return written;
     }
 
     /**
      * exit-code: only a JVM that was exiting 0 is turned into a failure; a failure is never masked.
-     * With a native call left hanging, the process ends here with the status it was exiting with.
+     * A report that could not be written fails the run as a leak does: CI must not read a lost
+     * report as a clean one. With a native call left hanging, the process ends here with the
+     * status it was exiting with.
      */
-    private static void exitWithCodeIfAsked(Options options, Report report, boolean hanging, List<HandleView> leaks) {
+    private static void exitWithCodeIfAsked(Options options, Report report, boolean lost, boolean hanging,
+                                            List<HandleView> leaks) {
         int code = options.exitCode();
         int status = Hooks.exitStatus;
         boolean exitingZero = (status == -1 || status == 0) && !Hooks.mainThreadFailed;
-        boolean override = code != 0 && report.hasLeaks() && exitingZero;
+        boolean override = code != 0 && (report.hasLeaks() || lost) && exitingZero;
         if (hanging || override) {
             JfrShutdown.runDeferred(); // the process ends here: JFR's dump must run before
         }

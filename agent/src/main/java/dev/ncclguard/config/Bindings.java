@@ -2,9 +2,6 @@ package dev.ncclguard.config;
 
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -74,9 +71,10 @@ public final class Bindings {
         static Bindings file(Path file) {
             List<String> lines;
             try {
-                lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-            } catch (IOException | RuntimeException e) {
-                throw new BindingsException("ncclguard: cannot read bindings file " + file + ": " + e);
+                lines = TextFile.lines(file);
+            } catch (TextFile.Unusable e) {
+                throw new BindingsException("ncclguard: bindings file " + file + " " + e.getMessage()
+                        + "; set bindings= to a bindings file, or none");
             }
             return lines(file.toString(), lines);
         }

@@ -46,11 +46,11 @@ public final class Options {
             new Key("text", "stderr", "stderr, log, none or a file path (it may hold " + PLACEHOLDERS + ")"),
             new Key("exit-code", "0", "an integer from 0 to 255"),
             new Key("stacks", "on", "on or off"),
-            new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m"),
+            new Key("timeout", "10s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"),
             new Key("logging", "stderr", "stderr or application"),
             new Key("bindings", "none", "none or the path of a bindings file"),
             new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"),
-            new Key("pending-threshold", "60s", "a duration greater than 0 such as 500ms, 10s or 2m"));
+            new Key("pending-threshold", "60s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -83,6 +83,11 @@ public final class Options {
 
     /** Parses with this JVM's system properties and environment. */
     public static Options parse(String agentArgs) {
+        return parse(agentArgs, systemProperties(), System.getenv());
+    }
+
+    /** This JVM's system properties {@code ncclguard.*}. */
+    public static Map<String, String> systemProperties() {
         Properties props = System.getProperties();
         Map<String, String> sysProps = new HashMap<>();
         for (String name : props.stringPropertyNames()) {
@@ -90,7 +95,7 @@ public final class Options {
                 sysProps.put(name, props.getProperty(name));
             }
         }
-        return parse(agentArgs, sysProps, System.getenv());
+        return sysProps;
     }
 
     /**
@@ -347,7 +352,9 @@ public final class Options {
             String name = (eq < 0 ? piece : piece.substring(0, eq)).trim();
             Key key = BY_NAME.get(name);
             if (key == null && !name.equals(CONFIG)) {
-                throw new OptionsException("ncclguard: unknown option '" + oneLine(name) + "' (valid: "
+                String closest = closestKey(name);
+                throw new OptionsException("ncclguard: unknown option '" + oneLine(name) + "' ("
+                        + (closest != null ? "did you mean " + closest + "? " : "") + "valid: "
                         + String.join(", ", keys()) + ")");
             }
             if (eq < 0) {
@@ -358,6 +365,55 @@ public final class Options {
             out.put(name, piece.substring(eq + 1));
         }
         return out;
+    }
+
+    /**
+     * The option key {@code name} most likely meant: the same letters but for case, '-', '_' and
+     * '.', or at most two edits away (a third of the name at most); null when none is that close.
+     */
+    public static String closestKey(String name) {
+        String plain = letters(name);
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String key : BY_NAME.keySet()) {
+            int d = distance(plain, letters(key));
+            if (d < bestDistance) {
+                best = key;
+                bestDistance = d;
+            }
+        }
+        return bestDistance <= Math.min(2, Math.max(1, plain.length() / 3)) ? best : null;
+    }
+
+    private static String letters(String name) {
+        StringBuilder out = new StringBuilder(name.length());
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c != '-' && c != '_' && c != '.') {
+                out.append(Character.toLowerCase(c));
+            }
+        }
+        return out.toString();
+    }
+
+    /** Levenshtein distance; keys are short, so the plain table. */
+    private static int distance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
     }
 
     private static boolean present(Map<String, String> map, String name) {
@@ -455,6 +511,8 @@ public final class Options {
     }
 
     /** The timeout as given (1 to 12 digits and ms, s, m or h); a Duration only when asked, at exit. */
+    private static final long MAX_TIMEOUT_MILLIS = 24L * 3_600_000L;
+
     private record Timeout(long amount, char unit) {
         static Timeout parse(String text) {
             int digitsEnd = 0;
@@ -466,15 +524,34 @@ public final class Options {
             if (n <= 0) {
                 return null;
             }
+            Timeout t;
             switch (unit) {
                 case "ms":
-                    return new Timeout(n, 'M');
+                    t = new Timeout(n, 'M');
+                    break;
                 case "s":
                 case "m":
                 case "h":
-                    return new Timeout(n, unit.charAt(0));
+                    t = new Timeout(n, unit.charAt(0));
+                    break;
                 default:
                     return null;
+            }
+            // 12 digits of hours still fit a long of milliseconds; more than a day is a typo, and
+            // nanoseconds of it added to System.nanoTime() at exit must not overflow
+            return t.millis() <= MAX_TIMEOUT_MILLIS ? t : null;
+        }
+
+        long millis() {
+            switch (unit) {
+                case 'M':
+                    return amount;
+                case 's':
+                    return amount * 1000L;
+                case 'm':
+                    return amount * 60_000L;
+                default:
+                    return amount * 3_600_000L;
             }
         }
 

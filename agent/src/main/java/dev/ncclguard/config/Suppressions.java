@@ -1,9 +1,6 @@
 package dev.ncclguard.config;
 
 import dev.ncclguard.catalog.Kind;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,12 +58,17 @@ public final class Suppressions {
         if (value.isEmpty()) {
             return null;
         }
-        Path path = Path.of(value);
         List<String> lines;
         try {
-            lines = Files.readAllLines(path, StandardCharsets.UTF_8);
-        } catch (IOException | RuntimeException e) {
-            return null;
+            lines = TextFile.lines(Path.of(value));
+        } catch (TextFile.Unusable e) {
+            if (e.missing) {
+                return null; // the option's usual error line follows
+            }
+            throw new IllegalArgumentException("ncclguard: invalid suppression file '" + value
+                    + "' for option suppress: it " + e.getMessage());
+        } catch (RuntimeException e) {
+            return null; // not a path at all: the option's usual error line follows
         }
         try {
             return new Suppressions(value, parse(lines));

@@ -2,6 +2,7 @@ package dev.ncclguard.control;
 
 import dev.ncclguard.config.Options;
 import dev.ncclguard.config.OptionsException;
+import dev.ncclguard.config.OutputTargets;
 import dev.ncclguard.live.AgentState;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
@@ -69,11 +70,13 @@ public final class AttachEntry {
     private static void plain(String args, Consumer<String> install) {
         AgentState running = AgentState.current();
         if (running != null) {
-            running.update(running.merge(args));
+            Options merged = running.merge(args);
+            OutputTargets.check(merged);
+            running.update(merged);
             Log.info("options now " + running.options());
             return;
         }
-        Options.parse(args); // throws the one line before anything changes
+        OutputTargets.check(Options.parse(args)); // throws the one line before anything changes
         install.accept(args);
     }
 
@@ -83,6 +86,7 @@ public final class AttachEntry {
             Options merged;
             try {
                 merged = running.merge(optionsText);
+                OutputTargets.check(merged);
             } catch (OptionsException e) {
                 return failed(e.getMessage());
             }
@@ -93,6 +97,7 @@ public final class AttachEntry {
         Options options;
         try {
             options = Options.parse(optionsText);
+            OutputTargets.check(options);
         } catch (OptionsException e) {
             return failed(e.getMessage());
         }

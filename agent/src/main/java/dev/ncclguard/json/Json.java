@@ -1,10 +1,7 @@
 package dev.ncclguard.json;
 
+import dev.ncclguard.config.TextFile;
 import java.math.BigDecimal;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,12 +43,10 @@ public final class Json {
     public static Object parse(byte[] bytes) throws ParseException {
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
-            throw new ParseException("not UTF-8 text", 1, 1, false);
+            text = TextFile.decode(bytes);
+        } catch (TextFile.NotUtf8 e) {
+            // at the fault's own place: a report cut by a crash is named apart from one that is not text
+            throw new ParseException("not UTF-8 text", e.line, e.column, false);
         }
         return parse(text);
     }

@@ -35,6 +35,9 @@ public final class NumberedFiles {
         }
     }
 
+    /** What {@link #write} returns when the file could not be written (its one line is logged). */
+    public static final long FAILED = -2;
+
     /** Like {@link #write(String, ReportFiles.Content, String, Names, long)} for content made already. */
     public static long write(String template, byte[] content, String optionKey, Names names, long number) {
         return write(template, new Bytes(content), optionKey, names, number);
@@ -59,12 +62,13 @@ public final class NumberedFiles {
      *
      * @param number what %n is (the text report takes the number its JSON report got), or -1 to
      *               pick the lowest free one
-     * @return the number %n took; -1 when the template has no %n or the file could not be written
+     * @return the number %n took; -1 when the template has no %n; {@link #FAILED} when the file could
+     *         not be written
      */
     public static long write(String template, ReportFiles.Content content, String optionKey, Names names, long number) {
         if (!OutputNames.numbered(template) || number >= 0) {
             boolean written = ReportFiles.write(Path.of(names.expand(template, Math.max(number, 0))), content, optionKey);
-            return written && OutputNames.numbered(template) ? number : -1;
+            return !written ? FAILED : OutputNames.numbered(template) ? number : -1;
         }
         Path first = Path.of(names.expand(template, 0)).toAbsolutePath().normalize();
         Path dir = first.getParent();
@@ -88,7 +92,7 @@ public final class NumberedFiles {
             Log.warn("cannot write " + ("text".equals(optionKey) ? "text report" : "report") + " to " + first + ": "
                     + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()) + "; set " + optionKey
                     + "= to a writable path");
-            return -1;
+            return FAILED;
         } finally {
             if (temp != null) {
                 try {

@@ -1,26 +1,35 @@
 package dev.ncclguard.report;
 
 import dev.ncclguard.log.Log;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Writes report files whole or not at all: a temporary file in the target's directory, flushed to
- * disk, then renamed over the target, so a reader (a CI step, a tail) never sees half a report.
+ * disk, then renamed over the target, so a reader (a CI step, a tail) never sees half a report. A
+ * symbolic link is replaced by that rename, never written through. A FIFO, a character device or a
+ * socket (a pipe to another tool, /dev/stdout, /dev/null) is opened and written through instead:
+ * renaming over it would turn it into a plain file. A temporary file left by a process that died
+ * while it wrote is removed at the next write to the same place.
  * Missing parent directories are created, as JaCoCo's agent does for its destfile, so that
  * {@code report=build/ncclguard/%p.json} works on a fresh checkout.
  */
@@ -74,6 +83,23 @@ public final class ReportFiles {
      * (a 35 MB report need not exist as one array first); content that fails half way leaves no file.
      */
     public static void writeAtomically(Path target, Content content, String optionKey) throws ReportWriteException {
+        BasicFileAttributes attributes = null;
+        try {
+            attributes = Files.readAttributes(target, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            // a new file
+        } catch (IOException | RuntimeException e) {
+            // not known now: the write below says why if it fails
+        }
+        if (attributes != null && attributes.isDirectory()) {
+            throw failure(target, "it is a directory", optionKey, null);
+        }
+        if (attributes != null && attributes.isOther()) {
+            // a FIFO, a terminal, /dev/null, /dev/stdout: replacing it would turn it into a plain file
+            writeThrough(target, content, optionKey);
+            return;
+        }
+        // a regular file, a new one, or a symbolic link: the rename replaces the link itself
         Path file = target.toAbsolutePath().normalize();
         Path dir = file.getParent();
         if (dir == null || file.getFileName() == null) {
@@ -86,6 +112,7 @@ public final class ReportFiles {
         } catch (IOException | RuntimeException e) {
             throw failure(target, "cannot create directory " + dir + ": " + reason(e), optionKey, e);
         }
+        removeLeftovers(dir, file.getFileName().toString());
         // a StringBuilder, not +: at exit a concatenation of this shape links method handles (ms)
         Path temp = dir.resolve(new StringBuilder(64).append('.').append(file.getFileName()).append('.')
                 .append(ProcessHandle.current().pid()).append('.')
@@ -114,6 +141,62 @@ public final class ReportFiles {
                 }
             }
         }
+    }
+
+    /** Opens an existing special file for writing and writes into it; no temporary file, no rename. */
+    private static void writeThrough(Path target, Content content, String optionKey) throws ReportWriteException {
+        try (OutputStream out = Files.newOutputStream(target, StandardOpenOption.WRITE)) {
+            OutputStream buffered = new BufferedOutputStream(out, 1 << 16);
+            content.writeTo(buffered);
+            buffered.flush();
+        } catch (IOException | RuntimeException e) {
+            throw failure(target, reason(e), optionKey, e);
+        }
+    }
+
+    /**
+     * Removes temporary files {@code .NAME.PID.HEX.tmp} of {@code name} whose process is gone (one
+     * killed while it wrote a report), so a SIGKILL mid-write does not leave tens of MB for good.
+     * A plain scan, no glob or regular expression: at exit those cost class loading and linking.
+     */
+    static void removeLeftovers(Path dir, String name) {
+        String prefix = "." + name + ".";
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                String n = p.getFileName().toString();
+                if (!n.startsWith(prefix) || !n.endsWith(".tmp")) {
+                    continue;
+                }
+                String middle = n.substring(prefix.length(), n.length() - ".tmp".length());
+                int dot = middle.indexOf('.');
+                long pid = dot > 0 ? number(middle, 0, dot, 10) : -1;
+                if (pid < 0 || number(middle, dot + 1, middle.length(), 16) < 0 || pid == ProcessHandle.current().pid()) {
+                    continue;
+                }
+                Optional<ProcessHandle> writer = ProcessHandle.of(pid);
+                if (writer.isEmpty() || !writer.get().isAlive()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // best effort: a leftover is untidy, not wrong
+        }
+    }
+
+    /** text[from, to) as a number of 1 to 19 (pid: 10) digits in {@code radix}; -1 if it is none. */
+    private static long number(String text, int from, int to, int radix) {
+        if (to <= from || to - from > (radix == 10 ? 10 : 16)) {
+            return -1;
+        }
+        long n = 0;
+        for (int i = from; i < to; i++) {
+            int d = Character.digit(text.charAt(i), radix);
+            if (d < 0 || (radix == 16 && Character.isUpperCase(text.charAt(i)))) {
+                return -1;
+            }
+            n = n * radix + d;
+        }
+        return n < 0 ? -1 : n;
     }
 
     /**

@@ -1,7 +1,8 @@
 package dev.ncclguard.track;
 
+import java.lang.invoke.VarHandle;
 import java.util.List;
-import java.util.concurrent.locks.StampedLock;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -10,7 +11,10 @@ import java.util.function.Consumer;
  * ConcurrentHashMap node and a Long. Striped: each stripe is an open-addressing table whose
  * writes hold its lock for the few instructions of one operation. Lookups take no lock: they read
  * optimistically and are validated by the stripe's stamp (an uncontended lock still costs two
- * atomic instructions, more than the whole lookup; benchmark AgentPath). A record that leaves
+ * atomic instructions, more than the whole lookup; benchmark AgentPath). The lock is the stripe's
+ * own sequence, not a StampedLock: StampedLock's methods are {@code @ReservedStackAccess}, and
+ * inlined into the tracker's exit they make the JVM print "Potentially dangerous stack overflow
+ * in ReservedStackAccess annotated method" at every StackOverflowError that meets a tracked call. A record that leaves
  * the map is marked {@link Tracked#ended}, so a caller holding it can tell it is no longer current.
  */
 final class LongMap<V extends Tracked> {
@@ -73,12 +77,12 @@ final class LongMap<V extends Tracked> {
                 return (V) found;
             }
         }
-        stamp = s.readLock();
+        stamp = s.lock();
         try {
             int i = s.find(key, h);
             return i >= 0 ? (V) s.vals[i] : null;
         } finally {
-            s.unlockRead(stamp);
+            s.unlock(stamp);
         }
     }
 
@@ -87,7 +91,7 @@ final class LongMap<V extends Tracked> {
     V put(long key, V value) {
         long h = mix(key);
         Stripe s = stripe(h);
-        long stamp = s.writeLock();
+        long stamp = s.lock();
         try {
             int i = s.find(key, h);
             if (i >= 0) {
@@ -101,7 +105,7 @@ final class LongMap<V extends Tracked> {
             s.insertAt(-1 - i, key, value);
             return null;
         } finally {
-            s.unlockWrite(stamp);
+            s.unlock(stamp);
         }
     }
 
@@ -110,7 +114,7 @@ final class LongMap<V extends Tracked> {
     V putIfAbsent(long key, V value) {
         long h = mix(key);
         Stripe s = stripe(h);
-        long stamp = s.writeLock();
+        long stamp = s.lock();
         try {
             int i = s.find(key, h);
             if (i >= 0) {
@@ -119,7 +123,7 @@ final class LongMap<V extends Tracked> {
             s.insertAt(-1 - i, key, value);
             return null;
         } finally {
-            s.unlockWrite(stamp);
+            s.unlock(stamp);
         }
     }
 
@@ -128,7 +132,7 @@ final class LongMap<V extends Tracked> {
     V removeIfSerial(long key, long serial) {
         long h = mix(key);
         Stripe s = stripe(h);
-        long stamp = s.writeLock();
+        long stamp = s.lock();
         try {
             int i = s.find(key, h);
             if (i < 0 || ((Tracked) s.vals[i]).serial != serial) {
@@ -139,7 +143,7 @@ final class LongMap<V extends Tracked> {
             ended(old, h);
             return old;
         } finally {
-            s.unlockWrite(stamp);
+            s.unlock(stamp);
         }
     }
 
@@ -155,11 +159,11 @@ final class LongMap<V extends Tracked> {
     int size() {
         int n = 0;
         for (Stripe s : stripes) {
-            long stamp = s.readLock();
+            long stamp = s.lock();
             try {
                 n += s.size;
             } finally {
-                s.unlockRead(stamp);
+                s.unlock(stamp);
             }
         }
         return n;
@@ -169,7 +173,7 @@ final class LongMap<V extends Tracked> {
     @SuppressWarnings("unchecked")
     void valuesTo(List<V> out) {
         for (Stripe s : stripes) {
-            long stamp = s.readLock();
+            long stamp = s.lock();
             try {
                 for (Object v : s.vals) {
                     if (v != null) {
@@ -177,7 +181,7 @@ final class LongMap<V extends Tracked> {
                     }
                 }
             } finally {
-                s.unlockRead(stamp);
+                s.unlock(stamp);
             }
         }
     }
@@ -186,7 +190,7 @@ final class LongMap<V extends Tracked> {
     @SuppressWarnings("unchecked")
     void forEach(Consumer<V> action) {
         for (Stripe s : stripes) {
-            long stamp = s.readLock();
+            long stamp = s.lock();
             try {
                 for (Object v : s.vals) {
                     if (v != null) {
@@ -194,21 +198,55 @@ final class LongMap<V extends Tracked> {
                     }
                 }
             } finally {
-                s.unlockRead(stamp);
+                s.unlock(stamp);
             }
         }
     }
 
-    /** Linear probing; a null value marks a free slot, so every long (0 included) is a valid key. */
     /**
-     * Writes hold the stripe's lock; reads validate against it. Not reentrant: no callback runs
-     * under a write. The stripe is the lock, so a lookup reads one object less.
+     * Linear probing; a null value marks a free slot, so every long (0 included) is a valid key.
+     * The stripe is its lock, so a lookup reads one object less: a sequence that is odd while a
+     * writer holds it (a seqlock). Writes and the rare walks over a stripe hold it; lookups read
+     * without it and validate against it. Not reentrant: no callback runs under it that touches the map.
      */
     @SuppressWarnings("serial") // never serialized
-    private static final class Stripe extends StampedLock {
+    private static final class Stripe extends AtomicLong {
+        /** Spins before a waiting writer yields: a holder keeps it for a few hundred instructions. */
+        private static final int SPINS = 64;
+
         long[] keys = new long[MIN_CAPACITY];
         Object[] vals = new Object[MIN_CAPACITY];
         int size;
+
+        /** The stamp of a lookup without the lock, or 0 while a writer holds it. */
+        long tryOptimisticRead() {
+            long v = get();
+            return (v & 1) == 0 ? v | Long.MIN_VALUE : 0;
+        }
+
+        /** Whether nothing was written since {@code stamp}; the reads before it are ordered before this check. */
+        boolean validate(long stamp) {
+            VarHandle.acquireFence();
+            return (get() | Long.MIN_VALUE) == stamp;
+        }
+
+        long lock() {
+            for (int spins = 0; ; spins++) {
+                long v = get();
+                if ((v & 1) == 0 && compareAndSet(v, v + 1)) {
+                    return v + 1;
+                }
+                if (spins < SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+            }
+        }
+
+        void unlock(long stamp) {
+            set(stamp + 1);
+        }
 
         /**
          * {@link #find} without the lock, while a writer may be changing the table: the result is

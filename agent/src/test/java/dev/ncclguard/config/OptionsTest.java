@@ -112,8 +112,29 @@ class OptionsTest {
 
     @Test
     void unknownKeyListsTheValidOnes() {
-        assertEquals("ncclguard: unknown option 'stack' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging, bindings, suppress, pending-threshold, config)", error("stack=on"));
+        assertEquals("ncclguard: unknown option 'stack' (did you mean stacks? valid: action, report, text, exit-code, "
+                + "stacks, timeout, logging, bindings, suppress, pending-threshold, config)", error("stack=on"));
+    }
+
+    @Test
+    void unknownKeyNamesTheClosestValidOne() {
+        assertTrue(error("exitcode=3").contains("did you mean exit-code?"), error("exitcode=3"));
+        assertTrue(error("Time-Out=1s").contains("did you mean timeout?"), error("Time-Out=1s"));
+        assertFalse(error("verbose=on").contains("did you mean"), error("verbose=on"));
+    }
+
+    @Test
+    void timeoutAboveADayIsRefusedWithOneLine() {
+        assertEquals("ncclguard: invalid value '3000000h' for option timeout: expected a duration from 1ms to 24h"
+                + " such as 500ms, 10s or 2m", error("timeout=3000000h"));
+        assertTrue(error("timeout=1441m").contains("from 1ms to 24h"));
+        assertTrue(error("timeout=86400001ms").contains("from 1ms to 24h"));
+    }
+
+    @Test
+    void timeoutOfExactlyADayIsAccepted() {
+        assertEquals(Duration.ofHours(24), parse("timeout=24h").timeout());
+        assertEquals(Duration.ofHours(24), parse("timeout=86400s").timeout());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -126,11 +147,11 @@ class OptionsTest {
         "exit-code=-1        | ncclguard: invalid value '-1' for option exit-code: expected an integer from 0 to 255",
         "exit-code=two       | ncclguard: invalid value 'two' for option exit-code: expected an integer from 0 to 255",
         "stacks=yes          | ncclguard: invalid value 'yes' for option stacks: expected on or off",
-        "timeout=0s          | ncclguard: invalid value '0s' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
-        "timeout=10          | ncclguard: invalid value '10' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
-        "timeout=-5s         | ncclguard: invalid value '-5s' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
-        "timeout=1.5s        | ncclguard: invalid value '1.5s' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
-        "timeout=99999999999999s | ncclguard: invalid value '99999999999999s' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
+        "timeout=0s          | ncclguard: invalid value '0s' for option timeout: expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
+        "timeout=10          | ncclguard: invalid value '10' for option timeout: expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
+        "timeout=-5s         | ncclguard: invalid value '-5s' for option timeout: expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
+        "timeout=1.5s        | ncclguard: invalid value '1.5s' for option timeout: expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
+        "timeout=99999999999999s | ncclguard: invalid value '99999999999999s' for option timeout: expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
         "logging=slf4j       | ncclguard: invalid value 'slf4j' for option logging: expected stderr or application",
         "stacks              | ncclguard: missing value for option stacks: expected on or off",
         "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, pending-threshold, config)",
@@ -145,7 +166,7 @@ class OptionsTest {
         assertEquals("ncclguard: invalid value 'x' for option stacks (system property ncclguard.stacks): "
                 + "expected on or off", error("", Map.of("ncclguard.stacks", "x"), NONE));
         assertEquals("ncclguard: invalid value '2x' for option timeout (environment variable NCCLGUARD_TIMEOUT): "
-                + "expected a duration greater than 0 such as 500ms, 10s or 2m",
+                + "expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
                 error("", NONE, Map.of("NCCLGUARD_TIMEOUT", "2x")));
     }
 

@@ -86,9 +86,11 @@ class SuppressionsTest {
     }
 
     @Test
-    void optionAnswersNullForAnUnreadableFileAndOneLineForABadOne() throws Exception {
+    void optionAnswersNullForAMissingFileAndOneLineForADirectoryOrABadOne() throws Exception {
         assertNull(Suppressions.option(dir.resolve("missing.supp").toString()));
-        assertNull(Suppressions.option(dir.toString()));
+        assertEquals("ncclguard: invalid suppression file '" + dir + "' for option suppress: it is a directory, not a"
+                + " file", assertThrows(IllegalArgumentException.class, () -> Suppressions.option(dir.toString()))
+                .getMessage());
         Path bad = Files.writeString(dir.resolve("bad.supp"), "comm:ok\nthread:main\n");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Suppressions.option(bad.toString()));

@@ -12,7 +12,9 @@ import dev.ncclguard.it.apps.RawFunctionApp;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -98,17 +100,111 @@ class AgentSafetyIT {
         assertEquals(0, raw("text=none").run("return").exitCode());
     }
 
+    private ChildJvm noGpu(String options) throws Exception {
+        return ChildJvm.sample().agent(options).mainClass(testClasspath(), NoGpuApp.class.getName());
+    }
+
+    private static List<String> lines(ChildJvm.Result r) {
+        return r.stderr().lines().filter(l -> !l.isBlank()).toList();
+    }
+
     @Test
-    void unwritableReportPathIsOneClearLineAndTheApplicationExitsAsItWould() throws Exception {
+    void reportPathThatIsADirectoryStopsTheStartWithOneLine() throws Exception {
+        ChildJvm.Result r = noGpu("report=" + dir).run();
+        assertEquals(1, r.exitCode(), r.describe());
+        assertFalse(r.stdout().contains("hello"), "main must not run: " + r.describe());
+        assertEquals(List.of("ncclguard: cannot write report to " + dir + ": it is a directory; set report= to a"
+                + " writable path"), lines(r), r.describe());
+    }
+
+    @Test
+    void reportUnderAFileStopsTheStartWithOneLine() throws Exception {
         Path notADirectory = Files.writeString(dir.resolve("a-file"), "x");
-        Path missing = notADirectory.resolve("r.json");
-        ChildJvm.Result r = raw("report=" + missing + ",text=none").run("return");
-        assertEquals(0, r.exitCode(), r.describe());
+        ChildJvm.Result r = raw("report=" + notADirectory.resolve("r.json") + ",text=none").run("return");
+        assertEquals(1, r.exitCode(), r.describe());
+        assertEquals(1, lines(r).size(), r.describe());
+        assertTrue(lines(r).get(0).contains(notADirectory + " is not a directory"), r.describe());
         try (var left = Files.list(dir)) {
-            assertEquals(List.of(notADirectory), left.toList(), "no temp file may be left behind");
+            assertEquals(List.of(notADirectory), left.toList(), "nothing may be created");
         }
-        List<String> lines = r.stderr().lines().filter(l -> l.startsWith("ncclguard:")).toList();
-        assertEquals(1, lines.size(), r.describe());
-        assertTrue(lines.get(0).contains(missing.toString()), lines.get(0));
+    }
+
+    @Test
+    void theSamePathForReportAndTextStopsTheStartWithOneLine() throws Exception {
+        Path same = dir.resolve("out");
+        ChildJvm.Result r = noGpu("report=" + same + ",text=" + same).run();
+        assertEquals(1, r.exitCode(), r.describe());
+        assertEquals(1, lines(r).size(), r.describe());
+        assertTrue(lines(r).get(0).contains("report= and text= name the same file"), r.describe());
+    }
+
+    @Test
+    void timeoutOutOfRangeStopsTheStartWithOneLine() throws Exception {
+        ChildJvm.Result r = noGpu("timeout=3000000h").run();
+        assertEquals(1, r.exitCode(), r.describe());
+        assertEquals(List.of("ncclguard: invalid value '3000000h' for option timeout: expected a duration from 1ms"
+                + " to 24h such as 500ms, 10s or 2m"), lines(r), r.describe());
+    }
+
+    /** A report path that passes the start check and fails at exit: %h names a directory. */
+    private Path directoryAtExit() throws Exception {
+        String host = Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+        return Files.createDirectories(dir.resolve(host));
+    }
+
+    @Test
+    void reportThatFailsAtExitIsOneLineAndTheApplicationExitsAsItWould() throws Exception {
+        Path atExit = directoryAtExit();
+        ChildJvm.Result r = noGpu("report=" + dir.resolve("%h")).run();
+        assertEquals(0, r.exitCode(), r.describe());
+        assertEquals("hello", r.stdout().strip(), r.describe());
+        try (var left = Files.list(dir)) {
+            assertEquals(List.of(atExit), left.toList(), "no temp file may be left behind");
+        }
+        assertEquals(List.of("ncclguard: cannot write report to " + atExit + ": it is a directory; set report= to a"
+                + " writable path"), lines(r), r.describe());
+    }
+
+    @Test
+    void reportThatFailsAtExitFailsTheRunWithExitCode() throws Exception {
+        directoryAtExit();
+        ChildJvm.Result r = noGpu("report=" + dir.resolve("%h") + ",exit-code=3").run();
+        assertEquals(3, r.exitCode(), r.describe());
+        assertEquals(1, lines(r).size(), r.describe());
+    }
+
+    @Test
+    void mistypedPropertyIsOneWarningNamingTheClosestKey() throws Exception {
+        ChildJvm.Result r = noGpu("").jvmArg("-Dncclguard.exitcode=3").run();
+        assertEquals(0, r.exitCode(), r.describe());
+        assertEquals("hello", r.stdout().strip(), r.describe());
+        assertEquals(List.of("ncclguard: system property ncclguard.exitcode is no option and is ignored; did you"
+                + " mean ncclguard.exit-code?"), lines(r), r.describe());
+    }
+
+    @Test
+    void mistypedVariableIsOneWarningNamingTheClosestVariable() throws Exception {
+        ChildJvm.Result r = noGpu("").env("NCCLGUARD_EXITCODE", "3").run();
+        assertEquals(0, r.exitCode(), r.describe());
+        assertEquals(List.of("ncclguard: environment variable NCCLGUARD_EXITCODE is no option and is ignored; did"
+                + " you mean NCCLGUARD_EXIT_CODE?"), lines(r), r.describe());
+    }
+
+    @Test
+    void textToATerminalIsWrittenThroughIt() throws Exception {
+        Path script = Path.of("/usr/bin/script");
+        assertTrue(Files.isExecutable(script), "util-linux script(1) makes the pseudo-terminal: " + script);
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // the child's stdout and stderr are that terminal too: text=$(tty) must not go through stderr
+        String cmd = "exec " + javaBin + " -javaagent:" + ChildJvm.AGENT_JAR + "=text=$(tty) -Dncclguard.emu="
+                + ChildJvm.EMU + " -cp '" + testClasspath() + "' " + RawFunctionApp.class.getName() + " return";
+        Path typescript = dir.resolve("typescript.txt");
+        Process p = new ProcessBuilder(script.toString(), "-q", "-e", "-c", cmd, typescript.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("script.out").toFile()).start();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "script finished");
+        String screen = Files.readString(typescript, StandardCharsets.ISO_8859_1);
+        assertEquals(0, p.exitValue(), screen);
+        assertTrue(screen.contains("Pending event") && screen.contains("SUMMARY:"), screen);
+        assertFalse(screen.contains("cannot write"), screen);
     }
 }

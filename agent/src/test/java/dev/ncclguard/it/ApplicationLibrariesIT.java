@@ -62,11 +62,12 @@ class ApplicationLibrariesIT {
 
     @Test
     void loggingApplicationSendsTheAgentsLinesToTheApplicationsSlf4j() throws Exception {
-        Path notADirectory = Files.writeString(dir.resolve("a-file"), "x");
+        // a report path that passes the start check and fails at exit: %h names a directory
+        Files.createDirectories(dir.resolve(Files.readString(Path.of("/proc/sys/kernel/hostname")).strip()));
         String cp = String.join(File.pathSeparator, AgentSafetyIT.testClasspath(),
                 lib("slf4j-api-" + slf4jVersion() + ".jar"), lib("slf4j-simple-" + slf4jVersion() + ".jar"));
         ChildJvm.Result r = ChildJvm.sample()
-                .agent("logging=application,text=none,report=" + notADirectory.resolve("r.json"))
+                .agent("logging=application,text=none,report=" + dir.resolve("%h"))
                 .mainClass(cp, RawFunctionApp.class.getName()).run("return");
         assertEquals(0, r.exitCode(), r.describe());
         // slf4j-simple's format: "[thread] WARN dev.ncclguard.agent - message"
@@ -76,11 +77,12 @@ class ApplicationLibrariesIT {
 
     @Test
     void loggingApplicationWithoutAnSlf4jProviderFallsBackToStderrAndSaysSo() throws Exception {
-        Path notADirectory = Files.writeString(dir.resolve("a-file"), "x");
+        // a report path that passes the start check and fails at exit: %h names a directory
+        Files.createDirectories(dir.resolve(Files.readString(Path.of("/proc/sys/kernel/hostname")).strip()));
         String cp = String.join(File.pathSeparator, AgentSafetyIT.testClasspath(),
                 lib("slf4j-api-" + slf4jVersion() + ".jar"));
         ChildJvm.Result r = ChildJvm.sample()
-                .agent("logging=application,text=none,report=" + notADirectory.resolve("r.json"))
+                .agent("logging=application,text=none,report=" + dir.resolve("%h"))
                 .mainClass(cp, RawFunctionApp.class.getName()).run("return");
         assertEquals(0, r.exitCode(), r.describe());
         List<String> ours = r.stderr().lines().filter(l -> l.startsWith("ncclguard: ")).toList();

@@ -174,6 +174,32 @@ class AttachIT {
     }
 
     @Test
+    void reportPathsThatCannotBeWrittenAndOutOfRangeValuesFailTheAttachAndLeaveTheTargetUntouched() throws Exception {
+        try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of())) {
+            String pid = Long.toString(app.pid());
+
+            Cli directory = cli(JAVA_17, "attach", pid, "report=" + dir);
+            assertEquals(2, directory.exitCode(), directory.describe());
+            assertEquals(List.of("ncclguard: cannot write report to " + dir + ": it is a directory; set report= to a"
+                    + " writable path"), directory.errLines());
+
+            Cli same = cli(JAVA_17, "attach", pid, "report=" + dir.resolve("r") + ",text=" + dir.resolve("r"));
+            assertEquals(2, same.exitCode(), same.describe());
+            assertTrue(same.errLines().get(0).contains("report= and text= name the same file"), same.describe());
+
+            Cli timeout = cli(JAVA_17, "attach", pid, "timeout=3000000h");
+            assertEquals(2, timeout.exitCode(), timeout.describe());
+            assertTrue(timeout.errLines().get(0).contains("from 1ms to 24h"), timeout.describe());
+
+            Cli dump = cli(JAVA_17, "dump", pid);
+            assertEquals(2, dump.exitCode(), dump.describe());
+            assertTrue(dump.stderr().contains("not running in pid " + pid), dump.describe());
+            assertEquals(0, app.stop(), app.describe());
+            assertEquals("", app.stderr(), "nothing installed, nothing printed: " + app.describe());
+        }
+    }
+
+    @Test
     void badOptionsFailWithOneLineAndLeaveTheTargetUntouched() throws Exception {
         // the target's environment holds a bad option too: only the agent, in the target, can see it
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of("NCCLGUARD_STACKS", "sometimes"))) {
@@ -181,8 +207,8 @@ class AttachIT {
 
             Cli badArgument = cli(JAVA_17, "attach", pid, "timeout=forever");
             assertEquals(2, badArgument.exitCode(), badArgument.describe());
-            assertEquals(List.of("ncclguard: invalid value 'forever' for option timeout: expected a duration greater"
-                    + " than 0 such as 500ms, 10s or 2m"), badArgument.errLines());
+            assertEquals(List.of("ncclguard: invalid value 'forever' for option timeout: expected a duration from 1ms"
+                    + " to 24h such as 500ms, 10s or 2m"), badArgument.errLines());
 
             Cli badEnvironment = cli(JAVA_17, "attach", pid);
             assertEquals(2, badEnvironment.exitCode(), badEnvironment.describe());
@@ -202,7 +228,7 @@ class AttachIT {
     }
 
     @Test
-    void onJava25TheAttachSaysTheJvmWarnsAndDumpLoadsNoAgent() throws Exception {
+    void onJava25TheAttachAndTheDumpSayTheJvmWarns() throws Exception {
         assertTrue(Files.isExecutable(JDK_25.resolve("bin/java")), "Temurin 25 is expected at " + JDK_25);
         String java25 = JDK_25.toString();
         try (LiveChild app = LiveChild.serve(java25, List.of(), Map.of())) {
@@ -220,9 +246,51 @@ class AttachIT {
             assertTrue(dump.stdout().contains("Leaked communicator") && dump.stdout().contains("leakCommunicatorAndEvent"),
                     dump.describe());
             assertTrue(dump.stdout().contains("ncclguard: tracking since "), dump.describe());
+            assertEquals(1, dump.errLines().size(), dump.describe());
+            assertTrue(dump.errLines().get(0).contains("without -XX:+EnableDynamicAgentLoading"), dump.describe());
             assertEquals(0, app.stop(), app.describe());
-            // the attach loaded the agent once; the dump went through JMX and loaded none
-            assertEquals(1, app.stderr().split(DYNAMIC_AGENT_WARNING, -1).length - 1, app.describe());
+            assertTrue(app.stderr().contains(DYNAMIC_AGENT_WARNING), app.describe());
+        }
+    }
+
+    /** Inodes of the TCP sockets {@code pid} listens on: its socket descriptors that /proc/PID/net/tcp{,6} list as LISTEN. */
+    private static List<String> listeningTcpSockets(long pid) throws Exception {
+        List<String> owned = new ArrayList<>();
+        try (var fds = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
+            for (Path fd : fds.toList()) {
+                try {
+                    String link = Files.readSymbolicLink(fd).toString();
+                    if (link.startsWith("socket:[")) {
+                        owned.add(link.substring("socket:[".length(), link.length() - 1));
+                    }
+                } catch (java.io.IOException e) {
+                    // closed meanwhile
+                }
+            }
+        }
+        List<String> listening = new ArrayList<>();
+        for (String table : List.of("tcp", "tcp6")) {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "net", table))) {
+                String[] f = line.trim().split("\\s+");
+                // sl local rem st ... inode (field 9); st 0A is LISTEN
+                if (f.length > 9 && f[3].equals("0A") && owned.contains(f[9])) {
+                    listening.add(table + ":" + f[1] + ":" + f[9]);
+                }
+            }
+        }
+        return listening;
+    }
+
+    @Test
+    void dumpLeavesNoTcpListenerInTheTarget() throws Exception {
+        try (LiveChild app = LiveChild.serve(JAVA_17, List.of("-javaagent:" + ChildJvm.AGENT_JAR + "=text=none"),
+                Map.of())) {
+            List<String> before = listeningTcpSockets(app.pid());
+            Cli dump = cli(JAVA_17, "dump", Long.toString(app.pid()), "--json");
+            assertEquals(0, dump.exitCode(), dump.describe());
+            assertTrue(parse(dump.stdout()).path("live").asBoolean(), dump.stdout());
+            assertEquals(before, listeningTcpSockets(app.pid()), "listening TCP sockets of the target after a dump");
+            assertEquals(0, app.stop(), app.describe());
         }
     }
 

@@ -82,8 +82,20 @@ class JsonTest {
         assertEquals("empty file at line 1, column 1",
                 assertThrows(Json.ParseException.class, () -> Json.parse("")).getMessage());
         byte[] latin1 = "{\"host\": \"caf\u00e9\"}".getBytes(StandardCharsets.ISO_8859_1);
-        assertEquals("not UTF-8 text at line 1, column 1",
+        assertEquals("not UTF-8 text at line 1, column 14",
                 assertThrows(Json.ParseException.class, () -> Json.parse(latin1)).getMessage());
+    }
+
+    @Test
+    void badUtf8DeepInADocumentIsNamedAtItsLineAndColumn() {
+        byte[] head = "{\n  \"a\": \"\u00e9t\u00e9\",\n  \"b\": \"x".getBytes(StandardCharsets.UTF_8);
+        byte[] doc = new byte[head.length + 3];
+        System.arraycopy(head, 0, doc, 0, head.length);
+        doc[head.length] = (byte) 0xC3; // a lead byte cut short by a plain one
+        doc[head.length + 1] = '"';
+        doc[head.length + 2] = '}';
+        assertEquals("not UTF-8 text at line 3, column 10",
+                assertThrows(Json.ParseException.class, () -> Json.parse(doc)).getMessage());
     }
 
     @Test

@@ -95,7 +95,7 @@ class NumberedFilesTest {
     @Test
     void anUnwritableDirectoryFailsWithoutThrowing() throws IOException {
         Path file = Files.writeString(dir.resolve("plain"), "not a directory");
-        assertEquals(-1, NumberedFiles.write(file.resolve("r-%n.json").toString(), new byte[] {1}, "report", NAMES, -1));
+        assertEquals(NumberedFiles.FAILED, NumberedFiles.write(file.resolve("r-%n.json").toString(), new byte[] {1}, "report", NAMES, -1));
         assertEquals("not a directory", Files.readString(file));
     }
 

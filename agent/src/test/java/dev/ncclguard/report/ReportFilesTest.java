@@ -139,4 +139,58 @@ class ReportFilesTest {
         assertTrue(ReportFiles.write(dir.resolve("r.txt"), utf8("SUMMARY: ncclguard: no leaks"), "text"));
         assertEquals("SUMMARY: ncclguard: no leaks", Files.readString(dir.resolve("r.txt")));
     }
+
+    private static Path mkfifo(Path path) throws Exception {
+        Process p = new ProcessBuilder("mkfifo", path.toString()).inheritIO().start();
+        assertTrue(p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), "mkfifo " + path);
+        return path;
+    }
+
+    @Test
+    void aFifoIsWrittenThroughAndStaysAFifo() throws Exception {
+        Path fifo = mkfifo(dir.resolve("pipe"));
+        java.util.concurrent.CompletableFuture<String> reader = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return Files.readString(fifo);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+
+        ReportFiles.writeAtomically(fifo, utf8("{\"via\": \"fifo\"}"), "report");
+
+        assertEquals("{\"via\": \"fifo\"}", reader.get(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(Files.isRegularFile(fifo, java.nio.file.LinkOption.NOFOLLOW_LINKS) == false
+                && Files.exists(fifo), "still a FIFO");
+        assertEquals(List.of(fifo), entries(dir), "no temporary file beside it");
+    }
+
+    @Test
+    void aSymbolicLinkIsReplacedNotWrittenThrough() throws IOException {
+        Path elsewhere = Files.writeString(dir.resolve("elsewhere.txt"), "not the agent's to overwrite");
+        Path link = Files.createSymbolicLink(dir.resolve("report.json"), elsewhere);
+
+        ReportFiles.writeAtomically(link, utf8("{}"));
+
+        assertEquals("not the agent's to overwrite", Files.readString(elsewhere));
+        assertFalse(Files.isSymbolicLink(link));
+        assertEquals("{}", Files.readString(link));
+    }
+
+    @Test
+    void aLeftoverOfADeadWriterIsRemovedAtTheNextWrite() throws Exception {
+        Process dead = new ProcessBuilder("true").start();
+        dead.waitFor();
+        Path leftover = Files.writeString(dir.resolve(".report.json." + dead.pid() + ".1a2b3c.tmp"), "half a report");
+        Path live = Files.writeString(dir.resolve(".report.json." + ProcessHandle.current().parent().orElseThrow().pid()
+                + ".1a2b3c.tmp"), "a writer that still runs");
+        Path other = Files.writeString(dir.resolve(".other.json." + dead.pid() + ".1a2b3c.tmp"), "another file's");
+
+        ReportFiles.writeAtomically(dir.resolve("report.json"), utf8("{}"));
+
+        assertFalse(Files.exists(leftover), "the dead writer's temporary file is gone");
+        assertTrue(Files.exists(live), "a live writer's temporary file stays");
+        assertTrue(Files.exists(other), "another target's temporary file stays");
+    }
 }
