@@ -20,6 +20,8 @@ import com.sun.jna.ptr.PointerByReference;
  *     releases it;</li>
  * <li>{@code one-device}: instead of InitAll, two single-rank communicators on device 0, then
  *     main returns.</li>
+ * <li>{@code exit-while-destroying}: a thread of the application destroys communicator 0 (with
+ *     NCCLEMU_HANG=ncclCommDestroy it stays inside), and main calls System.exit(3) meanwhile.</li>
  * </ul>
  */
 public final class ExitApp {
@@ -99,6 +101,13 @@ public final class ExitApp {
             case "throw" -> throw new IllegalStateException("the application failed");
             case "wait" -> Thread.sleep(Long.MAX_VALUE);
             case "release-during-exit" -> releaseDuringExit(nccl, comms);
+            case "exit-while-destroying" -> {
+                Thread destroyer = new Thread(() -> System.out.println("destroy of comm 0 returned "
+                        + nccl.ncclCommDestroy(comms[0])), "app-destroy-0");
+                destroyer.start();
+                Thread.sleep(300); // inside ncclCommDestroy now
+                System.exit(3);
+            }
             default -> throw new IllegalArgumentException(mode);
         }
     }
