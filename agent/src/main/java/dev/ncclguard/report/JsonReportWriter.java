@@ -220,7 +220,7 @@ public final class JsonReportWriter {
             HandleView view = leak.view();
             int depth = json.depth() + 1; // the entry's, inside the array
             Details d = cacheable(view.details());
-            if (d == null || leak.cleanupNote() != null || suppression != null) {
+            if (d == null || leak.cleanupNote() != null || suppression != null || leak.defaultStream() != null) {
                 generic(leak, suppression);
                 return;
             }
@@ -321,6 +321,9 @@ public final class JsonReportWriter {
             }
             if (suppression != null) {
                 json.name("suppression").string(suppression);
+            }
+            if (leak.defaultStream() != null) {
+                json.name("defaultStream").string(leak.defaultStream());
             }
             json.endObject();
         }

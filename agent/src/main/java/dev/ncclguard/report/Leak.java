@@ -32,6 +32,18 @@ public record Leak(
         return view.kind();
     }
 
+    /**
+     * For a stream leak on a default stream, which no call created: "legacy" (handle 0 and
+     * cudaStreamLegacy) or "per-thread" (cudaStreamPerThread); null for any other leak.
+     */
+    public String defaultStream() {
+        if (view.kind() != Kind.STREAM) {
+            return null;
+        }
+        long h = view.handle();
+        return h == 0 || h == 1 ? "legacy" : h == 2 ? "per-thread" : null;
+    }
+
     /** The handle as "0x…". */
     public String handle() {
         return view.hexHandle();

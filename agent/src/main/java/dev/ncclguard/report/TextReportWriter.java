@@ -373,7 +373,18 @@ public final class TextReportWriter {
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
         }
-        out.append(": created by ").append(printable(leak.api())).append(", ").append(state(leak)).append('\n');
+        String defaultStream = leak.defaultStream();
+        if (defaultStream != null) {
+            // no call created it: the call named is the first that used it
+            out.append(": work on the ").append(defaultStream).append(" default stream");
+            if (leak.view().device() >= 0) {
+                out.append(" of device ").append(leak.view().device());
+            }
+            out.append(" not synchronized, first used by ").append(printable(leak.api())).append(", ")
+                    .append(state(leak)).append('\n');
+        } else {
+            out.append(": created by ").append(printable(leak.api())).append(", ").append(state(leak)).append('\n');
+        }
         out.append("  ");
         created(out, leak, "    at ");
         out.append("  What to do: ").append(advice(leak.kind())).append('\n');
@@ -389,7 +400,8 @@ public final class TextReportWriter {
     /** "Created on thread ... through ...:" and the creating stack, each frame after {@code at}. */
     private static void created(StringBuilder out, Leak leak, String at) {
         String indent = at.substring(0, at.length() - "at ".length());
-        out.append("Created on thread \"").append(printable(leak.thread())).append("\" at ")
+        out.append(leak.defaultStream() != null ? "First used on thread \"" : "Created on thread \"")
+                .append(printable(leak.thread())).append("\" at ")
                 .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge())).append(":\n");
         if (leak.stack().isEmpty()) {
             out.append(indent).append("(no stack recorded; run with stacks=on to see where it was created)\n");
