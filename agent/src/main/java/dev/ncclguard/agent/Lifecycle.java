@@ -36,6 +36,12 @@ final class Lifecycle implements Runnable {
     /** Share of the timeout the exit probe may use; it answers in microseconds unless wedged. */
     private static final long PROBE_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+    /**
+     * Under cleanup, the probe's share of the timeout: cleanup polls the same handles itself, and
+     * 200,000 events asked one by one must not leave it no time at all.
+     */
+    private static final double PROBE_CLEANUP_SHARE = 0.2;
+
     private final AgentState state;
     private final Tracker tracker;
 
@@ -104,7 +110,8 @@ final class Lifecycle implements Runnable {
         boolean cleanup = options.action() == Options.Action.CLEANUP;
         // no leak, no question for the library: a clean run starts no probe thread at exit
         ExitProbe.Result probe = leaks.isEmpty() ? new ExitProbe.Result(Map.of(), false)
-                : ExitProbe.probe(leaks, Math.min(deadline, start + PROBE_MAX_NANOS));
+                : ExitProbe.probe(leaks, Math.min(cleanup ? start + (long) (options.timeout().toNanos() * PROBE_CLEANUP_SHARE)
+                        : deadline, start + PROBE_MAX_NANOS));
         Map<HandleView, Boolean> stillPending = probe.stillPending();
         CleanupRun run = CleanupRun.NOTHING;
         if (cleanup && !leaks.isEmpty()) {

@@ -44,6 +44,11 @@ public final class Cleanup {
 
     private static final long FIRST_POLL_SLEEP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     private static final long MAX_POLL_SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /**
+     * How long past the deadline a native call of cleanup may take to return before it counts as
+     * one that does not: a call merely queued behind another returns in microseconds.
+     */
+    static final long HANG_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** Long enough that no exit waits on it, short of overflowing nanoTime arithmetic. */
     private static final long MAX_TIMEOUT_NANOS = TimeUnit.DAYS.toNanos(1);
 
@@ -88,22 +93,52 @@ public final class Cleanup {
             cleanup.settleRest(LeakOutcome.of(Outcome.FAILED, "cleanup failed: " + t));
         }
         // a destroy that an abort released returns a moment later: give it until the deadline
-        while (cleanup.inNative.get() > 0 && cleanup.deadline - System.nanoTime() > 0) {
+        long until = cleanup.deadline + HANG_GRACE_NANOS;
+        while (cleanup.inNative.get() > 0 && until - System.nanoTime() > 0) {
             LockSupport.parkNanos(FIRST_POLL_SLEEP_NANOS);
         }
         return new CleanupRun(cleanup.results(), cleanup.inNative.get() > 0);
     }
 
-    /** What the application is releasing (or released) itself is not ours: claims the rest. */
+    /**
+     * What the application released itself is not ours: claims the rest. One whose release the
+     * application entered and that has not returned yet is left unsettled and marked: whether it
+     * was released is known only when that release returns (or the deadline passes).
+     */
     private static boolean claim(Item item) {
         if (item.view.claim().claimForCleanup()) {
             return true;
         }
-        item.settle(Outcome.NONE, "released by the application while the JVM exited");
+        if (item.view.claim().applicationReleasing()) {
+            item.applicationReleasing = true;
+        } else {
+            item.settle(Outcome.NONE, RELEASED_BY_APPLICATION);
+        }
         return false;
     }
 
+    static final String RELEASED_BY_APPLICATION = "released by the application while the JVM exited";
+
+    /** Waits until {@code until} for the application's releases in {@code items} to return. */
+    private static void awaitApplicationReleases(List<Item> items, long until) {
+        long sleep = FIRST_POLL_SLEEP_NANOS;
+        while (true) {
+            boolean releasing = false;
+            for (Item item : items) {
+                releasing |= item.view.claim().applicationReleasing();
+            }
+            if (!releasing || until - System.nanoTime() <= 0) {
+                return;
+            }
+            LockSupport.parkNanos(sleep);
+            sleep = Math.min(sleep * 2, MAX_POLL_SLEEP_NANOS);
+        }
+    }
+
     // ---- phase 1: poll events and streams ----
+
+    /** Events whose cudaEventDestroy the application had entered and not returned from. */
+    private final List<Item> releasingEvents = new ArrayList<>();
 
     private void synchronizeEventsAndStreams() {
         List<Item> probes = new ArrayList<>();
@@ -113,7 +148,11 @@ public final class Cleanup {
             }
             if (item.view.access() == null) {
                 item.settle(Outcome.FAILED, "no library instance was recorded to query it");
-            } else if (item.view.kind() != Kind.EVENT || claim(item)) {
+            } else if (item.view.kind() == Kind.EVENT && !claim(item)) {
+                if (item.applicationReleasing) {
+                    releasingEvents.add(item);
+                }
+            } else {
                 // an event is claimed before it is queried: it is destroyed at the end
                 probes.add(item);
             }
@@ -190,6 +229,7 @@ public final class Cleanup {
 
     private void releaseCommunicators() {
         List<Item> comms = new ArrayList<>();
+        List<Item> releasing = new ArrayList<>();
         boolean events = false;
         for (Item item : items) {
             if (item.view.kind() == Kind.COMM) {
@@ -197,12 +237,14 @@ public final class Cleanup {
                     item.settle(Outcome.FAILED, "no library instance was recorded to release it");
                 } else if (claim(item)) {
                     comms.add(item);
+                } else if (item.applicationReleasing) {
+                    releasing.add(item);
                 }
             } else if (item.view.kind() == Kind.EVENT) {
                 events = true;
             }
         }
-        if (comms.isEmpty()) {
+        if (comms.isEmpty() && releasing.isEmpty()) {
             return;
         }
         long end = deadline - (events ? (long) (timeoutNanos * EVENT_DESTROY_SHARE) : 0);
@@ -217,6 +259,24 @@ public final class Cleanup {
             }));
         }
         Map<AbortGroup, List<Item>> toAbort = new LinkedHashMap<>();
+        // The application's own destroy that has not returned by then is hung as any other: NCCL
+        // lets another thread abort a communicator whose destroy does not return.
+        awaitApplicationReleases(releasing, destroyUntil);
+        for (Item comm : releasing) {
+            if (!comm.view.claim().applicationReleasing()) {
+                comm.settle(Outcome.NONE, RELEASED_BY_APPLICATION);
+                continue;
+            }
+            String why = "the application's own release (ncclCommDestroy) had not returned after "
+                    + millisSince(started) + " ms";
+            if (end - System.nanoTime() <= 0) {
+                comm.settle(Outcome.TIMED_OUT, why + "; no time left to abort");
+            } else {
+                comm.abortReason = why;
+                toAbort.computeIfAbsent(new AbortGroup(comm.view.access(), comm.view.device()),
+                        k -> new ArrayList<>()).add(comm);
+            }
+        }
         for (Map.Entry<Item, Future<Integer>> destroy : destroys.entrySet()) {
             Item comm = destroy.getKey();
             String why = destroyOutcome(comm, destroy.getValue(), destroyUntil, started);
@@ -319,6 +379,18 @@ public final class Cleanup {
     // ---- phase 3: destroy events ----
 
     private void destroyEvents() {
+        if (!releasingEvents.isEmpty()) {
+            long started = System.nanoTime();
+            awaitApplicationReleases(releasingEvents, deadline);
+            for (Item event : releasingEvents) {
+                if (event.view.claim().applicationReleasing()) {
+                    event.settle(Outcome.TIMED_OUT, "the application's own cudaEventDestroy had not returned after "
+                            + millisSince(started) + " ms");
+                } else {
+                    event.settle(Outcome.NONE, RELEASED_BY_APPLICATION);
+                }
+            }
+        }
         List<Item> events = new ArrayList<>();
         for (Item item : items) {
             if (item.view.kind() != Kind.EVENT || item.settled()) {
@@ -338,6 +410,9 @@ public final class Cleanup {
         long started = System.nanoTime();
         Future<Void> destroyer = callAsync("ncclguard-cleanup-events", () -> {
             for (Item event : events) {
+                if (deadline - System.nanoTime() <= 0) {
+                    break; // the rest is "not destroyed before the deadline": nothing hangs
+                }
                 inCall.set(event);
                 event.destroyStatus = callStatus(event.view.access(), ExitCalls.EVENT_DESTROY, event.view.handle());
             }
@@ -470,6 +545,8 @@ public final class Cleanup {
         private Sync sync = Sync.PENDING;
         private String syncNote;
         volatile String abortReason;
+        /** Its claim failed while the application's own release of it was in progress. */
+        boolean applicationReleasing;
         volatile boolean abortStarted;
         volatile Integer abortStatus;
         volatile Integer groupEndStatus;

@@ -18,6 +18,11 @@ public interface ReleaseClaim {
         public boolean claimedForCleanup() {
             return false;
         }
+
+        @Override
+        public boolean applicationReleasing() {
+            return false;
+        }
     };
 
     /** Takes the handle for cleanup; false when the application released it or is releasing it. */
@@ -25,4 +30,10 @@ public interface ReleaseClaim {
 
     /** Whether cleanup holds the handle. */
     boolean claimedForCleanup();
+
+    /**
+     * Whether a release of the application's (a destroy, or an abort of it) has been entered and
+     * has neither returned nor failed: the handle is still live inside the library.
+     */
+    boolean applicationReleasing();
 }

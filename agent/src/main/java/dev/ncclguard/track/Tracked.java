@@ -192,4 +192,10 @@ abstract class Tracked implements ReleaseClaim {
     public boolean claimedForCleanup() {
         return owner == AGENT;
     }
+
+    /** A successful release ends the record, a failed one counts the owner back down. */
+    @Override
+    public boolean applicationReleasing() {
+        return releaseInFlight() && !ended();
+    }
 }

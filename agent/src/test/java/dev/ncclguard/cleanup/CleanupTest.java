@@ -397,6 +397,8 @@ class CleanupTest {
     private static final class Claim implements ReleaseClaim {
         final AtomicInteger claims = new AtomicInteger();
         final boolean applicationHasIt;
+        /** The application's release of it has been entered and not returned. */
+        volatile boolean releasing;
 
         Claim(boolean applicationHasIt) {
             this.applicationHasIt = applicationHasIt;
@@ -411,6 +413,11 @@ class CleanupTest {
         @Override
         public boolean claimedForCleanup() {
             return !applicationHasIt && claims.get() > 0;
+        }
+
+        @Override
+        public boolean applicationReleasing() {
+            return releasing;
         }
     }
 
@@ -481,5 +488,72 @@ class CleanupTest {
                 () -> Cleanup.execute(List.of(comm(0x10, 0, nccl)), SHORT, new CudaRuntime(cudart)));
         assertEquals(ABORTED, run.outcomes().values().iterator().next().outcome());
         assertFalse(run.leftHanging());
+    }
+
+    private static Claim releasing() {
+        Claim claim = new Claim(true);
+        claim.releasing = true;
+        return claim;
+    }
+
+    @Test
+    void communicatorWhoseApplicationDestroyDoesNotReturnIsAbortedNeverReportedReleased() {
+        HandleView mine = withClaim(comm(0x10, 0, nccl), releasing());
+        Map<HandleView, LeakOutcome> results = run(SHORT, mine);
+
+        assertEquals(ABORTED, results.get(mine).outcome());
+        assertTrue(results.get(mine).note().startsWith("the application's own release (ncclCommDestroy) had not returned after "),
+                results.get(mine).note());
+        assertEquals(List.of(0x10L), log.calls("ncclCommAbort").stream().map(c -> c.arg(0)).toList());
+        assertEquals(List.of(), log.calls("ncclCommDestroy"));
+    }
+
+    @Test
+    void communicatorWhoseApplicationDestroyReturnsDuringCleanupIsLeftAlone() {
+        Claim claim = releasing();
+        HandleView mine = withClaim(comm(0x10, 0, nccl), claim);
+        Thread application = new Thread(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            }
+            claim.releasing = false;
+        });
+        application.start();
+        Map<HandleView, LeakOutcome> results = run(LONG, mine);
+
+        assertEquals(new LeakOutcome(NONE, "released by the application while the JVM exited"), results.get(mine));
+        assertEquals(List.of(), log.calls().stream().filter(c -> c.symbol().startsWith("ncclComm")).toList());
+    }
+
+    @Test
+    void eventWhoseApplicationDestroyDoesNotReturnTimesOutNeverReportedReleased() {
+        HandleView mine = withClaim(event(0x30, cudart), releasing());
+        Map<HandleView, LeakOutcome> results = run(SHORT, mine);
+
+        assertEquals(TIMED_OUT, results.get(mine).outcome());
+        assertTrue(results.get(mine).note().startsWith("the application's own cudaEventDestroy had not returned after "),
+                results.get(mine).note());
+        assertEquals(List.of(), log.calls().stream().filter(c -> c.symbol().startsWith("cudaEvent")).toList());
+    }
+
+    @Test
+    void eventsNotReachedByTheDeadlineAreNotLeftHanging() {
+        // every destroy returns, slowly: the deadline passes between two calls, not inside one
+        cudart.answer("cudaEventDestroy", args -> {
+            java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+            return 0;
+        });
+        List<HandleView> events = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            events.add(event(0x1000 + i, cudart));
+        }
+        CleanupRun run = assertTimeoutPreemptively(RETURNS_WITHIN,
+                () -> Cleanup.execute(events, Duration.ofMillis(300), new CudaRuntime(cudart)));
+        assertFalse(run.leftHanging());
+        assertTrue(run.outcomes().values().stream().anyMatch(o -> "not destroyed before the deadline (its work had completed)".equals(o.note())),
+                run.outcomes().values().toString());
+        assertTrue(log.calls("cudaEventDestroy").size() < events.size(), "destroys went on past the deadline");
     }
 }

@@ -47,6 +47,15 @@ class ReportSchemaTest {
     }
 
     @Test
+    void theSchemaRefusesADefaultStreamNoAgentNames() throws Exception {
+        String good = resource("/golden/snapshot-small.json");
+        assertTrue(good.contains("\"defaultStream\": \"legacy\""), "the golden report has a default stream");
+        List<String> errors = ReportSchema.errors(good.replace("\"defaultStream\": \"legacy\"", "\"defaultStream\": \"null\""));
+        assertEquals(1, errors.size(), errors.toString());
+        assertTrue(errors.get(0).contains("defaultStream"), errors.toString());
+    }
+
+    @Test
     void theSchemaIsTheFileDocsSpecPublishes() throws IOException {
         String spec = Files.readString(ReportSchema.file().getParent().getParent().resolve("spec.md"));
         assertTrue(spec.contains("schema/ncclguard-report-1.schema.json"), "docs/spec.md links the schema");

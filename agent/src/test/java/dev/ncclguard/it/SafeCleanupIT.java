@@ -174,8 +174,9 @@ class SafeCleanupIT {
         assertEquals(2, comms.size(), report.toString());
         JsonNode mine = comms.stream().filter(c -> c.path("details").path("rank").asInt() == 0).findFirst().orElseThrow();
         JsonNode agents = comms.stream().filter(c -> c.path("details").path("rank").asInt() == 1).findFirst().orElseThrow();
-        assertEquals("none", mine.path("cleanup").asText(), mine.toString());
-        assertEquals("released by the application while the JVM exited", mine.path("cleanupNote").asText());
+        // its destroy hangs (NCCLEMU_HANG): still inside the library, so aborted, never "released"
+        assertEquals("aborted", mine.path("cleanup").asText(), mine.toString());
+        assertTrue(mine.path("cleanupNote").asText().startsWith("the application's own release"), mine.toString());
         assertEquals("aborted", agents.path("cleanup").asText(), agents.toString());
     }
 

@@ -178,7 +178,7 @@ class JsonReportWriterTest {
         details.put("nothing", null);
         details.put("nan", Double.NaN);
         details.put("list", List.of(1, "two"));
-        HandleView view = new HandleView(Kind.STREAM, 1, "cudaStreamCreate", "jni", "main", Views.T0, null, 0,
+        HandleView view = new HandleView(Kind.STREAM, 0x50, "cudaStreamCreate", "jni", "main", Views.T0, null, 0,
                 details, null);
 
         JsonNode parsed = parse(Report.builder().leaks(List.of(view)).build()).get("leaks").get(0).get("details");
@@ -247,5 +247,23 @@ class JsonReportWriterTest {
         assertTrue(json.startsWith("{\n  \"schema\": \"ncclguard-report/1\",\n"), json);
         assertTrue(json.contains("\n      \"stack\": [\n        \"com.example.Train.setup(Train.java:10)\",\n"), json);
         assertTrue(json.endsWith("\n}\n"), json);
+    }
+
+    private static JsonNode leakOf(long streamHandle) throws IOException {
+        HandleView stream = new HandleView(Kind.STREAM, streamHandle, "cudaEventRecord", "jna-interface", "main",
+                Views.T0, null, 0, Map.of("pendingOps", 1L, "device", 0), null);
+        return parse(Report.builder().leaks(List.of(stream)).build()).get("leaks").get(0);
+    }
+
+    @Test
+    void defaultStreamsSayWhichDefaultStreamTheyAre() throws IOException {
+        assertEquals("legacy", leakOf(0x0).path("defaultStream").asText());
+        assertEquals("legacy", leakOf(0x1).path("defaultStream").asText());
+        assertEquals("per-thread", leakOf(0x2).path("defaultStream").asText());
+    }
+
+    @Test
+    void aCreatedStreamHasNoDefaultStreamField() throws IOException {
+        assertFalse(leakOf(0x3).has("defaultStream"));
     }
 }

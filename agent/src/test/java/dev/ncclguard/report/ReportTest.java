@@ -45,10 +45,10 @@ class ReportTest {
 
     @Test
     void leaksAreOrderedCommunicatorsEventsStreamsThenByCreationTime() {
-        HandleView olderStream = Views.stream(0x01, 1, null);
+        HandleView olderStream = Views.stream(0x03, 1, null);
         Report report = Report.builder().leaks(List.of(stream, event, olderStream, comm)).build();
 
-        assertEquals(List.of("0x10", "0x20", "0x1", "0x30"), report.leaks().stream().map(Leak::handle).toList());
+        assertEquals(List.of("0x10", "0x20", "0x3", "0x30"), report.leaks().stream().map(Leak::handle).toList());
     }
 
     @Test

@@ -278,4 +278,48 @@ class TextReportWriterTest {
                 + " like it\n\n"), text);
         assertEquals(List.of("SUMMARY: ncclguard: 1 leaked communicator (500 suppressed)"), summaryLines(text));
     }
+
+    /** A stream view as the tracker makes one for a default stream: by the first call that used it. */
+    private static HandleView usedStream(long handle, int device) {
+        return new HandleView(Kind.STREAM, handle, "cudaEventRecord", "jna-interface", "worker-1", Views.T0, null,
+                device, Map.of("pendingOps", 1L, "device", device), null);
+    }
+
+    private static String textOf(HandleView stream) {
+        return TextReportWriter.toText(Report.builder().action("report").pid(1).host("h").leaks(List.of(stream)).build());
+    }
+
+    @Test
+    void legacyDefaultStreamIsNamedAsSuchNeverAsCreatedByTheCallThatUsedIt() {
+        String text = textOf(usedStream(0x0, 1));
+
+        assertTrue(text.contains("Unsynchronized stream 0x0 (device 1, 1 pending operation): work on the legacy default"
+                + " stream of device 1 not synchronized, first used by cudaEventRecord, "), text);
+        assertTrue(text.contains("  First used on thread \"worker-1\" at "), text);
+        assertFalse(text.contains("created by"), text);
+        assertFalse(text.contains("Created on thread"), text);
+    }
+
+    @Test
+    void cudaStreamLegacyIsTheLegacyDefaultStream() {
+        String text = textOf(usedStream(0x1, 0));
+
+        assertTrue(text.contains("work on the legacy default stream of device 0 not synchronized"), text);
+    }
+
+    @Test
+    void cudaStreamPerThreadIsThePerThreadDefaultStream() {
+        String text = textOf(usedStream(0x2, 0));
+
+        assertTrue(text.contains("work on the per-thread default stream of device 0 not synchronized"), text);
+        assertFalse(text.contains("created by"), text);
+    }
+
+    @Test
+    void aCreatedStreamIsStillCreatedByItsCall() {
+        String text = textOf(usedStream(0x3, 0));
+
+        assertTrue(text.contains("): created by cudaEventRecord, "), text);
+        assertFalse(text.contains("default stream"), text);
+    }
 }

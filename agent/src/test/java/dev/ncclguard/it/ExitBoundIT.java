@@ -1,0 +1,91 @@
+package dev.ncclguard.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.it.apps.ExitApp;
+import dev.ncclguard.it.apps.ManyEventsApp;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The exit stays within its bound and says only what is true, in child JVMs on the emulator: an
+ * application thread still inside its own ncclCommDestroy while System.exit runs, and an exit with
+ * 200,000 leaked events and a short timeout where nothing hangs.
+ */
+class ExitBoundIT {
+    /** A JVM start, the 2 s cleanup bound, and a slow machine. Without the bound, the run never ends. */
+    private static final long EXIT_BOUND_MILLIS = 20_000;
+    private static final String NEVER_RETURNED = "never returned";
+
+    @TempDir
+    Path dir;
+
+    private String agent(String options) {
+        return "action=cleanup,text=none,report=" + dir.resolve("report-%p.json") + "," + options;
+    }
+
+    private ChildJvm app(Class<?> main) throws Exception {
+        return ChildJvm.sample().mainClass(AgentSafetyIT.testClasspath(), main.getName())
+                .env("NCCLEMU_REPORT", dir.resolve("alive-%p.txt").toString());
+    }
+
+    private List<Path> files(String prefix) throws Exception {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().startsWith(prefix)).sorted().toList();
+        }
+    }
+
+    private List<String> alive(String kind) throws Exception {
+        List<Path> reports = files("alive-");
+        assertEquals(1, reports.size(), "the emulator's exit report: " + reports);
+        return Files.readAllLines(reports.get(0)).stream().filter(l -> l.startsWith(kind + " ")).toList();
+    }
+
+    private static JsonNode rank(JsonNode report, int rank) {
+        return Reports.leaks(report, "comm").stream().filter(c -> c.path("details").path("rank").asInt() == rank)
+                .findFirst().orElseThrow(() -> new AssertionError("no comm of rank " + rank + ": " + report));
+    }
+
+    @Test
+    void aCommunicatorTheApplicationIsStillDestroyingIsAbortedAndTheExitStatusKept() throws Exception {
+        ChildJvm.Result r = app(ExitApp.class).agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy")
+                .timeout(60).run("exit-while-destroying");
+        assertEquals(3, r.exitCode(), r.describe());
+        assertTrue(r.millis() < EXIT_BOUND_MILLIS, r.describe());
+        JsonNode comm = rank(Reports.read(files("report-").get(0)), 0);
+        assertEquals("aborted", comm.path("cleanup").asText(), comm.toString());
+        assertTrue(comm.path("cleanupNote").asText().startsWith("the application's own release (ncclCommDestroy) had not returned after"),
+                comm.toString());
+        assertEquals(List.of(), alive("comm"), r.describe());
+    }
+
+    @Test
+    void aCommunicatorTheApplicationIsStillDestroyingIsNeverReportedAsReleased() throws Exception {
+        ChildJvm.Result r = app(ExitApp.class).agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy,ncclCommAbort")
+                .timeout(60).run("exit-while-destroying");
+        assertEquals(3, r.exitCode(), r.describe());
+        JsonNode comm = rank(Reports.read(files("report-").get(0)), 0);
+        assertFalse(comm.path("cleanupNote").asText().contains("released by the application"), comm.toString());
+        // the abort hangs too: the report says so, and the emulator still lists the comm alive
+        assertEquals("timed-out", comm.path("cleanup").asText(), comm.toString());
+    }
+
+    @Test
+    void twoHundredThousandEventsWithAShortTimeoutNeverClaimACallHung() throws Exception {
+        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=500ms")).jvmArg("-Xmx1g").timeout(180)
+                .run("200000");
+        assertEquals(0, r.exitCode(), r.describe());
+        assertFalse(r.stderr().contains(NEVER_RETURNED), r.describe());
+        JsonNode report = Reports.read(files("report-").get(0));
+        assertEquals(200_000, Reports.leaks(report, "event").size(), r.describe());
+        // _exit was not taken: the emulator's own exit work ran and wrote its report
+        assertEquals(1, files("alive-").size(), r.describe());
+    }
+}
