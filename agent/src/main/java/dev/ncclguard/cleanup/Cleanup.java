@@ -185,12 +185,25 @@ public final class Cleanup {
         long sleep = FIRST_POLL_SLEEP_NANOS;
         while (!stop.get()) {
             boolean pending = false;
+            StreamAnswers streams = new StreamAnswers(); // a stream's answer holds for one pass
             for (Item probe : probes) {
                 if (stop.get()) {
                     return;
                 }
                 if (probe.sync() != Sync.PENDING) {
                     continue;
+                }
+                if (probe.view.kind() == Kind.EVENT && probe.view.recordedOn() != 0) {
+                    inCall.set(probe);
+                    try {
+                        if (streams.idle(probe.view.access(), probe.view.recordedOn())) {
+                            // its stream got past its last record: complete, without 200,000 queries
+                            probe.syncEnded(Sync.COMPLETE, null);
+                            continue;
+                        }
+                    } finally {
+                        inCall.set(null);
+                    }
                 }
                 String symbol = probe.querySymbol();
                 inCall.set(probe);
@@ -199,6 +212,7 @@ public final class Cleanup {
                     if (status == Status.CUDA_SUCCESS) {
                         probe.syncEnded(Sync.COMPLETE, null);
                     } else if (status == Status.CUDA_ERROR_NOT_READY) {
+                        probe.asked();
                         pending = true;
                     } else {
                         probe.syncEnded(Sync.FAILED, symbol + " returned " + status);
@@ -214,6 +228,39 @@ public final class Cleanup {
             }
             LockSupport.parkNanos(sleep);
             sleep = Math.min(sleep * 2, MAX_POLL_SLEEP_NANOS);
+        }
+    }
+
+    /**
+     * cudaStreamQuery of the streams events were last recorded on, asked once per stream and pass:
+     * an ordinary stream that is idle has completed every event recorded on it (HandleView.recordedOn).
+     */
+    private final class StreamAnswers {
+        private final Map<NativeAccess, Map<Long, Boolean>> idle = new java.util.IdentityHashMap<>();
+        private NativeAccess lastAccess;
+        private long lastStream;
+        private boolean lastIdle;
+
+        boolean idle(NativeAccess access, long stream) {
+            if (access == lastAccess && stream == lastStream) {
+                return lastIdle;
+            }
+            Map<Long, Boolean> byStream = idle.computeIfAbsent(access, a -> new java.util.HashMap<>());
+            Boolean answer = byStream.get(stream);
+            if (answer == null) {
+                int status;
+                try {
+                    status = call(access, ExitCalls.STREAM_QUERY, stream);
+                } catch (Throwable t) {
+                    status = Integer.MIN_VALUE;
+                }
+                answer = status == Status.CUDA_SUCCESS;
+                byStream.put(stream, answer);
+            }
+            lastAccess = access;
+            lastStream = stream;
+            lastIdle = answer;
+            return answer;
         }
     }
 
@@ -543,6 +590,7 @@ public final class Cleanup {
         final HandleView view;
         final AtomicReference<LeakOutcome> result = new AtomicReference<>();
         private Sync sync = Sync.PENDING;
+        private boolean asked;
         private String syncNote;
         volatile String abortReason;
         /** Its claim failed while the application's own release of it was in progress. */
@@ -568,6 +616,11 @@ public final class Cleanup {
             return syncNote;
         }
 
+        /** The library answered "not ready" for it at least once. */
+        synchronized void asked() {
+            asked = true;
+        }
+
         synchronized void syncEnded(Sync state, String note) {
             if (sync == Sync.PENDING) {
                 sync = state;
@@ -583,9 +636,13 @@ public final class Cleanup {
             if (inCall) {
                 sync = Sync.HUNG;
                 syncNote = querySymbol() + " did not return within " + waitedMillis + " ms";
-            } else {
+            } else if (asked) {
                 sync = Sync.TIMED_OUT;
                 syncNote = "still pending after " + waitedMillis + " ms";
+            } else {
+                // never answered "not ready": the deadline came before its turn, nothing says it is pending
+                sync = Sync.TIMED_OUT;
+                syncNote = "not queried before the deadline (" + waitedMillis + " ms)";
             }
         }
 

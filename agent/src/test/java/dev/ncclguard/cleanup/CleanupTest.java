@@ -556,4 +556,59 @@ class CleanupTest {
                 run.outcomes().values().toString());
         assertTrue(log.calls("cudaEventDestroy").size() < events.size(), "destroys went on past the deadline");
     }
+
+    private static HandleView eventOn(long handle, long stream, NativeAccess access) {
+        return new HandleView(Kind.EVENT, handle, "cudaEventCreate", "jna-interface", "main", 0L, null,
+                0, Map.of("device", 0), access, ReleaseClaim.UNTRACKED, stream);
+    }
+
+    private static List<HandleView> eventsOn(long stream, int n, NativeAccess access) {
+        List<HandleView> events = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            events.add(eventOn(0x1000 + i, stream, access));
+        }
+        return events;
+    }
+
+    @Test
+    void eventsRecordedOnAnIdleStreamAreCompleteByOneStreamQuery() {
+        List<HandleView> events = eventsOn(0x99, 1000, cudart);
+        CleanupRun run = assertTimeoutPreemptively(RETURNS_WITHIN,
+                () -> Cleanup.execute(events, LONG, new CudaRuntime(cudart)));
+
+        assertTrue(run.outcomes().values().stream().allMatch(o -> o.outcome() == SYNCHRONIZED), run.outcomes().toString());
+        assertEquals(List.of(0x99L), log.calls("cudaStreamQuery").stream().map(c -> c.arg(0)).toList());
+        assertEquals(List.of(), log.calls("cudaEventQuery"));
+    }
+
+    @Test
+    void eventsRecordedOnABusyStreamAreQueriedOneByOne() {
+        cudart.answer("cudaStreamQuery", Status.CUDA_ERROR_NOT_READY);
+        List<HandleView> events = eventsOn(0x99, 3, cudart);
+        CleanupRun run = assertTimeoutPreemptively(RETURNS_WITHIN,
+                () -> Cleanup.execute(events, LONG, new CudaRuntime(cudart)));
+
+        assertTrue(run.outcomes().values().stream().allMatch(o -> o.outcome() == SYNCHRONIZED), run.outcomes().toString());
+        assertEquals(3, log.calls("cudaEventQuery").size());
+    }
+
+    @Test
+    void eventsNotQueriedBeforeTheDeadlineAreNeverCalledPending() {
+        // each query answers "complete", slowly: most events are never asked before the deadline
+        cudart.answer("cudaEventQuery", args -> {
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            return 0;
+        });
+        List<HandleView> events = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            events.add(event(0x1000 + i, cudart));
+        }
+        CleanupRun run = assertTimeoutPreemptively(RETURNS_WITHIN,
+                () -> Cleanup.execute(events, Duration.ofMillis(400), new CudaRuntime(cudart)));
+
+        assertTrue(run.outcomes().values().stream().anyMatch(o -> o.note() != null && o.note().contains("not queried before the deadline")),
+                run.outcomes().values().toString());
+        assertTrue(run.outcomes().values().stream().noneMatch(o -> o.note() != null && o.note().contains("still pending")),
+                run.outcomes().values().toString());
+    }
 }

@@ -80,12 +80,25 @@ class ExitBoundIT {
     @Test
     void twoHundredThousandEventsWithAShortTimeoutNeverClaimACallHung() throws Exception {
         ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=500ms")).jvmArg("-Xmx1g").timeout(180)
-                .run("200000");
+                .run("200000", "legacy");
         assertEquals(0, r.exitCode(), r.describe());
         assertFalse(r.stderr().contains(NEVER_RETURNED), r.describe());
-        JsonNode report = Reports.read(files("report-").get(0));
-        assertEquals(200_000, Reports.leaks(report, "event").size(), r.describe());
+        assertEquals(200_000, Reports.leaks(Reports.read(files("report-").get(0)), "event").size(), r.describe());
         // _exit was not taken: the emulator's own exit work ran and wrote its report
         assertEquals(1, files("alive-").size(), r.describe());
+    }
+
+    @Test
+    void twoHundredThousandCompleteEventsAreNeverCalledPending() throws Exception {
+        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=500ms")).jvmArg("-Xmx1g").timeout(180)
+                .run("200000", "created");
+        assertEquals(0, r.exitCode(), r.describe());
+        List<JsonNode> events = Reports.leaks(Reports.read(files("report-").get(0)), "event");
+        assertEquals(200_000, events.size(), r.describe());
+        for (JsonNode event : events) {
+            // their stream was synchronized: each is complete, whether cleanup got to destroy it or not
+            assertFalse(event.path("cleanupNote").asText().contains("still pending"), event.toString());
+            assertFalse(event.path("details").path("stillPending").asBoolean(false), event.toString());
+        }
     }
 }

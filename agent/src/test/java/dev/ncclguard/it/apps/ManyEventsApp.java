@@ -7,7 +7,9 @@ import com.sun.jna.ptr.PointerByReference;
 
 /**
  * Leaks as many events as its first argument says, each recorded on one stream whose work is
- * done, prints "exiting" and returns from main: an exit with a great many leaks and nothing hung.
+ * done (second argument {@code created}) or on the legacy default stream ({@code legacy}, so that
+ * each event is asked about one by one), prints "exiting" and returns from main: an exit with a
+ * great many leaks and nothing hung.
  */
 public final class ManyEventsApp {
     public interface Cudart extends Library {
@@ -30,13 +32,14 @@ public final class ManyEventsApp {
         if (cudart.cudaStreamCreate(stream) != 0) {
             throw new IllegalStateException("cudaStreamCreate failed");
         }
+        Pointer on = args[1].equals("legacy") ? null : stream.getValue();
         PointerByReference event = new PointerByReference();
         for (int i = 0; i < n; i++) {
-            if (cudart.cudaEventCreate(event) != 0 || cudart.cudaEventRecord(event.getValue(), stream.getValue()) != 0) {
+            if (cudart.cudaEventCreate(event) != 0 || cudart.cudaEventRecord(event.getValue(), on) != 0) {
                 throw new IllegalStateException("event " + i + " failed");
             }
         }
-        cudart.cudaStreamSynchronize(stream.getValue());
+        cudart.cudaStreamSynchronize(on);
         System.out.println("exiting");
         System.out.flush();
     }
