@@ -171,6 +171,9 @@ public final class Cleanup {
         await(poller, until);
         stop.set(true);
         long waitedMillis = millisSince(started);
+        // the poller stops before its next call: one it is inside now returns in microseconds
+        // unless it hangs, so only one still in after the grace did not return
+        await(poller, System.nanoTime() + HANG_GRACE_NANOS);
         for (Item probe : probes) {
             probe.freezeSync(probe == inCall.get(), waitedMillis);
         }

@@ -611,4 +611,23 @@ class CleanupTest {
         assertTrue(run.outcomes().values().stream().noneMatch(o -> o.note() != null && o.note().contains("still pending")),
                 run.outcomes().values().toString());
     }
+
+    @Test
+    void aQueryThatReturnsJustAfterPollingStopsIsNotCalledHung() {
+        // the second query is still inside the library when polling stops (half of 1 s), and
+        // returns 20 ms later: slow, not hung
+        long stopsAt = System.nanoTime() + (long) (1_000_000_000L * Cleanup.SYNC_SHARE);
+        AtomicInteger queries = new AtomicInteger();
+        cudart.answer("cudaEventQuery", args -> {
+            if (queries.incrementAndGet() == 2) {
+                java.util.concurrent.locks.LockSupport.parkNanos(stopsAt + 20_000_000 - System.nanoTime());
+            }
+            return Status.CUDA_ERROR_NOT_READY;
+        });
+        HandleView event = event(0x20, cudart);
+        Map<HandleView, LeakOutcome> results = run(Duration.ofSeconds(1), event);
+
+        assertEquals(DESTROYED, results.get(event).outcome(), results.get(event).toString());
+        assertTrue(results.get(event).note().startsWith("still pending after "), results.get(event).note());
+    }
 }
