@@ -1,0 +1,33 @@
+package dev.ncclguard.samples.ep;
+
+/**
+ * {@link EpRuntime} with NCCL inside its C library, as libtorch's C++ distributions carry it: the
+ * same runtime (samples/src/main/c/ep_runtime.c) linked with the emulator's libnccl_static.a, its
+ * NCCL symbols hidden, the CUDA runtime by soname. Nothing outside the library can see its NCCL
+ * calls; NCCL's own profiler plugin still sees its communicators.
+ */
+public final class EpStaticRuntime {
+    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libncclguard-samples-ep-static.so";
+    private static boolean loaded;
+
+    private EpStaticRuntime() {
+    }
+
+    public static native byte[] newGroupId();
+
+    public static native long open(byte[] groupId, int nranks, int rank, int device, int count, boolean onLibraryThread);
+
+    public static native int dispatch(long runtime);
+
+    public static native int poll(long runtime);
+
+    public static native int close(long runtime);
+
+    /** Extracts the library from the jar (or class folder) and loads it, once. */
+    public static synchronized void load() {
+        if (!loaded) {
+            EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-ep-static");
+            loaded = true;
+        }
+    }
+}
