@@ -63,7 +63,7 @@ class OptionsTest {
         assertEquals(Options.Logging.APPLICATION, o.logging());
         assertEquals("/tmp/b.txt", o.bindings());
         assertEquals("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
-                + "logging=application,bindings=/tmp/b.txt,suppress=none", o.toString());
+                + "logging=application,bindings=/tmp/b.txt,suppress=none,native=on,nccl-profiler=on,native-dir=tmpdir", o.toString());
     }
 
     @Test
@@ -112,7 +112,7 @@ class OptionsTest {
     @Test
     void unknownKeyListsTheValidOnes() {
         assertEquals("ncclguard: unknown option 'stack' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging, bindings, suppress)", error("stack=on"));
+                + "logging, bindings, suppress, native, nccl-profiler, native-dir)", error("stack=on"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -132,8 +132,8 @@ class OptionsTest {
         "timeout=99999999999999s | ncclguard: invalid value '99999999999999s' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
         "logging=slf4j       | ncclguard: invalid value 'slf4j' for option logging: expected stderr or application",
         "stacks              | ncclguard: missing value for option stacks: expected on or off",
-        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress)",
-        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress)",
+        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, native, nccl-profiler, native-dir)",
+        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, native, nccl-profiler, native-dir)",
     })
     void everyBadInputFailsWithItsOneLine(String args, String message) {
         assertEquals(message, error(args));
@@ -164,7 +164,7 @@ class OptionsTest {
     @Test
     void valuesCannotHoldACommaSinceItSeparatesArguments() {
         assertEquals("ncclguard: unknown option 'b.json' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging, bindings, suppress)", error("report=/tmp/a,b.json"));
+                + "logging, bindings, suppress, native, nccl-profiler, native-dir)", error("report=/tmp/a,b.json"));
     }
 
     @Test
@@ -204,7 +204,30 @@ class OptionsTest {
     @Test
     void keysAreListedInDocumentationOrder() {
         assertEquals(List.of("action", "report", "text", "exit-code", "stacks", "timeout", "logging", "bindings",
-                "suppress"), Options.keys());
+                "suppress", "native", "nccl-profiler", "native-dir"), Options.keys());
+    }
+
+    @Test
+    void theNativePartIsOnByDefaultAndExtractsUnderTheTemporaryDirectory() {
+        Options o = Options.parse("", Map.of(), Map.of());
+        assertEquals(true, o.nativeInterposer());
+        assertEquals(true, o.ncclProfiler());
+        assertEquals(null, o.nativeDir());
+    }
+
+    @Test
+    void theNativeOptionsReadTheirEnvironmentVariables() {
+        Options o = Options.parse("", Map.of(), Map.of("NCCLGUARD_NATIVE", "off", "NCCLGUARD_NCCL_PROFILER", "off",
+                "NCCLGUARD_NATIVE_DIR", "/var/tmp/ng"));
+        assertEquals(false, o.nativeInterposer());
+        assertEquals(false, o.ncclProfiler());
+        assertEquals("/var/tmp/ng", o.nativeDir());
+    }
+
+    @Test
+    void aBadNativeValueNamesTheChoices() {
+        OptionsException e = assertThrows(OptionsException.class, () -> Options.parse("native=maybe", Map.of(), Map.of()));
+        assertEquals("ncclguard: invalid value 'maybe' for option native: expected on or off", e.getMessage());
     }
 
     @Test
