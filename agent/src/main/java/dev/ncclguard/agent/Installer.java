@@ -3,6 +3,8 @@ package dev.ncclguard.agent;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bootstrap.Live;
 import dev.ncclguard.bridge.attach.LoadedNatives;
+import dev.ncclguard.bridge.interposer.NativePart;
+import dev.ncclguard.bridge.profiler.ProfilerBridge;
 import dev.ncclguard.bridge.ffm.FfmFirstUse;
 import dev.ncclguard.bridge.ffm.FfmTransformer;
 import dev.ncclguard.bridge.jna.JnaBridge;
@@ -84,6 +86,7 @@ public final class Installer {
                     FfmTransformer.install(inst, tracker);
                 }
             }
+            NativePart nativePart = installNativePart(options, tracker, premain);
             String ffmCoverage = ffm
                     ? "FFM downcalls (java.lang.foreign): handles made from now on; any made before are not tracked"
                     : "FFM downcalls (java.lang.foreign): not on Java " + Runtime.version().feature() + " (22 and later)";
@@ -91,8 +94,8 @@ public final class Installer {
                     premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), instrumented,
                     List.of(natives != null ? natives.coverage()
                             : "JNA direct mapping, JNI and JavaCPP native methods: NOT tracked (the reason is on stderr)",
-                            ffmCoverage));
-            new Lifecycle(state).registerExitHook(inst);
+                            ffmCoverage, nativeCoverage(options, nativePart, premain)));
+            new Lifecycle(state, nativePart).registerExitHook(inst);
             AgentState.publish(state);
             System.setProperty(INSTALLED, premain ? "premain" : "attach");
             live.started(state, premain);
@@ -103,6 +106,41 @@ public final class Installer {
             Hooks.ffmInstall = null;
             Log.error("not installed, the application runs without it", t);
         }
+    }
+
+    /**
+     * The native part (libncclguard.so), before the application's code runs: the interposer
+     * (native=on) and NCCL's profiler plugin (nccl-profiler=on); null when both are off or it
+     * cannot be loaded (one line said why).
+     */
+    private static NativePart installNativePart(Options options, Tracker tracker, boolean premain) {
+        if (!options.nativeInterposer() && !options.ncclProfiler()) {
+            return null;
+        }
+        NativePart part = NativePart.load(options.nativeDir());
+        if (part == null) {
+            return null;
+        }
+        if (options.nativeInterposer()) {
+            part.interpose(tracker, options.suppressions().libraries());
+        }
+        if (options.ncclProfiler()) {
+            profiler = ProfilerBridge.install(part, tracker, options.stacks());
+        }
+        return part;
+    }
+
+    private static volatile ProfilerBridge profiler;
+
+    private static String nativeCoverage(Options options, NativePart part, boolean premain) {
+        String interposer = part != null ? part.coverage(!premain)
+                : "calls made in native code (libncclguard.so): NOT seen ("
+                        + (options.nativeInterposer() || options.ncclProfiler() ? "the reason is on stderr" : "native=off")
+                        + ")";
+        String plugin = profiler != null ? "NCCL's profiler plugin: loaded by NCCL at its next communicator's init"
+                + (premain ? "" : " (communicators made before the attach are not known to it)")
+                : "NCCL's profiler plugin: off";
+        return interposer + "; " + plugin;
     }
 
     /** The launcher's main thread of a running JVM, if it still runs: exit-code must know when it dies. */

@@ -4,6 +4,7 @@ import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.track.NativeOrigin;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -97,7 +98,7 @@ public final class TextReportWriter {
         /** Without making a key: leaks of one loop come one after the other. */
         static boolean same(Leak a, Leak b) {
             return a.kind() == b.kind() && Objects.equals(a.api(), b.api()) && Objects.equals(a.bridge(), b.bridge())
-                    && (a.stack() == b.stack() || a.stack().equals(b.stack()))
+                    && (a.stack() == b.stack() || a.stack().equals(b.stack())) && sameOrigin(a.origin(), b.origin())
                     && Objects.equals(a.stillPending(), b.stillPending()) && a.cleanup() == b.cleanup()
                     && Objects.equals(a.cleanupNote(), b.cleanupNote());
         }
@@ -110,7 +111,16 @@ public final class TextReportWriter {
         @Override
         public int hashCode() {
             return Objects.hash(leak.kind(), leak.api(), leak.bridge(), leak.stack(), leak.stillPending(),
-                    leak.cleanup(), leak.cleanupNote());
+                    leak.cleanup(), leak.cleanupNote(), leak.origin() == null ? null : leak.origin().callerLibrary());
+        }
+
+        /** Native call sites alike: one library and symbol, one native stack. */
+        private static boolean sameOrigin(NativeOrigin a, NativeOrigin b) {
+            if (a == b) {
+                return true;
+            }
+            return a != null && b != null && Objects.equals(a.callerLibrary(), b.callerLibrary())
+                    && Objects.equals(a.callerSymbol(), b.callerSymbol()) && a.nativeStack().equals(b.nativeStack());
         }
     }
 
@@ -258,18 +268,38 @@ public final class TextReportWriter {
 
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {
         String details = details(leak);
-        out.append(title(leak.kind())).append(' ').append(leak.handle());
+        boolean noHandle = leak.note() != null && leak.view().handle() == 0;
+        out.append(title(leak.kind())).append(' ').append(noHandle ? "(no handle)" : leak.handle());
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
         }
-        out.append(": created by ").append(printable(leak.api())).append(", ").append(state(leak)).append('\n');
+        out.append(": created by ").append(noHandle ? "an init only NCCL's profiler plugin saw" : printable(leak.api()))
+                .append(", ").append(state(leak)).append('\n');
         out.append("  Created on thread \"").append(printable(leak.thread())).append("\" at ")
-                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge())).append(":\n");
-        if (leak.stack().isEmpty()) {
-            out.append("    (no stack recorded; run with stacks=on to see where it was created)\n");
+                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge()));
+        NativeOrigin origin = leak.origin();
+        if (origin != null && origin.callerLibrary() != null) {
+            out.append(", called from ").append(printable(origin.callerLibrary()));
+            if (origin.callerSymbol() != null) {
+                out.append(" (").append(printable(origin.callerSymbol())).append(')');
+            }
+        }
+        out.append(":\n");
+        boolean nativeFrames = origin != null && !origin.nativeStack().isEmpty();
+        if (leak.stack().isEmpty() && nativeFrames) {
+            out.append("    (no Java frames: a thread of native code; its native stack:)\n");
+            for (String frame : origin.nativeStack()) {
+                out.append("    at ").append(printable(frame)).append('\n');
+            }
+        } else if (leak.stack().isEmpty()) {
+            out.append(origin != null || noHandle ? "    (no Java stack: a thread with no Java frames, or stacks=off)\n"
+                    : "    (no stack recorded; run with stacks=on to see where it was created)\n");
         }
         for (String frame : leak.stack()) {
             out.append(frame.startsWith("... ") ? "    " : "    at ").append(printable(frame)).append('\n');
+        }
+        if (leak.note() != null) {
+            out.append("  ").append(printable(leak.note())).append(".\n");
         }
         out.append("  What to do: ").append(advice(leak.kind())).append('\n');
         if (cleanup) {
@@ -362,10 +392,38 @@ public final class TextReportWriter {
         if (Boolean.TRUE.equals(rest.remove("finalized"))) {
             parts.add("finalized");
         }
+        Object nodes = rest.remove("nNodes");
+        if (nodes != null) {
+            parts.add(nodes + (nodes instanceof Number n && n.longValue() == 1 ? " node" : " nodes"));
+        }
+        Object inFlight = rest.remove("inFlight");
+        if (inFlight instanceof Map<?, ?> work) {
+            parts.add(inFlight(work));
+        }
         for (Map.Entry<String, Object> field : rest.entrySet()) {
             parts.add(printable(field.getKey()) + " " + printable(String.valueOf(field.getValue())));
         }
         return String.join(", ", parts);
+    }
+
+    /** "2 operations in flight, the oldest AllReduce of 1024 ncclFloat32 (4096 bytes), 1532 ms old". */
+    private static String inFlight(Map<?, ?> work) {
+        Object n = work.get("operations");
+        StringBuilder b = new StringBuilder().append(n).append(n instanceof Number c && c.longValue() == 1
+                ? " operation in flight" : " operations in flight");
+        if (work.get("oldest") instanceof Map<?, ?> oldest) {
+            b.append(", the oldest ").append(printable(String.valueOf(oldest.containsKey("function")
+                    ? oldest.get("function") : oldest.get("kind"))));
+            b.append(" of ").append(oldest.get("elements"));
+            if (oldest.get("datatype") != null) {
+                b.append(' ').append(printable(String.valueOf(oldest.get("datatype"))));
+            }
+            if (oldest.get("bytes") != null) {
+                b.append(" (").append(oldest.get("bytes")).append(" bytes)");
+            }
+            b.append(", ").append(oldest.get("ageMs")).append(" ms old");
+        }
+        return b.toString();
     }
 
     static String summary(Report report) {
