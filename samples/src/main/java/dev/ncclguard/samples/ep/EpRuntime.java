@@ -15,7 +15,7 @@ import java.nio.file.StandardCopyOption;
  * as IllegalStateException with the failed call and its status.
  */
 public final class EpRuntime {
-    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libncclguard-samples-ep.so";
+    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime.so";
     private static boolean loaded;
 
     private EpRuntime() {

@@ -7,7 +7,7 @@ package dev.ncclguard.samples.ep;
  * calls; NCCL's own profiler plugin still sees its communicators.
  */
 public final class EpStaticRuntime {
-    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libncclguard-samples-ep-static.so";
+    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime_static.so";
     private static boolean loaded;
 
     private EpStaticRuntime() {
