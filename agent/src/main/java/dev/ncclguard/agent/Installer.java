@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
@@ -86,7 +87,7 @@ public final class Installer {
                     FfmTransformer.install(inst, tracker);
                 }
             }
-            NativePart nativePart = installNativePart(options, tracker, premain);
+            NativePart nativePart = installNativePart(options, tracker, premain, inst);
             String ffmCoverage = ffm
                     ? "FFM downcalls (java.lang.foreign): handles made from now on; any made before are not tracked"
                     : "FFM downcalls (java.lang.foreign): not on Java " + Runtime.version().feature() + " (22 and later)";
@@ -113,11 +114,12 @@ public final class Installer {
      * (native=on) and NCCL's profiler plugin (nccl-profiler=on); null when both are off or it
      * cannot be loaded (one line said why).
      */
-    private static NativePart installNativePart(Options options, Tracker tracker, boolean premain) {
+    private static NativePart installNativePart(Options options, Tracker tracker, boolean premain,
+            Instrumentation inst) {
         if (!options.nativeInterposer() && !options.ncclProfiler()) {
             return null;
         }
-        NativePart part = NativePart.load(options.nativeDir());
+        NativePart part = NativePart.load(options.nativeDir(), nativeLoader(inst));
         if (part == null) {
             return null;
         }
@@ -131,6 +133,44 @@ public final class Installer {
     }
 
     private static volatile ProfilerBridge profiler;
+
+    /**
+     * JDK 24 and later: the library is loaded through the JDK's own loading (no restricted-method
+     * warning for the application to see); before, and if that is not reachable, System.load.
+     */
+    private static NativePart.Loader nativeLoader(Instrumentation inst) {
+        if (Runtime.version().feature() < 24) {
+            return null;
+        }
+        try {
+            Module base = Object.class.getModule();
+            Module agent = Installer.class.getModule();
+            if (!base.isExported("jdk.internal.loader", agent)) {
+                inst.redefineModule(base, Set.of(), Map.of("jdk.internal.loader", Set.of(agent)), Map.of(), Set.of(),
+                        Map.of());
+            }
+        } catch (RuntimeException e) {
+            return null;
+        }
+        return new JdkLoader();
+    }
+
+    /** A class, not a lambda: premain. */
+    private static final class JdkLoader implements NativePart.Loader {
+        @Override
+        public void load(Class<?> from, String path) {
+            try {
+                JdkInternals.loadLibrary(from, path);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                if (e.getCause() instanceof UnsatisfiedLinkError u) {
+                    throw u;
+                }
+                System.load(path);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                System.load(path);
+            }
+        }
+    }
 
     private static String nativeCoverage(Options options, NativePart part, boolean premain) {
         String interposer = part != null ? part.coverage(!premain)

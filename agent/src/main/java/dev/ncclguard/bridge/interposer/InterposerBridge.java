@@ -44,7 +44,7 @@ final class InterposerBridge {
     long enter(int fn, long[] slots, long caller) {
         try {
             NativeFunction f = SlotArgs.function(fn);
-            if (f == null || slots == null) {
+            if (f == null || slots == null || calledByWrappedNative()) {
                 return 0;
             }
             SlotArgs args = new SlotArgs(slots, -1);
@@ -62,7 +62,7 @@ final class InterposerBridge {
             if (f == null || slots == null) {
                 return false;
             }
-            if (f.change().creates() && calledByWrappedNative()) {
+            if (calledByWrappedNative()) {
                 return false; // a JNI entry point a Java bridge wraps, through a helper of its own: that bridge tracks it
             }
             SlotArgs args = new SlotArgs(slots, slot);
@@ -78,7 +78,7 @@ final class InterposerBridge {
     long hotEnter(int fn, long handle, long stream, long caller) {
         try {
             NativeFunction f = SlotArgs.function(fn);
-            if (f == null) {
+            if (f == null || calledByWrappedNative()) {
                 return Interposer.NOT_JAVAS;
             }
             Object found = CallProtocol.findsByStream(f) ? calls.find(f, 0, stream) : calls.find(f, handle, 0);
@@ -110,7 +110,7 @@ final class InterposerBridge {
     boolean seen(int fn, long handle, int device, int slot, long caller) {
         try {
             NativeFunction f = SlotArgs.function(fn);
-            return f != null && tracker.seenByNative(f, handle, device, slot, BRIDGE, access(caller));
+            return f != null && !calledByWrappedNative() && tracker.seenByNative(f, handle, device, slot, BRIDGE, access(caller));
         } catch (Throwable t) {
             Log.once("native-seen", "tracking failed in a native call, tracking goes on: " + t);
             return false;
@@ -120,8 +120,9 @@ final class InterposerBridge {
     /**
      * Whether the Java frame below this upcall is a native method a Java bridge wrapped (its name
      * carries the native method prefix): its C code reached NCCL through a helper of its own, whose
-     * symbol the native library could not tell from the wrapped entry point's. Asked only for
-     * creations, and only once a native method was wrapped.
+     * symbol the native library could not tell from the wrapped entry point's; or the agent's own
+     * exit-time call through the renamed native (a release cleanup claimed must not park). Asked
+     * only once a native method was wrapped.
      */
     private static boolean calledByWrappedNative() {
         String prefix = WrappedNatives.prefix();

@@ -48,8 +48,16 @@ final class NativeLibraryFile {
         return failure;
     }
 
+    /** System.load: what JDK 17 to 23 use. */
+    static final NativePart.Loader SYSTEM_LOAD = new NativePart.Loader() {
+        @Override
+        public void load(Class<?> from, String path) {
+            System.load(path);
+        }
+    };
+
     /** Extracts (or reuses) and loads the library; never throws. */
-    static NativeLibraryFile load(String nativeDir) {
+    static NativeLibraryFile load(String nativeDir, NativePart.Loader loader) {
         String os = System.getProperty("os.name", "?");
         String arch = System.getProperty("os.arch", "?");
         if (!os.toLowerCase(Locale.ROOT).startsWith("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
@@ -78,7 +86,7 @@ final class NativeLibraryFile {
             }
         }
         try {
-            System.load(file.toAbsolutePath().toString());
+            loader.load(NativeLibraryFile.class, file.toAbsolutePath().toString());
         } catch (UnsatisfiedLinkError | SecurityException e) {
             return failed(file, "cannot load " + file + ": " + e.getMessage() + hint(e.getMessage()));
         }

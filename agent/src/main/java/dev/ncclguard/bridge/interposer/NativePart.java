@@ -18,6 +18,15 @@ import java.util.List;
 public final class NativePart {
     private static volatile NativePart loaded;
 
+    /**
+     * How the library file is loaded for {@code from}'s class loader: System.load, or (JDK 24 and
+     * later, where System.load from the agent's unnamed module prints the restricted-method
+     * warning) the JDK's own loading for that loader, which System.load ends in.
+     */
+    public interface Loader {
+        void load(Class<?> from, String path);
+    }
+
     private final Path path;
     private volatile boolean interposing;
 
@@ -29,16 +38,17 @@ public final class NativePart {
      * Loads the library once per JVM; null after one line saying why not and what to do.
      *
      * @param nativeDir the option native-dir: where to extract it, null for java.io.tmpdir
+     * @param loader    how to load the file (null: System.load)
      */
-    public static synchronized NativePart load(String nativeDir) {
+    public static synchronized NativePart load(String nativeDir, Loader loader) {
         if (loaded != null) {
             return loaded;
         }
-        NativeLibraryFile file = NativeLibraryFile.load(nativeDir);
+        NativeLibraryFile file = NativeLibraryFile.load(nativeDir, loader != null ? loader : NativeLibraryFile.SYSTEM_LOAD);
         if (file.failure() != null) {
             Log.warn("the native part is off: " + file.failure() + "; calls made in native code (JNI libraries"
-                    + " such as a DeepEP-style runtime, NCCL linked statically) are not seen, the Java bridges go on."
-                    + " native=off,nccl-profiler=off says so without this line");
+                    + " such as a DeepEP-style runtime, NCCL linked statically) are not seen, the Java bridges go on"
+                    + " (native=off,nccl-profiler=off turns the native part off without this line)");
             return null;
         }
         String mismatch = catalogMismatch();
