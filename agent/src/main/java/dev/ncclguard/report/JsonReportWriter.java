@@ -213,6 +213,14 @@ public final class JsonReportWriter {
             }
             json.endArray();
             json.name("communicatorsOmitted").number(report.communicatorsOmitted());
+            if (!report.suppressedCallers().isEmpty()) {
+                json.name("suppressedCallers").beginArray();
+                for (String library : report.suppressedCallers()) {
+                    json.element();
+                    json.string(library);
+                }
+                json.endArray();
+            }
             json.endObject();
             json.newline();
         }

@@ -58,6 +58,10 @@ public final class TextReportWriter {
             suppressed(out, report.suppressed());
             out.append('\n');
         }
+        if (!report.suppressedCallers().isEmpty()) {
+            out.append("ncclguard: NCCL and CUDA calls made by ").append(printable(String.join(", ",
+                    report.suppressedCallers()))).append(" are not tracked (suppressed: library)\n");
+        }
         if (report.attachedAt() != null) {
             out.append(trackingSince(report)).append('\n');
             if (report.beforeAttach() != null) {
