@@ -31,6 +31,8 @@ final class EpSample {
                 + " communicator, stream and event made in C left to process exit");
         SCENARIOS.put("ep-pthread", "as ep-leaky, with the communicator made on a thread of the runtime's own"
                 + " (no Java frames there)");
+        SCENARIOS.put("ep-inflight", "each rank dispatches a step and waits for it, then dispatches --iters more"
+                + " and exits at once: collectives still in flight at exit (NCCLEMU_OP_DELAY_US makes them last)");
         SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-stress", STRESS_WORKERS + " threads each open, dispatch, poll and close one-rank runtimes"
@@ -115,6 +117,17 @@ final class EpSample {
     private static void rankWork(Runtime runtime, String scenario, byte[] group, int nranks, int rank,
             Options options) {
         long handle = openRuntime(runtime, group, nranks, rank, options.count(), scenario.equals("ep-pthread"));
+        if (scenario.equals("ep-inflight")) {
+            step(runtime, handle);
+            while (runtime.poll(handle) != 0) { // one step seen done: NCCL's profiler has told a finished one
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SampleFailure("interrupted while waiting for the first step");
+                }
+            }
+        }
         for (int i = 0; i < options.iterations(); i++) {
             step(runtime, handle);
         }

@@ -8,6 +8,11 @@ package dev.ncclguard.samples.ep;
  */
 public final class EpStaticRuntime {
     static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime_static.so";
+    /**
+     * A build of the runtime to load instead of the jar's (scripts/gpu/80-native.sh links one with
+     * the GPU machine's own libnccl_static.a).
+     */
+    public static final String LIBRARY_PROPERTY = "ncclguard.samples.ep.staticLibrary";
     private static boolean loaded;
 
     private EpStaticRuntime() {
@@ -26,7 +31,12 @@ public final class EpStaticRuntime {
     /** Extracts the library from the jar (or class folder) and loads it, once. */
     public static synchronized void load() {
         if (!loaded) {
-            EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-ep-static");
+            String own = System.getProperty(LIBRARY_PROPERTY);
+            if (own != null) {
+                System.load(java.nio.file.Path.of(own).toAbsolutePath().toString());
+            } else {
+                EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-ep-static");
+            }
             loaded = true;
         }
     }
