@@ -21,6 +21,8 @@ if [ "$want" != "$have" ] || [ -n "$missing" ]; then
 fi
 cp agent/target/ncclguard-agent.jar agent/target/ncclguard-agent-classes.jar samples/target/ncclguard-samples.jar bench/target/ncclguard-bench.jar .gpu/
 cp samples/bindings/jni.txt .gpu/bindings-jni.txt
+# the JDK's jni.h for scripts/gpu/80-native.sh, which links the EP runtime there with its libnccl_static.a
+rm -rf .gpu/jdk-include && cp -r "$jdk/include" .gpu/jdk-include
 # JavaCPP's CUDA presets for the javacpp bridge (about 6.5 MB: the linux-x86_64 JNI libraries only)
 mkdir -p .gpu/javacpp
 ls agent/target/javacpp/*.jar >/dev/null 2>&1 || mvn -B -q -pl agent dependency:copy@javacpp -DskipTests=false

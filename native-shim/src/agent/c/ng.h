@@ -244,6 +244,8 @@ void ng_api_device_sync_exit(int device, int64_t token);
 void ng_api_events_pending(const int32_t *slots, int n, int64_t *out);
 void ng_api_streams_pending(const int32_t *slots, int n, int64_t *out);
 void ng_api_release_slot(int slot);
+/* A Java record of a C event on a Java stream: the event's state is Java's from now on. */
+void ng_api_event_to_java(uint64_t handle);
 int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3);
 void ng_track_stats(int64_t *out, int n);
 

@@ -35,7 +35,7 @@ static int nwrapped;
 
 /* The calling libraries that are NCCL, CUDA or another NVIDIA library: their calls are their own. */
 static const char *const nvidia_prefixes[] = {
-    "libnccl",   "libcudart", "libcuda.",   "libcublas",   "libcudnn",    "libcufft",
+    "libnccl.",  "libnccl-",  "libcudart", "libcuda.",   "libcublas",   "libcudnn",    "libcufft",
     "libcurand", "libcusolver", "libcusparse", "libnvrtc", "libnvJitLink", "libcupti",
     "libnvToolsExt", "libnvshmem", "libnvidia-", "libcufile",  NULL};
 

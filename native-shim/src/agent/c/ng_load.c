@@ -442,6 +442,25 @@ static void JNICALL j_release_slot(JNIEnv *env, jclass c, jint slot) {
   ng_api_release_slot(slot);
 }
 
+static void JNICALL j_event_to_java(JNIEnv *env, jclass c, jlong handle) {
+  (void)env, (void)c;
+  ng_api_event_to_java((uint64_t)handle);
+}
+
+/* setenv(3) in this process's C environment, where NCCL reads NCCL_PROFILER_PLUGIN (Java's
+ * System.getenv is a copy taken at start, and ProcessBuilder children get that copy). */
+static jboolean JNICALL j_set_env(JNIEnv *env, jclass c, jstring name, jstring value) {
+  (void)c;
+  if (name == NULL) return JNI_FALSE;
+  const char *n = (*env)->GetStringUTFChars(env, name, NULL);
+  const char *v = value != NULL ? (*env)->GetStringUTFChars(env, value, NULL) : NULL;
+  int r = n == NULL ? -1 : value == NULL ? unsetenv(n) : v == NULL ? -1 : setenv(n, v, 1);
+  if (r != 0) set_error("setenv(%s) failed: %s", n != NULL ? n : "?", strerror(errno));
+  if (v != NULL) (*env)->ReleaseStringUTFChars(env, value, v);
+  if (n != NULL) (*env)->ReleaseStringUTFChars(env, name, n);
+  return r == 0 ? JNI_TRUE : JNI_FALSE;
+}
+
 static void JNICALL j_dying(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   mark_dying();
@@ -568,6 +587,8 @@ static const JNINativeMethod natives[] = {
     {"call", "(JIJJJJ)I", (void *)j_call},
     {"releaseSlot", "(I)V", (void *)j_release_slot},
     {"dying", "()V", (void *)j_dying},
+    {"eventToJava", "(J)V", (void *)j_event_to_java},
+    {"setEnv", "(Ljava/lang/String;Ljava/lang/String;)Z", (void *)j_set_env},
     {"callerLibrary", "(J)Ljava/lang/String;", (void *)j_caller_library},
     {"callerSymbol", "(J)Ljava/lang/String;", (void *)j_caller_symbol},
     {"callerBacktrace", "(J)Ljava/lang/String;", (void *)j_caller_backtrace},

@@ -841,6 +841,12 @@ void ng_api_release_slot(int slot) {
   if (h != NULL) slot_unref(p, h->index, REF_J);
 }
 
+void ng_api_event_to_java(uint64_t handle) {
+  int java;
+  uint32_t inc;
+  if (find(&ng_epool, handle, &inc, &java) != NULL) forget(&ng_epool, handle, 1);
+}
+
 int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
   if (fn < 0 || fn >= NG_FN_COUNT || !ng_fn_callable[fn]) return -1;
   ng_site *site = (ng_site *)(uintptr_t)caller;

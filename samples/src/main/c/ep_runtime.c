@@ -14,6 +14,15 @@
 
 #include "gpu_api.h"
 
+/* The JNI class: EpRuntime, or EpStaticRuntime for the build that carries NCCL inside it
+ * (libnccl_static.a linked in, its symbols hidden, as libtorch's C++ distributions carry NCCL). */
+#ifdef EP_STATIC
+#define EP_JNI(name) Java_dev_ncclguard_samples_ep_EpStaticRuntime_##name
+#else
+#define EP_JNI(name) Java_dev_ncclguard_samples_ep_EpRuntime_##name
+#endif
+
+
 #define CUDA_MEMCPY_HOST_TO_DEVICE 1
 #define CUDA_MEMCPY_DEVICE_TO_HOST 2
 #define NCCL_FLOAT32 7
@@ -55,7 +64,7 @@ static void throw_failure(JNIEnv *env, const char *fmt, const char *call, int st
   } while (0)
 
 /* The group id ranks meet through (an ncclUniqueId, 128 bytes). */
-JNIEXPORT jbyteArray JNICALL Java_dev_ncclguard_samples_ep_EpRuntime_newGroupId(JNIEnv *env, jclass c) {
+JNIEXPORT jbyteArray JNICALL EP_JNI(newGroupId)(JNIEnv *env, jclass c) {
   (void)c;
   ncclUniqueId id;
   int s = ncclGetUniqueId(&id);
@@ -83,7 +92,7 @@ static void *join_on_library_thread(void *p) {
   return NULL;
 }
 
-JNIEXPORT jlong JNICALL Java_dev_ncclguard_samples_ep_EpRuntime_open(JNIEnv *env, jclass c, jbyteArray groupId,
+JNIEXPORT jlong JNICALL EP_JNI(open)(JNIEnv *env, jclass c, jbyteArray groupId,
                                                                    jint nranks, jint rank, jint device, jint count,
                                                                    jboolean onLibraryThread) {
   (void)c;
@@ -120,7 +129,7 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_samples_ep_EpRuntime_open(JNIEnv *env
   return (jlong)(intptr_t)rt;
 }
 
-JNIEXPORT jint JNICALL Java_dev_ncclguard_samples_ep_EpRuntime_dispatch(JNIEnv *env, jclass c, jlong handle) {
+JNIEXPORT jint JNICALL EP_JNI(dispatch)(JNIEnv *env, jclass c, jlong handle) {
   (void)c;
   struct ep_runtime *rt = (struct ep_runtime *)(intptr_t)handle;
   NCCL(env, ncclAllReduce(rt->send, rt->recv, (size_t)rt->count, NCCL_FLOAT32, NCCL_SUM, rt->comm, rt->stream));
@@ -130,7 +139,7 @@ JNIEXPORT jint JNICALL Java_dev_ncclguard_samples_ep_EpRuntime_dispatch(JNIEnv *
 
 /* Waits for the last dispatch, checks its result, releases everything; the result's first wrong
  * element, or -1 when all are right. */
-JNIEXPORT jint JNICALL Java_dev_ncclguard_samples_ep_EpRuntime_close(JNIEnv *env, jclass c, jlong handle) {
+JNIEXPORT jint JNICALL EP_JNI(close)(JNIEnv *env, jclass c, jlong handle) {
   (void)c;
   struct ep_runtime *rt = (struct ep_runtime *)(intptr_t)handle;
   CUDA(env, cudaEventSynchronize(rt->done));
@@ -151,4 +160,11 @@ JNIEXPORT jint JNICALL Java_dev_ncclguard_samples_ep_EpRuntime_close(JNIEnv *env
   CUDA(env, cudaFree(rt->recv));
   free(rt);
   return wrong;
+}
+
+/* Whether the last dispatch is done: cudaEventQuery on the runtime's event (0 done, 600 not yet). */
+JNIEXPORT jint JNICALL EP_JNI(poll)(JNIEnv *env, jclass c, jlong handle) {
+  (void)env, (void)c;
+  struct ep_runtime *rt = (struct ep_runtime *)(intptr_t)handle;
+  return cudaEventQuery(rt->done);
 }

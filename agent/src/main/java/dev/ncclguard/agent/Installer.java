@@ -3,6 +3,8 @@ package dev.ncclguard.agent;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bootstrap.Live;
 import dev.ncclguard.bridge.attach.LoadedNatives;
+import dev.ncclguard.bridge.interposer.NativePart;
+import dev.ncclguard.bridge.profiler.ProfilerBridge;
 import dev.ncclguard.bridge.ffm.FfmFirstUse;
 import dev.ncclguard.bridge.ffm.FfmTransformer;
 import dev.ncclguard.bridge.jna.JnaBridge;
@@ -24,6 +26,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
@@ -90,6 +93,7 @@ public final class Installer {
                     FfmTransformer.install(inst, tracker);
                 }
             }
+            NativePart nativePart = installNativePart(options, tracker, premain, inst);
             String ffmCoverage = ffm
                     ? "FFM downcalls (java.lang.foreign): handles made from now on; any made before are not tracked"
                     : "FFM downcalls (java.lang.foreign): not on Java " + Runtime.version().feature() + " (22 and later)";
@@ -97,8 +101,8 @@ public final class Installer {
                     premain ? null : Instant.ofEpochMilli(tracker.startedAtMillis()), instrumented,
                     List.of(natives != null ? natives.coverage()
                             : "JNA direct mapping, JNI and JavaCPP native methods: NOT tracked (the reason is on stderr)",
-                            ffmCoverage));
-            new Lifecycle(state).registerExitHook(inst);
+                            ffmCoverage, nativeCoverage(options, nativePart, premain)));
+            new Lifecycle(state, nativePart).registerExitHook(inst);
             AgentState.publish(state);
             System.setProperty(INSTALLED, premain ? "premain" : "attach");
             live.started(state, premain);
@@ -109,6 +113,80 @@ public final class Installer {
             Hooks.ffmInstall = null;
             Log.error("not installed, the application runs without it", t);
         }
+    }
+
+    /**
+     * The native part (libncclguard.so), before the application's code runs: the interposer
+     * (native=on) and NCCL's profiler plugin (nccl-profiler=on); null when both are off or it
+     * cannot be loaded (one line said why).
+     */
+    private static NativePart installNativePart(Options options, Tracker tracker, boolean premain,
+            Instrumentation inst) {
+        if (!options.nativeInterposer() && !options.ncclProfiler()) {
+            return null;
+        }
+        NativePart part = NativePart.load(options.nativeDir(), nativeLoader(inst));
+        if (part == null) {
+            return null;
+        }
+        if (options.nativeInterposer()) {
+            part.interpose(tracker, options.suppressions().libraries());
+        }
+        if (options.ncclProfiler()) {
+            profiler = ProfilerBridge.install(part, tracker, options.stacks());
+        }
+        return part;
+    }
+
+    private static volatile ProfilerBridge profiler;
+
+    /**
+     * JDK 24 and later: the library is loaded through the JDK's own loading (no restricted-method
+     * warning for the application to see); before, and if that is not reachable, System.load.
+     */
+    private static NativePart.Loader nativeLoader(Instrumentation inst) {
+        if (Runtime.version().feature() < 24) {
+            return null;
+        }
+        try {
+            Module base = Object.class.getModule();
+            Module agent = Installer.class.getModule();
+            if (!base.isExported("jdk.internal.loader", agent)) {
+                inst.redefineModule(base, Set.of(), Map.of("jdk.internal.loader", Set.of(agent)), Map.of(), Set.of(),
+                        Map.of());
+            }
+        } catch (RuntimeException e) {
+            return null;
+        }
+        return new JdkLoader();
+    }
+
+    /** A class, not a lambda: premain. */
+    private static final class JdkLoader implements NativePart.Loader {
+        @Override
+        public void load(Class<?> from, String path) {
+            try {
+                JdkInternals.loadLibrary(from, path);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                if (e.getCause() instanceof UnsatisfiedLinkError u) {
+                    throw u;
+                }
+                System.load(path);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                System.load(path);
+            }
+        }
+    }
+
+    private static String nativeCoverage(Options options, NativePart part, boolean premain) {
+        String interposer = part != null ? part.coverage(!premain)
+                : "calls made in native code (libncclguard.so): NOT seen ("
+                        + (options.nativeInterposer() || options.ncclProfiler() ? "the reason is on stderr" : "native=off")
+                        + ")";
+        String plugin = profiler != null ? "NCCL's profiler plugin: loaded by NCCL at its next communicator's init"
+                + (premain ? "" : " (communicators made before the attach are not known to it)")
+                : "NCCL's profiler plugin: off";
+        return interposer + "; " + plugin;
     }
 
     /** The launcher's main thread of a running JVM, if it still runs: exit-code must know when it dies. */

@@ -1,10 +1,12 @@
 package dev.ncclguard.agent;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bridge.interposer.NativePart;
 import dev.ncclguard.cleanup.Cleanup;
 import dev.ncclguard.cleanup.CleanupRun;
 import dev.ncclguard.cleanup.CudaRuntime;
 import dev.ncclguard.cleanup.ExitProbe;
+import dev.ncclguard.cleanup.InFlightWork;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.ProcessExit;
 import dev.ncclguard.config.Options;
@@ -44,10 +46,13 @@ final class Lifecycle implements Runnable {
 
     private final AgentState state;
     private final Tracker tracker;
+    /** The native part, told at the end that the JVM is dying; null without one. */
+    private final NativePart nativePart;
 
-    Lifecycle(AgentState state) {
+    Lifecycle(AgentState state, NativePart nativePart) {
         this.state = state;
         this.tracker = state.tracker();
+        this.nativePart = nativePart;
     }
 
     void registerExitHook(Instrumentation inst) {
@@ -84,6 +89,11 @@ final class Lifecycle implements Runnable {
         } catch (Throwable t) {
             Log.error("exit report failed", t);
         } finally {
+            if (nativePart != null) {
+                // after cleanup (a native release of a claimed handle must still park) and the report:
+                // from here on the native library only forwards, and never calls into the JVM
+                nativePart.dying();
+            }
             JfrShutdown.runDeferred();
         }
     }
@@ -116,12 +126,15 @@ final class Lifecycle implements Runnable {
         CleanupRun run = CleanupRun.NOTHING;
         if (cleanup && !leaks.isEmpty()) {
             long left = Math.max(0, deadline - System.nanoTime());
-            run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), CudaRuntime.from(leaks));
+            run = Cleanup.execute(leaks, java.time.Duration.ofNanos(left), CudaRuntime.from(leaks), new InFlight(tracker));
         }
         Map<HandleView, LeakOutcome> outcomes = run.outcomes();
         Report report = state.exitReport(snapshot, communicators, stillPending, outcomes);
         boolean written = writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
         state.exitReported(report);
+        if (nativePart != null) {
+            nativePart.dying(); // before a halt or _exit below too
+        }
         exitWithCodeIfAsked(options, report, !written, probe.leftHanging() || run.leftHanging(), leaks);
     }
 
@@ -155,6 +168,20 @@ final class Lifecycle implements Runnable {
             }
         }
         return written;
+    }
+
+    /** What NCCL's profiler plugin says is in flight on a communicator, for cleanup. A class: no lambda at exit. */
+    private static final class InFlight implements InFlightWork {
+        private final Tracker tracker;
+
+        InFlight(Tracker tracker) {
+            this.tracker = tracker;
+        }
+
+        @Override
+        public long count(HandleView comm) {
+            return tracker.inFlightNow(comm);
+        }
     }
 
     /**

@@ -56,14 +56,16 @@ public final class Cleanup {
     /** Native calls of cleanup in progress: one still in at the end was left hanging. */
     private final java.util.concurrent.atomic.AtomicInteger inNative = new java.util.concurrent.atomic.AtomicInteger();
     private final CudaRuntime cudaRuntime;
+    private final InFlightWork inFlight;
     private final long timeoutNanos;
     private final long deadline;
 
-    private Cleanup(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime) {
+    private Cleanup(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime, InFlightWork inFlight) {
         for (HandleView view : leaks) {
             items.add(new Item(view));
         }
         this.cudaRuntime = cudaRuntime == null ? CudaRuntime.none() : cudaRuntime;
+        this.inFlight = inFlight == null ? InFlightWork.NONE : inFlight;
         this.timeoutNanos = Math.max(0, Math.min(timeout.toNanos(), MAX_TIMEOUT_NANOS));
         this.deadline = System.nanoTime() + timeoutNanos;
     }
@@ -84,7 +86,13 @@ public final class Cleanup {
 
     /** Like {@link #run}, and says whether a native call of cleanup was still running at the end. */
     public static CleanupRun execute(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime) {
-        Cleanup cleanup = new Cleanup(leaks, timeout, cudaRuntime);
+        return execute(leaks, timeout, cudaRuntime, InFlightWork.NONE);
+    }
+
+    /** Like {@link #execute}, waiting first for the NCCL operations {@code inFlight} says are in flight. */
+    public static CleanupRun execute(List<HandleView> leaks, Duration timeout, CudaRuntime cudaRuntime,
+            InFlightWork inFlight) {
+        Cleanup cleanup = new Cleanup(leaks, timeout, cudaRuntime, inFlight);
         try {
             cleanup.synchronizeEventsAndStreams();
             cleanup.releaseCommunicators();
@@ -141,6 +149,56 @@ public final class Cleanup {
     private final List<Item> releasingEvents = new ArrayList<>();
 
     private void synchronizeEventsAndStreams() {
+        long started = System.nanoTime();
+        long until = Math.min(deadline, started + (long) (timeoutNanos * SYNC_SHARE));
+        pollEventsAndStreams(started, until);
+        waitForWorkInFlight(until);
+    }
+
+    /**
+     * Waits, until {@code until}, for the operations NCCL's profiler plugin says are in flight on
+     * the leaked communicators, so that the destroy does not pull a communicator from under them.
+     * A question to the agent's own library: it answers at once, so no thread of its own.
+     */
+    private void waitForWorkInFlight(long until) {
+        List<Item> busy = new ArrayList<>();
+        List<Long> counts = new ArrayList<>();
+        for (Item item : items) {
+            if (item.view.kind() == Kind.COMM) {
+                long n = inFlight.count(item.view);
+                if (n > 0) {
+                    busy.add(item);
+                    counts.add(n);
+                }
+            }
+        }
+        if (busy.isEmpty()) {
+            return;
+        }
+        long started = System.nanoTime();
+        long sleep = FIRST_POLL_SLEEP_NANOS;
+        boolean left = true;
+        while (left && until - System.nanoTime() > 0) {
+            left = false;
+            for (Item comm : busy) {
+                left |= inFlight.count(comm.view) > 0;
+            }
+            if (left) {
+                LockSupport.parkNanos(Math.min(sleep, Math.max(1, until - System.nanoTime())));
+                sleep = Math.min(sleep * 2, MAX_POLL_SLEEP_NANOS);
+            }
+        }
+        long waited = millisSince(started);
+        for (int i = 0; i < busy.size(); i++) {
+            Item comm = busy.get(i);
+            long now = inFlight.count(comm.view);
+            comm.inFlightNote = now == 0
+                    ? "waited " + waited + " ms for its " + counts.get(i) + " operation(s) in flight, then destroyed it"
+                    : now + " operation(s) still in flight after " + waited + " ms of waiting";
+        }
+    }
+
+    private void pollEventsAndStreams(long started, long until) {
         List<Item> probes = new ArrayList<>();
         for (Item item : items) {
             if (item.view.kind() == Kind.COMM) {
@@ -160,8 +218,6 @@ public final class Cleanup {
         if (probes.isEmpty()) {
             return;
         }
-        long started = System.nanoTime();
-        long until = Math.min(deadline, started + (long) (timeoutNanos * SYNC_SHARE));
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Item> inCall = new AtomicReference<>();
         Future<Void> poller = callAsync("ncclguard-cleanup-sync", () -> {
@@ -285,6 +341,8 @@ public final class Cleanup {
             if (item.view.kind() == Kind.COMM) {
                 if (item.view.access() == null) {
                     item.settle(Outcome.FAILED, "no library instance was recorded to release it");
+                } else if (item.view.access().cannotRelease() != null) {
+                    item.settle(Outcome.NONE, item.view.access().cannotRelease());
                 } else if (claim(item)) {
                     comms.add(item);
                 } else if (item.applicationReleasing) {
@@ -330,6 +388,9 @@ public final class Cleanup {
         for (Map.Entry<Item, Future<Integer>> destroy : destroys.entrySet()) {
             Item comm = destroy.getKey();
             String why = destroyOutcome(comm, destroy.getValue(), destroyUntil, started);
+            if (why != null && comm.inFlightNote != null) {
+                why = why + " (" + comm.inFlightNote + ")";
+            }
             if (why != null && end - System.nanoTime() <= 0) {
                 // Aborting now could only race a destroy that may yet finish, with no time to see it.
                 comm.settle(Outcome.TIMED_OUT, why + "; no time left to abort");
@@ -367,7 +428,7 @@ public final class Cleanup {
         try {
             int status = destroy.get();
             if (status == Status.NCCL_SUCCESS) {
-                comm.settle(Outcome.DESTROYED, null);
+                comm.settle(Outcome.DESTROYED, comm.inFlightNote);
                 return null;
             }
             if (status == Status.NCCL_IN_PROGRESS) {
@@ -602,6 +663,8 @@ public final class Cleanup {
         volatile Integer abortStatus;
         volatile Integer groupEndStatus;
         volatile Integer destroyStatus;
+        /** What waiting for its operations in flight came to, for a communicator; null if none were. */
+        volatile String inFlightNote;
 
         Item(HandleView view) {
             this.view = view;

@@ -27,6 +27,12 @@ public record CudaRuntime(NativeAccess cudart) {
                 return new CudaRuntime(view.access());
             }
         }
+        // communicators made in native code: their access reaches the runtime their caller uses
+        for (HandleView view : leaks) {
+            if (view.access() != null && view.access().reachesCudaRuntime()) {
+                return new CudaRuntime(view.access());
+            }
+        }
         return none();
     }
 }

@@ -50,7 +50,11 @@ public final class Options {
             new Key("logging", "stderr", "stderr or application"),
             new Key("bindings", "none", "none or the path of a bindings file"),
             new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"),
-            new Key("pending-threshold", "60s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"));
+            new Key("pending-threshold", "60s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"),
+            // the native part (bridge.interposer, bridge.profiler)
+            new Key("native", "on", "on or off"),
+            new Key("nccl-profiler", "on", "on or off"),
+            new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -296,6 +300,22 @@ public final class Options {
         return (Suppressions) values.get("suppress");
     }
 
+    /** Whether the agent's native library interposes on NCCL and CUDA calls made from native code. */
+    public boolean nativeInterposer() {
+        return (Boolean) values.get("native");
+    }
+
+    /** Whether NCCL loads the agent's native library as its profiler plugin. */
+    public boolean ncclProfiler() {
+        return (Boolean) values.get("nccl-profiler");
+    }
+
+    /** The directory the native library is extracted under; null for java.io.tmpdir. */
+    public String nativeDir() {
+        String v = (String) values.get("native-dir");
+        return v.equals("tmpdir") ? null : v;
+    }
+
     /** Where {@code key}'s value came from: "argument", "system property …", "environment variable …", "default". */
     public String source(String key) {
         return sources.get(key);
@@ -455,7 +475,11 @@ public final class Options {
             case "exit-code":
                 return exitCode(text);
             case "stacks":
+            case "native":
+            case "nccl-profiler":
                 return onOff(text);
+            case "native-dir":
+                return nonEmpty(text);
             case "timeout":
             case "pending-threshold":
                 return Timeout.parse(text);

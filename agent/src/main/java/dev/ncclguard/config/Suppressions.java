@@ -15,7 +15,9 @@ import java.util.Locale;
  * {@code pkg.Cls.method(Cls.java:42)}.
  */
 public final class Suppressions {
-    public static final Suppressions NONE = new Suppressions("none", List.of());
+    public static final Suppressions NONE = new Suppressions("none", List.of(), List.of());
+    /** The kind of a line naming a calling library whose NCCL and CUDA calls the native part leaves out. */
+    public static final String LIBRARY = "library";
 
     /** One line of the file. */
     public record Rule(Kind kind, String pattern, int line) {
@@ -39,10 +41,12 @@ public final class Suppressions {
 
     private final String source;
     private final List<Rule> rules;
+    private final List<String> libraries;
 
-    private Suppressions(String source, List<Rule> rules) {
+    private Suppressions(String source, List<Rule> rules, List<String> libraries) {
         this.source = source;
         this.rules = List.copyOf(rules);
+        this.libraries = List.copyOf(libraries);
     }
 
     /**
@@ -71,7 +75,7 @@ public final class Suppressions {
             return null; // not a path at all: the option's usual error line follows
         }
         try {
-            return new Suppressions(value, parse(lines));
+            return new Suppressions(value, parse(lines), libraries(lines));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("ncclguard: invalid suppression file '" + value
                     + "' for option suppress: " + e.getMessage());
@@ -93,6 +97,12 @@ public final class Suppressions {
             }
             String word = line.substring(0, colon).strip().toLowerCase(Locale.ROOT);
             String pattern = line.substring(colon + 1).strip();
+            if (word.equals(LIBRARY)) {
+                if (pattern.isEmpty()) {
+                    throw new IllegalArgumentException("line " + (i + 1) + ": empty library name");
+                }
+                continue; // the native part's: libraries()
+            }
             Kind kind = null;
             if (!word.equals("leak")) {
                 for (Kind k : Kind.values()) {
@@ -102,7 +112,7 @@ public final class Suppressions {
                 }
                 if (kind == null) {
                     throw new IllegalArgumentException("line " + (i + 1) + ": unknown kind '" + word
-                            + "' (expected comm, event, stream or leak)");
+                            + "' (expected comm, event, stream, leak or library)");
                 }
             }
             if (pattern.isEmpty() || pattern.equals("^") || pattern.equals("$") || pattern.equals("^$")) {
@@ -113,8 +123,30 @@ public final class Suppressions {
         return rules;
     }
 
+    /**
+     * The libraries of {@code library:NAME} lines: a file name (libfoo.so, libfoo.so.1, or libfoo for
+     * both) or a path; calls these libraries make into NCCL and CUDA are not tracked at all.
+     */
+    static List<String> libraries(List<String> lines) {
+        List<String> names = new ArrayList<>();
+        for (String raw : lines) {
+            String line = raw.strip();
+            int colon = line.indexOf(':');
+            if (!line.startsWith("#") && colon > 0
+                    && line.substring(0, colon).strip().toLowerCase(Locale.ROOT).equals(LIBRARY)) {
+                names.add(line.substring(colon + 1).strip());
+            }
+        }
+        return names;
+    }
+
     public static Suppressions of(String source, List<Rule> rules) {
-        return new Suppressions(source, rules);
+        return new Suppressions(source, rules, List.of());
+    }
+
+    /** The calling libraries whose NCCL and CUDA calls the native part leaves out (lines library:NAME). */
+    public List<String> libraries() {
+        return libraries;
     }
 
     /** The first rule that suppresses a leak of {@code kind} created at {@code stack}, or null. */

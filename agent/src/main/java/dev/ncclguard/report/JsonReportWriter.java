@@ -7,6 +7,7 @@ import dev.ncclguard.json.JsonOut;
 import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.track.Details;
 import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.NativeOrigin;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -212,6 +213,14 @@ public final class JsonReportWriter {
             }
             json.endArray();
             json.name("communicatorsOmitted").number(report.communicatorsOmitted());
+            if (!report.suppressedCallers().isEmpty()) {
+                json.name("suppressedCallers").beginArray();
+                for (String library : report.suppressedCallers()) {
+                    json.element();
+                    json.string(library);
+                }
+                json.endArray();
+            }
             json.endObject();
             json.newline();
         }
@@ -220,7 +229,8 @@ public final class JsonReportWriter {
             HandleView view = leak.view();
             int depth = json.depth() + 1; // the entry's, inside the array
             Details d = cacheable(view.details());
-            if (d == null || leak.cleanupNote() != null || suppression != null || leak.defaultStream() != null) {
+            if (d == null || leak.cleanupNote() != null || suppression != null || leak.origin() != null
+                    || leak.note() != null || leak.defaultStream() != null) {
                 generic(leak, suppression);
                 return;
             }
@@ -309,6 +319,19 @@ public final class JsonReportWriter {
             json.name("createdAt").time(view.createdAtMillis());
             json.name("stack");
             stack(leak.stack());
+            NativeOrigin origin = leak.origin();
+            if (origin != null) {
+                // who called in native code (the interposer bridge's leaks)
+                if (origin.callerLibrary() != null) {
+                    json.name("callerLibrary").string(origin.callerLibrary());
+                }
+                if (origin.callerSymbol() != null) {
+                    json.name("callerSymbol").string(origin.callerSymbol());
+                }
+                if (!origin.nativeStack().isEmpty()) {
+                    json.name("nativeStack").value(origin.nativeStack());
+                }
+            }
             json.name("details");
             if (view.details() instanceof Details d && !d.containsKey("stillPending")) {
                 details(json, d, leak.stillPending());
@@ -318,6 +341,9 @@ public final class JsonReportWriter {
             json.name("cleanup").repeated(leak.cleanup().word());
             if (leak.cleanupNote() != null) {
                 json.name("cleanupNote").string(leak.cleanupNote());
+            }
+            if (leak.note() != null) {
+                json.name("note").string(leak.note());
             }
             if (suppression != null) {
                 json.name("suppression").string(suppression);

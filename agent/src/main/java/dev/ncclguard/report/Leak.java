@@ -4,6 +4,7 @@ import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.track.Details;
 import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.NativeOrigin;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +64,19 @@ public record Leak(
 
     public long createdAtMillis() {
         return view.createdAtMillis();
+    }
+
+    /** Where native code made it (the interposer bridge's leaks): calling library, symbol, native stack; else null. */
+    public NativeOrigin origin() {
+        return view.access() instanceof NativeOrigin o ? o : null;
+    }
+
+    /**
+     * A line the report adds to the leak: why ncclguard cannot release it itself and what the
+     * application must do (a communicator only NCCL's profiler plugin saw); null for none.
+     */
+    public String note() {
+        return view.access() == null ? null : view.access().cannotRelease();
     }
 
     public Instant createdAt() {

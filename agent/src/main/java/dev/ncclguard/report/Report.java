@@ -39,6 +39,8 @@ import java.util.jar.Manifest;
  * @param attachedAt           when the agent was attached to the running JVM; null when it started with it
  * @param beforeAttach         what the agent learned of the handles that existed before it was attached;
  *                             null when it started with the JVM
+ * @param suppressedCallers    the calling libraries whose NCCL and CUDA calls the native part left out
+ *                             (suppression lines library:NAME); empty without them
  */
 public record Report(
         String schema,
@@ -55,7 +57,8 @@ public record Report(
         long communicatorsOmitted,
         boolean live,
         Instant attachedAt,
-        BeforeAttach beforeAttach) {
+        BeforeAttach beforeAttach,
+        List<String> suppressedCallers) {
 
     public static final String SCHEMA = ReportSchema.NAME;
     public static final String ACTION_REPORT = "report";
@@ -258,7 +261,7 @@ public record Report(
                     Collections.unmodifiableList(e.suppressed),
                     communicatorEntries(e.leakedComms, e.suppressedComms),
                     communicatorsOmitted,
-                    live, attachedAt, beforeAttach);
+                    live, attachedAt, beforeAttach, suppressions.libraries());
         }
 
         /**

@@ -5,6 +5,7 @@ import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.track.NativeOrigin;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -57,6 +58,10 @@ public final class TextReportWriter {
             out.append("Suppressed (listed, not counted):\n");
             suppressed(out, report.suppressed());
             out.append('\n');
+        }
+        if (!report.suppressedCallers().isEmpty()) {
+            out.append("ncclguard: NCCL and CUDA calls made by ").append(printable(String.join(", ",
+                    report.suppressedCallers()))).append(" are not tracked (suppressed: library)\n");
         }
         if (report.attachedAt() != null) {
             out.append(trackingSince(report)).append('\n');
@@ -208,7 +213,7 @@ public final class TextReportWriter {
         /** Without making a key: leaks of one loop come one after the other. */
         static boolean same(Leak a, Leak b) {
             return a.kind() == b.kind() && Objects.equals(a.api(), b.api()) && Objects.equals(a.bridge(), b.bridge())
-                    && (a.stack() == b.stack() || a.stack().equals(b.stack()))
+                    && (a.stack() == b.stack() || a.stack().equals(b.stack())) && sameOrigin(a.origin(), b.origin())
                     && Objects.equals(a.stillPending(), b.stillPending()) && a.cleanup() == b.cleanup()
                     && Objects.equals(a.cleanupNote(), b.cleanupNote());
         }
@@ -221,7 +226,16 @@ public final class TextReportWriter {
         @Override
         public int hashCode() {
             return Objects.hash(leak.kind(), leak.api(), leak.bridge(), leak.stack(), leak.stillPending(),
-                    leak.cleanup(), leak.cleanupNote());
+                    leak.cleanup(), leak.cleanupNote(), leak.origin() == null ? null : leak.origin().callerLibrary());
+        }
+
+        /** Native call sites alike: one library and symbol, one native stack. */
+        private static boolean sameOrigin(NativeOrigin a, NativeOrigin b) {
+            if (a == b) {
+                return true;
+            }
+            return a != null && b != null && Objects.equals(a.callerLibrary(), b.callerLibrary())
+                    && Objects.equals(a.callerSymbol(), b.callerSymbol()) && a.nativeStack().equals(b.nativeStack());
         }
     }
 
@@ -369,7 +383,8 @@ public final class TextReportWriter {
 
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {
         String details = details(leak);
-        out.append(title(leak.kind())).append(' ').append(leak.handle());
+        boolean noHandle = leak.note() != null && leak.view().handle() == 0;
+        out.append(title(leak.kind())).append(' ').append(noHandle ? "(no handle)" : leak.handle());
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
         }
@@ -383,10 +398,14 @@ public final class TextReportWriter {
             out.append(" not synchronized, first used by ").append(printable(leak.api())).append(", ")
                     .append(state(leak)).append('\n');
         } else {
-            out.append(": created by ").append(printable(leak.api())).append(", ").append(state(leak)).append('\n');
+            out.append(": created by ").append(noHandle ? "an init only NCCL's profiler plugin saw" : printable(leak.api()))
+                    .append(", ").append(state(leak)).append('\n');
         }
         out.append("  ");
         created(out, leak, "    at ");
+        if (leak.note() != null) {
+            out.append("  ").append(printable(leak.note())).append(".\n");
+        }
         out.append("  What to do: ").append(advice(leak.kind())).append('\n');
         if (cleanup) {
             out.append("  Cleanup: ").append(cleanupDone(leak));
@@ -400,11 +419,26 @@ public final class TextReportWriter {
     /** "Created on thread ... through ...:" and the creating stack, each frame after {@code at}. */
     private static void created(StringBuilder out, Leak leak, String at) {
         String indent = at.substring(0, at.length() - "at ".length());
-        out.append(leak.defaultStream() != null ? "First used on thread \"" : "Created on thread \"")
-                .append(printable(leak.thread())).append("\" at ")
-                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge())).append(":\n");
-        if (leak.stack().isEmpty()) {
-            out.append(indent).append("(no stack recorded; run with stacks=on to see where it was created)\n");
+        boolean noHandle = leak.note() != null && leak.view().handle() == 0;
+        out.append(leak.defaultStream() != null ? "First used on thread \"" : "Created on thread \"").append(printable(leak.thread())).append("\" at ")
+                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge()));
+        NativeOrigin origin = leak.origin();
+        if (origin != null && origin.callerLibrary() != null) {
+            out.append(", called from ").append(printable(origin.callerLibrary()));
+            if (origin.callerSymbol() != null) {
+                out.append(" (").append(printable(origin.callerSymbol())).append(')');
+            }
+        }
+        out.append(":\n");
+        boolean nativeFrames = origin != null && !origin.nativeStack().isEmpty();
+        if (leak.stack().isEmpty() && nativeFrames) {
+            out.append(indent).append("(no Java frames: a thread of native code; its native stack:)\n");
+            for (String frame : origin.nativeStack()) {
+                out.append(at).append(printable(frame)).append('\n');
+            }
+        } else if (leak.stack().isEmpty()) {
+            out.append(indent).append(origin != null || noHandle ? "(no Java stack: a thread with no Java frames, or stacks=off)\n"
+                    : "(no stack recorded; run with stacks=on to see where it was created)\n");
         }
         for (String frame : leak.stack()) {
             out.append(frame.startsWith("... ") ? indent : at).append(printable(frame)).append('\n');
@@ -482,10 +516,38 @@ public final class TextReportWriter {
         if (Boolean.TRUE.equals(rest.remove("finalized"))) {
             parts.add("finalized");
         }
+        Object nodes = rest.remove("nNodes");
+        if (nodes != null) {
+            parts.add(nodes + (nodes instanceof Number n && n.longValue() == 1 ? " node" : " nodes"));
+        }
+        Object inFlight = rest.remove("inFlight");
+        if (inFlight instanceof Map<?, ?> work) {
+            parts.add(inFlight(work));
+        }
         for (Map.Entry<String, Object> field : rest.entrySet()) {
             parts.add(printable(field.getKey()) + " " + printable(String.valueOf(field.getValue())));
         }
         return String.join(", ", parts);
+    }
+
+    /** "2 operations in flight, the oldest AllReduce of 1024 ncclFloat32 (4096 bytes), 1532 ms old". */
+    private static String inFlight(Map<?, ?> work) {
+        Object n = work.get("operations");
+        StringBuilder b = new StringBuilder().append(n).append(n instanceof Number c && c.longValue() == 1
+                ? " operation in flight" : " operations in flight");
+        if (work.get("oldest") instanceof Map<?, ?> oldest) {
+            b.append(", the oldest ").append(printable(String.valueOf(oldest.containsKey("function")
+                    ? oldest.get("function") : oldest.get("kind"))));
+            b.append(" of ").append(oldest.get("elements"));
+            if (oldest.get("datatype") != null) {
+                b.append(' ').append(printable(String.valueOf(oldest.get("datatype"))));
+            }
+            if (oldest.get("bytes") != null) {
+                b.append(" (").append(oldest.get("bytes")).append(" bytes)");
+            }
+            b.append(", ").append(oldest.get("ageMs")).append(" ms old");
+        }
+        return b.toString();
     }
 
     static String summary(Report report) {

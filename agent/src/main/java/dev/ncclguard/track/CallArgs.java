@@ -26,4 +26,26 @@ public interface CallArgs {
      * or the memory a pointer argument points to; null if the bytes cannot be read.
      */
     byte[] bytes(int index, int length);
+
+    /**
+     * The C slot the agent's native library made for the event or stream this call created, whose
+     * hot state lives there ({@link NativeSlots}); -1 for none (every bridge but the interposer).
+     */
+    default int nativeSlot() {
+        return -1;
+    }
+
+    /** Whether native code made the call (the interposer bridge), which the native part follows itself. */
+    default boolean fromNativeCode() {
+        return false;
+    }
+
+    /**
+     * The profiler plugin's records of communicators inited during this call, as the bridge knows
+     * them: {@code first << 32 | count}; -1 when the bridge does not know (the tracker's
+     * {@link NcclProfiler} then looks them up).
+     */
+    default long profilerInits() {
+        return -1;
+    }
 }

@@ -3,50 +3,47 @@ package dev.ncclguard.track;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Communicator identities that every rank and process of one communicator computes alike, so
- * reports of several ranks can be joined: a 64-bit hash, written as 16 hex digits. Not a
- * cryptographic hash on purpose: MessageDigest's first use initializes the JDK's security
- * providers, some 40 ms of the application's start-up, and a job has few communicators to tell apart.
+ * NCCL's own identity of a communicator, its commHash: what NCCL prints as {@code commId 0x…} in
+ * its {@code Init COMPLETE} INFO lines, hands its profiler plugin and RAS, and every rank of the
+ * communicator computes alike, so that reports of several ranks can be joined and a reported
+ * communicator found in NCCL's logs. Computed as NVIDIA/nccl's src/init.cc does (v2.28.3-1 and
+ * v2.29.3-1 alike), with getHash, eatHash and digestHash of its src/include/bitops.h: of the
+ * unique id for the init calls, of the parent's commHash, its split count and the color for a
+ * split, with count and color 0 for a shrink. Written as 16 hex digits.
  */
 final class CommIds {
-    /** Domain tags, so a split and a shrink of one parent never share an id. */
-    private static final long SPLIT = 0x73706c6974L;
-    private static final long SHRINK = 0x736872696e6bL;
-
     private CommIds() {
     }
 
-    /** Of the 128 bytes of the ncclUniqueId that every rank passed to its init call. */
+    /** getHash(uniqueId.internal, NCCL_UNIQUE_ID_BYTES): the commHash of ncclCommInitRank and its variants. */
     static long ofUniqueId(byte[] uniqueId) {
-        long h = SEED;
-        int i = 0;
-        for (; i + 8 <= uniqueId.length; i += 8) {
-            h = mix(h, littleEndianLong(uniqueId, i));
-        }
-        for (; i < uniqueId.length; i++) {
-            h = mix(h, uniqueId[i] & 0xffL);
-        }
-        return finish(h, uniqueId.length);
+        long[] acc = {1, 1};
+        eat(acc, uniqueId, uniqueId.length);
+        return digest(acc);
     }
 
     /**
-     * Of the n-th split of a parent with a color: every rank of the child has the same parent,
-     * the same color and, since split is collective on the parent, the same n. The split's key is
-     * left out: it orders ranks inside the child and differs on every rank, so with it each rank
-     * would name one communicator differently.
+     * A split's: eatHash of the parent's commHash (8 bytes), of the parent's split count with this
+     * split (an int: NCCL's childCount, counted on every rank, a rank that gets no child too), and
+     * of the color (an int), then digestHash. The key is left out, as NCCL leaves it out.
      */
     static long ofSplit(long parentCommId, int color, int nthSplit) {
-        long h = mix(mix(SEED, SPLIT), parentCommId);
-        return finish(mix(h, ((long) color << 32) | (nthSplit & 0xffffffffL)), 3);
+        long[] acc = {1, 1};
+        eatLong(acc, parentCommId);
+        eatInt(acc, nthSplit);
+        eatInt(acc, color);
+        return digest(acc);
     }
 
-    /** Of the n-th shrink of a parent; every surviving rank shrinks the parent in the same order. */
-    static long ofShrink(long parentCommId, int nthShrink) {
-        long h = mix(mix(SEED, SHRINK), parentCommId);
-        return finish(mix(h, nthShrink & 0xffffffffL), 3);
+    /** A shrink's: as a split's with count and color 0, so two shrinks of one parent share it, as in NCCL. */
+    static long ofShrink(long parentCommId) {
+        return ofSplit(parentCommId, 0, 0);
     }
 
-    /** For ncclCommInitAll, whose clique lives in one process and has no unique id to hash. */
+    /**
+     * For ncclCommInitAll without the profiler plugin: NCCL hashes a unique id it makes inside the
+     * call, which no bridge sees, so the clique gets an identity of the agent's own.
+     */
     static long fresh() {
         return ThreadLocalRandom.current().nextLong();
     }
@@ -63,33 +60,54 @@ final class CommIds {
         return new String(digits, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
 
-    private static final long SEED = 0x6e63636c67756172L; // "ncclguar"
-    private static final long GOLDEN = 0x9E3779B97F4A7C15L;
+    // --- NCCL's bitops.h, transcribed: unsigned 64-bit arithmetic is Java's long arithmetic ---
 
-    /** One word into the running hash: order-dependent, every input bit reaches every output bit. */
-    private static long mix(long h, long word) {
-        return Long.rotateLeft(h ^ fmix64(word + GOLDEN), 29) * GOLDEN;
-    }
-
-    private static long finish(long h, int length) {
-        return fmix64(h ^ length);
-    }
-
-    /** MurmurHash3's 64-bit finalizer. */
-    private static long fmix64(long k) {
-        k ^= k >>> 33;
-        k *= 0xff51afd7ed558ccdL;
-        k ^= k >>> 33;
-        k *= 0xc4ceb9fe1a85ec53L;
-        k ^= k >>> 33;
-        return k;
-    }
-
-    private static long littleEndianLong(byte[] b, int at) {
-        long v = 0;
-        for (int i = 7; i >= 0; i--) {
-            v = (v << 8) | (b[at + i] & 0xffL);
+    /** eatHash: {@code size} bytes into the accumulator, 8 at a time, a short tail zero-extended. */
+    private static void eat(long[] acc, byte[] bytes, int size) {
+        acc[0] ^= size;
+        int at = 0;
+        int left = size;
+        while (left != 0) {
+            mixRound(acc);
+            int chunk = Math.min(left, 8);
+            long x = 0;
+            for (int i = chunk - 1; i >= 0; i--) {
+                x = (x << 8) | (bytes[at + i] & 0xffL);
+            }
+            at += chunk;
+            left -= chunk;
+            acc[0] += x;
         }
-        return v;
+    }
+
+    private static void eatLong(long[] acc, long value) {
+        acc[0] ^= 8;
+        mixRound(acc);
+        acc[0] += value;
+    }
+
+    private static void eatInt(long[] acc, int value) {
+        acc[0] ^= 4;
+        mixRound(acc);
+        acc[0] += value & 0xffffffffL;
+    }
+
+    private static void mixRound(long[] acc) {
+        acc[0] += acc[1];
+        acc[1] ^= acc[0];
+        acc[0] ^= acc[0] >>> 31;
+        acc[0] *= 0x9de62bbc8cef3ce3L;
+        acc[1] ^= acc[1] >>> 32;
+        acc[1] *= 0x485cd6311b599e79L;
+    }
+
+    private static long digest(long[] acc) {
+        long h = acc[0];
+        h ^= h >>> 31;
+        h *= 0xbac3bd562846de6bL;
+        h += acc[1];
+        h ^= h >>> 32;
+        h *= 0x995a187a14e7b445L;
+        return h;
     }
 }

@@ -11,12 +11,17 @@ final class CommRecord extends Tracked {
     /** The rank and size in this communicator; {@link #UNKNOWN} for split children. */
     final int rank;
     final int nranks;
-    /** 64 bits of the communicator's identity; printed as 16 hex digits when {@link #hasCommId}. */
-    final long commId;
+    /**
+     * NCCL's commId of the communicator (see {@link CommIds}); printed as 16 hex digits when
+     * {@link #hasCommId}. Set before the record is published: NCCL's profiler plugin may correct it.
+     */
+    long commId;
     final long parentCommId;
-    final boolean hasCommId;
+    boolean hasCommId;
     final boolean hasParent;
     volatile boolean finalized;
+    /** NCCL's profiler plugin's record of this communicator, claimed at its creation; 0 for none. */
+    volatile long profilerRecord;
     /**
      * When the earliest application release still in flight was called (a destroy that waits for
      * other ranks, and an abort of it from another thread: the destroy's); 0 while none is.

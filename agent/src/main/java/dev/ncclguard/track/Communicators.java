@@ -56,7 +56,7 @@ final class Communicators {
         boolean hasId = id != null && id.length == Catalog.UNIQUE_ID_BYTES;
         add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(), tracker.now(),
                 tracker.stack(), tracker.currentDevice(), access, rankOrUnknown(args, fn.rank()),
-                rankOrUnknown(args, fn.nranks()), hasId, hasId ? CommIds.ofUniqueId(id) : 0, false, 0));
+                rankOrUnknown(args, fn.nranks()), hasId, hasId ? CommIds.ofUniqueId(id) : 0, false, 0), args);
     }
 
     /** ncclCommInitAll: one communicator per devlist entry (device i when devlist is null). */
@@ -65,7 +65,7 @@ final class Communicators {
         if (ndev <= 0 || ndev > MAX_INIT_ALL_DEVICES) {
             return;
         }
-        long commId = CommIds.fresh();
+        long commId = cliqueCommId(ndev, args);
         String thread = Tracker.threadName();
         long now = tracker.now();
         Throwable creation = tracker.stack();
@@ -74,7 +74,7 @@ final class Communicators {
             if (h != 0) {
                 int device = args.intArray(fn.device(), i, i);
                 add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, thread, now, creation, device,
-                        access, i, ndev, true, commId, false, 0));
+                        access, i, ndev, true, commId, false, 0), args);
             }
         }
     }
@@ -100,7 +100,7 @@ final class Communicators {
             }
         } else {
             if (hasId) {
-                commId = CommIds.ofShrink(parent.commId, nth);
+                commId = CommIds.ofShrink(parent.commId);
             }
             if (parent != null && parent.rank >= 0 && parent.nranks > 0) {
                 int excluded = args.intArg(fn.count());
@@ -114,7 +114,7 @@ final class Communicators {
         }
         int device = parent != null ? parent.device : tracker.currentDevice();
         add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(), tracker.now(),
-                tracker.stack(), device, access, rank, nranks, hasId, commId, hasId, hasId ? parent.commId : 0));
+                tracker.stack(), device, access, rank, nranks, hasId, commId, hasId, hasId ? parent.commId : 0), args);
     }
 
     /** How many excluded ranks are below {@code rank}, or -1 if the list cannot be read. */
@@ -143,8 +143,45 @@ final class Communicators {
         return v >= 0 ? v : CommRecord.UNKNOWN;
     }
 
-    /** A create at an address we still hold means its release was not seen yet: count it now. */
-    private void add(CommRecord c) {
+    /**
+     * NCCL's commId of an ncclCommInitAll clique, which hashes a unique id made inside the call:
+     * taken from NCCL's profiler plugin, else an identity of the agent's own.
+     */
+    private long cliqueCommId(int ndev, CallArgs args) {
+        NcclProfiler profiler = tracker.ncclProfiler();
+        if (profiler != null) {
+            try {
+                boolean[] found = new boolean[1];
+                long id = profiler.cliqueCommId(ndev, args.profilerInits(), found);
+                if (found[0]) {
+                    return id;
+                }
+            } catch (RuntimeException e) {
+                tracker.internalError(e);
+            }
+        }
+        return CommIds.fresh();
+    }
+
+    /**
+     * A create at an address we still hold means its release was not seen yet: count it now. The
+     * profiler plugin's record of the communicator is claimed first, so that it is one record.
+     */
+    private void add(CommRecord c, CallArgs args) {
+        NcclProfiler profiler = tracker.ncclProfiler();
+        if (profiler != null) {
+            try {
+                long record = profiler.claim(c.hasCommId, c.commId, c.rank, c.nranks, args.profilerInits());
+                if (record != 0) {
+                    // NCCL's own word wins: a split of a parent made before an attach has no id of ours
+                    c.commId = profiler.commId(record);
+                    c.hasCommId = true;
+                    c.profilerRecord = record;
+                }
+            } catch (RuntimeException e) {
+                tracker.internalError(e);
+            }
+        }
         created.incrementAndGet();
         if (records.put(c.handle, c) != null) {
             released.incrementAndGet();
@@ -206,12 +243,13 @@ final class Communicators {
 
     /**
      * Every communicator seen, released ones (the newest {@value #RELEASED_COMMS_KEPT}) and live
-     * ones, in the order of their creation.
+     * ones, and {@code extra} (those only NCCL's profiler plugin saw), in the order of their creation.
      */
-    List<CommLife> communicators() {
+    List<CommLife> communicators(List<CommLife> extra) {
         List<CommRecord> live = new ArrayList<>();
         records.valuesTo(live);
         List<CommLife> all = history.list();
+        all.addAll(extra);
         for (CommRecord c : live) {
             all.add(CommLife.of(c, 0, null));
         }

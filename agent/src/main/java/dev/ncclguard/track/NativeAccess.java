@@ -13,4 +13,18 @@ public interface NativeAccess {
      * {@code Integer}) and returns its int status. Throws if the symbol cannot be called.
      */
     int call(String symbol, Object... args);
+
+    /**
+     * Why the agent cannot release handles reached through this access (it has no handle to
+     * them), and what the application must do; null when it can. Cleanup leaves such a handle
+     * alone with this note.
+     */
+    default String cannotRelease() {
+        return null;
+    }
+
+    /** Whether {@link #call} reaches the CUDA runtime too (cleanup's cudaSetDevice), not only NCCL. */
+    default boolean reachesCudaRuntime() {
+        return false;
+    }
 }

@@ -4,6 +4,8 @@ import dev.ncclguard.catalog.Kind;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,25 +41,163 @@ final class Snapshots {
         sortBySerial(cs);
         sortBySerial(ss);
 
+        NcclProfiler profiler = tracker.ncclProfiler();
+        if (profiler != null) {
+            lateClaims(profiler, cs, tracker);
+        }
         List<HandleView> commLeaks = new ArrayList<>(cs.size());
         for (CommRecord c : cs) {
-            commLeaks.add(view(Kind.COMM, c, commDetails(c), 0));
+            commLeaks.add(view(Kind.COMM, c, commDetails(c, profiler), 0));
         }
-        EventLeaks eventLeaks = new EventLeaks(work, es.size());
+        long created = comms.createdCount();
+        long released = comms.releasedCount();
+        int liveComms = cs.size();
+        if (profiler != null) {
+            // communicators only NCCL's profiler plugin saw (NCCL linked into a native library)
+            try {
+                List<HandleView> only = profiler.unclaimed();
+                commLeaks.addAll(only);
+                long[] counts = profiler.unclaimedCounts();
+                created += counts[0];
+                released += counts[1];
+                liveComms += only.size();
+            } catch (RuntimeException e) {
+                tracker.internalError(e);
+            }
+        }
+        NativeState c = NativeState.read(tracker.nativeSlots(), es, ss);
+        EventLeaks eventLeaks = new EventLeaks(work, es.size(), c);
         for (Object e : bySerial(es)) {
             if (e != null) {
                 eventLeaks.add((EventRecord) e); // the work per event in a method of its own: compiled after a few hundred, not 60,000
             }
         }
         List<HandleView> streamLeaks = new ArrayList<>();
+        SpecialStreams special = null;
         for (StreamRecord s : ss) {
-            long pending = s.pendingOps();
-            if (pending > 0) {
+            long pending = s.nativeSlot < 0 ? s.pendingOps() : c.streamPending(s);
+            if (pending <= 0) {
+                continue;
+            }
+            if (Streams.isSpecialStream(s.handle)) {
+                // Java's record and C's of one special stream are one stream: reported once
+                if (special == null) {
+                    special = new SpecialStreams();
+                }
+                special.add(s, pending);
+            } else {
                 streamLeaks.add(view(Kind.STREAM, s, Details.of(STREAM_DETAILS, pending, s.device), 0));
             }
         }
-        return new Snapshot(commLeaks, eventLeaks.views, streamLeaks, comms.createdCount(), comms.releasedCount(),
-                cs.size(), es.size(), ss.size(), tracker.internalErrors(), tracker.firstInternalError());
+        if (special != null) {
+            special.addTo(streamLeaks);
+        }
+        return new Snapshot(commLeaks, eventLeaks.views, streamLeaks, created, released,
+                liveComms, es.size(), ss.size(), tracker.internalErrors(), tracker.firstInternalError());
+    }
+
+    /** Communicators whose plugin record came after their creation (nonblocking inits) claim it now. */
+    private static void lateClaims(NcclProfiler profiler, List<CommRecord> cs, Tracker tracker) {
+        try {
+            for (CommRecord c : cs) {
+                if (c.profilerRecord == 0 && c.hasCommId) {
+                    c.profilerRecord = profiler.claimLate(c.commId, c.rank, c.nranks);
+                }
+            }
+        } catch (RuntimeException e) {
+            tracker.internalError(e);
+        }
+    }
+
+    /**
+     * The state of the records whose hot state is in C slots, read in two batches (100,000 events
+     * cost one call each way), by identity of their record.
+     */
+    private static final class NativeState {
+        static final NativeState NONE = new NativeState(null, null, null, null);
+        private final Map<Tracked, Integer> eventAt;
+        private final long[] events;
+        private final Map<Tracked, Integer> streamAt;
+        private final long[] streams;
+
+        private NativeState(Map<Tracked, Integer> eventAt, long[] events, Map<Tracked, Integer> streamAt, long[] streams) {
+            this.eventAt = eventAt;
+            this.events = events;
+            this.streamAt = streamAt;
+            this.streams = streams;
+        }
+
+        static NativeState read(NativeSlots n, List<EventRecord> es, List<StreamRecord> ss) {
+            if (n == null) {
+                return NONE;
+            }
+            Map<Tracked, Integer> eventAt = new IdentityHashMap<>();
+            int[] eslots = slotsOf(es, eventAt);
+            Map<Tracked, Integer> streamAt = new IdentityHashMap<>();
+            int[] sslots = slotsOf(ss, streamAt);
+            long[] events = new long[3 * eslots.length];
+            long[] streams = new long[sslots.length];
+            if (eslots.length > 0) {
+                n.eventsPending(eslots, events);
+            }
+            if (sslots.length > 0) {
+                n.streamsPending(sslots, streams);
+            }
+            return new NativeState(eventAt, events, streamAt, streams);
+        }
+
+        private static int[] slotsOf(List<? extends Tracked> records, Map<Tracked, Integer> at) {
+            int[] slots = new int[16];
+            int n = 0;
+            for (Tracked t : records) {
+                int slot = t.nativeSlot;
+                if (slot >= 0) {
+                    if (n == slots.length) {
+                        slots = Arrays.copyOf(slots, n * 2);
+                    }
+                    at.put(t, n);
+                    slots[n++] = slot;
+                }
+            }
+            return Arrays.copyOf(slots, n);
+        }
+
+        /** pending 1/0 (-1 not live), the last record's stream slot, its stream handle; null when unknown. */
+        long[] event(EventRecord e) {
+            Integer i = eventAt == null ? null : eventAt.get(e);
+            return i == null ? null : new long[] {events[3 * i], events[3 * i + 1], events[3 * i + 2]};
+        }
+
+        long streamPending(StreamRecord s) {
+            Integer i = streamAt == null ? null : streamAt.get(s);
+            return i == null ? 0 : streams[i];
+        }
+    }
+
+    /**
+     * The special streams' leaks, one per stream: 0x0 and cudaStreamLegacy are one stream per
+     * device, cudaStreamPerThread one per thread and device; a Java record and C's of one stream
+     * are reported as the oldest of them, with their pending ops summed.
+     */
+    private static final class SpecialStreams {
+        private final Map<String, StreamRecord> first = new LinkedHashMap<>();
+        private final Map<String, Long> pending = new HashMap<>();
+
+        void add(StreamRecord s, long ops) {
+            String key = (s.handle == Streams.CUDA_STREAM_PER_THREAD ? "pt/" + s.thread + "/" : "legacy/") + s.device;
+            StreamRecord known = first.get(key);
+            if (known == null || s.serial < known.serial) {
+                first.put(key, s);
+            }
+            pending.merge(key, ops, Long::sum);
+        }
+
+        void addTo(List<HandleView> leaks) {
+            for (Map.Entry<String, StreamRecord> e : first.entrySet()) {
+                StreamRecord s = e.getValue();
+                leaks.add(view(Kind.STREAM, s, Details.of(STREAM_DETAILS, pending.get(e.getKey()), s.device), 0));
+            }
+        }
     }
 
     /** Oldest first (see {@link #bySerial}). */
@@ -112,18 +252,26 @@ final class Snapshots {
         private Details lastDetails;
         private long lastRecordedOn;
 
-        EventLeaks(Streams work, int live) {
+        private final NativeState c;
+
+        EventLeaks(Streams work, int live, NativeState c) {
             this.work = work;
             this.views = new ArrayList<>(live);
+            this.c = c;
         }
 
         void add(EventRecord e) {
+            if (e.nativeSlot >= 0) {
+                addNative(e);
+                return;
+            }
             Object pendingOn = e.pendingOn();
             if (pendingOn == EventRecord.NOT_PENDING) {
                 return;
             }
             StreamRecord on = (StreamRecord) pendingOn;
-            if (lastDetails == null || on != lastStream || e.device != lastDevice) {
+            if (lastDetails == null || lastWasNative || on != lastStream || e.device != lastDevice) {
+                lastWasNative = false;
                 lastStream = on;
                 lastDevice = e.device;
                 lastDetails = Details.of(EVENT_DETAILS, on == null ? null : hex(on.handle), e.device);
@@ -131,9 +279,31 @@ final class Snapshots {
             }
             views.add(view(Kind.EVENT, e, lastDetails, lastRecordedOn));
         }
+
+        /** An event whose state is in a C slot: pending as C says, on the stream of its last record there. */
+        private void addNative(EventRecord e) {
+            long[] state = c.event(e);
+            if (state == null || state[0] != 1) {
+                return; // complete, or its slot is no longer live: C ended it, the release is the tracker's
+            }
+            long stream = state[2];
+            if (lastDetails == null || !lastWasNative || stream != lastRecordedOnNative || e.device != lastDevice) {
+                lastWasNative = true;
+                lastStream = null;
+                lastDevice = e.device;
+                lastRecordedOnNative = stream;
+                lastDetails = Details.of(EVENT_DETAILS, hex(stream), e.device);
+                StreamRecord known = Streams.isSpecialStream(stream) ? null : work.streams.get(stream);
+                lastRecordedOn = known != null && !known.ended() ? stream : 0;
+            }
+            views.add(view(Kind.EVENT, e, lastDetails, lastRecordedOn));
+        }
+
+        private long lastRecordedOnNative = -1;
+        private boolean lastWasNative;
     }
 
-    private static Details commDetails(CommRecord c) {
+    private static Details commDetails(CommRecord c, NcclProfiler profiler) {
         Map<String, Object> details = new LinkedHashMap<>();
         if (c.rank >= 0) {
             details.put("rank", c.rank);
@@ -150,6 +320,16 @@ final class Snapshots {
         }
         if (c.finalized) {
             details.put("finalized", true);
+        }
+        if (profiler != null && c.profilerRecord != 0) {
+            try {
+                Map<String, Object> inFlight = profiler.inFlightDetails(c.profilerRecord);
+                if (inFlight != null) {
+                    details.put("inFlight", inFlight);
+                }
+            } catch (RuntimeException e) {
+                // what is in flight is left out; the leak is still reported
+            }
         }
         return Details.copyOf(details);
     }

@@ -1,7 +1,10 @@
 package dev.ncclguard.track;
 
+import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.Change;
+import dev.ncclguard.catalog.Effect;
 import dev.ncclguard.catalog.NativeFunction;
+import dev.ncclguard.catalog.Status;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -20,6 +23,14 @@ final class Streams {
     // cudaStreamPerThread). User-space addresses never set the top bit, so these cannot collide.
     private static final long LEGACY_STREAM_KEY = 0x8000_0000_0000_0000L;
     private static final long PER_THREAD_STREAM_KEY = 0xC000_0000_0000_0000L;
+    /**
+     * Keys of the special streams native code used, which C keeps per device and thread without
+     * asking Java (bridge.interposer): one record per C slot, apart from Java's own records of the
+     * same stream; a snapshot reports the two as one stream.
+     */
+    private static final long NATIVE_SPECIAL_STREAM_KEY = 0xA000_0000_0000_0000L;
+    /** Slot ids of C stream slots carry this bit (native-shim/src/agent/c/ng.h). */
+    static final int STREAM_SLOT_BIT = 1 << 30;
 
     private final Tracker tracker;
     final LongMap<EventRecord> events = new LongMap<>();
@@ -27,6 +38,8 @@ final class Streams {
     /** Threads inside ncclGroupStart/End now: while none is, enqueued work skips the thread-local. */
     private final AtomicInteger threadsInGroups = new AtomicInteger();
     private final AtomicLong opSeq = new AtomicLong();
+    /** What work deferred to a group's end counts as in a C slot: one op, as a collective's. */
+    private static final int GROUPED_WORK = Catalog.first(Effect.COMM_ENQUEUE).id();
 
     Streams(Tracker tracker) {
         this.tracker = tracker;
@@ -52,8 +65,10 @@ final class Streams {
     void eventCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
         long h = args.handleOut(fn.handle());
         if (h != 0) {
-            events.put(h, new EventRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(),
-                    tracker.now(), tracker.sharedStack(), tracker.currentDevice(), access));
+            EventRecord e = new EventRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(),
+                    tracker.now(), tracker.sharedStack(), tracker.currentDevice(), access);
+            e.nativeSlot = args.nativeSlot();
+            releaseSlotOf(events.put(h, e));
             tracker.listener().eventCreated(h);
         }
     }
@@ -67,8 +82,12 @@ final class Streams {
     void eventReleased(long handle, int status, long token) {
         if (status != 0) {
             Tracked.releaseFailed(events.get(handle), token);
-        } else if (events.removeIfSerial(handle, token) != null) {
-            tracker.listener().eventDestroyed(handle);
+        } else {
+            EventRecord e = events.removeIfSerial(handle, token);
+            if (e != null) {
+                releaseSlotOf(e);
+                tracker.listener().eventDestroyed(handle);
+            }
         }
     }
 
@@ -84,11 +103,88 @@ final class Streams {
     void recorded(NativeFunction fn, Object found, long event, long stream, long token, String bridge,
             NativeAccess access) {
         StreamRecord s = streamForWork(found, fn, event, stream, bridge, access);
-        long op = s.enqueueRecord(opSeq.get(), token);
         EventRecord e = events.get(event);
+        if (s.nativeSlot >= 0) {
+            // a C stream: the record is C's, and the event's state follows its stream there
+            int slot = (int) slots().exit(fn.id(), s.nativeSlot, event, Status.CUDA_SUCCESS, token);
+            if (e != null) {
+                eventInSlot(e, slot);
+            } else if (slot >= 0) {
+                slots().release(slot);
+            }
+            return;
+        }
+        long op = s.enqueueRecord(opSeq.get(), token);
         if (e != null) {
+            int old = e.nativeSlot;
+            if (old >= 0) {
+                // a C event recorded on a Java stream: its state is Java's from this record on
+                e.nativeSlot = Tracked.NO_SLOT;
+                slots().eventToJava(event);
+                slots().release(old);
+            }
             e.recorded(s, op, tracker.thread().recordNumber(opSeq));
         }
+    }
+
+    /** The event's state is in {@code slot} now (C's), or stays where it was for -1. */
+    private void eventInSlot(EventRecord e, int slot) {
+        int old = e.nativeSlot;
+        if (slot < 0 || old == slot) {
+            return;
+        }
+        e.nativeSlot = slot;
+        if (old >= 0) {
+            slots().release(old);
+        }
+    }
+
+    /** A record left its map: the C slot it held, if any, may go once C is done with it too. */
+    private void releaseSlotOf(Tracked t) {
+        if (t != null && t.nativeSlot >= 0) {
+            NativeSlots n = tracker.nativeSlots();
+            if (n != null) {
+                n.release(t.nativeSlot);
+            }
+        }
+    }
+
+    private NativeSlots slots() {
+        return tracker.nativeSlots();
+    }
+
+    /**
+     * Native work met a handle C keeps a slot for from now on (bridge.interposer's seen): a stream
+     * first used there, which gets a record with that slot, or an event whose state moved to C
+     * (recorded natively on a C stream). Returns whether a record holds the slot.
+     */
+    boolean seenByNative(NativeFunction fn, long handle, int device, int slot, String bridge, NativeAccess access) {
+        if ((slot & STREAM_SLOT_BIT) == 0) {
+            EventRecord e = events.get(handle);
+            if (e == null) {
+                return false;
+            }
+            eventInSlot(e, slot);
+            return true;
+        }
+        boolean special = isSpecialStream(handle);
+        long key = special ? NATIVE_SPECIAL_STREAM_KEY | slot : handle;
+        StreamRecord fresh = new StreamRecord(handle, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(),
+                tracker.now(), tracker.sharedStack(), device, access, opSeq);
+        fresh.nativeSlot = slot;
+        if (streams.putIfAbsent(key, fresh) != null) {
+            return false; // a Java record came first: it keeps its own state
+        }
+        if (!special) {
+            tracker.listener().streamCreated(handle);
+        }
+        return true;
+    }
+
+    /** Whether the tracker's record of {@code handle} holds C slot {@code slot} (after a creation's exit). */
+    boolean holds(long handle, int slot) {
+        Tracked t = (slot & STREAM_SLOT_BIT) != 0 ? streams.get(handle) : events.get(handle);
+        return t != null && t.nativeSlot == slot;
     }
 
     // --- streams ---
@@ -96,8 +192,10 @@ final class Streams {
     void streamCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
         long h = args.handleOut(fn.handle());
         if (h != 0 && !isSpecialStream(h)) {
-            streams.put(h, new StreamRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(),
-                    tracker.now(), tracker.sharedStack(), tracker.currentDevice(), access, opSeq));
+            StreamRecord s = new StreamRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(),
+                    tracker.now(), tracker.sharedStack(), tracker.currentDevice(), access, opSeq);
+            s.nativeSlot = args.nativeSlot();
+            releaseSlotOf(streams.put(h, s));
             tracker.listener().streamCreated(h);
         }
     }
@@ -109,7 +207,9 @@ final class Streams {
     }
 
     void streamReleased(long handle, long token) {
-        if (streams.removeIfSerial(streamKey(handle), token) != null) {
+        StreamRecord s = streams.removeIfSerial(streamKey(handle), token);
+        if (s != null) {
+            releaseSlotOf(s);
             tracker.listener().streamDestroyed(handle);
         }
     }
@@ -128,29 +228,50 @@ final class Streams {
         if (threadsInGroups.get() != 0 && (thread = tracker.thread()).groupDepth > 0) {
             thread.deferToGroupEnd(s);
         } else {
-            s.enqueue(opSeq.get());
+            enqueue(s, fn.id());
         }
     }
 
     /** cudaStreamWaitEvent: one op (a wait) on the stream. */
     void waited(NativeFunction fn, Object found, long handle, long stream, String bridge, NativeAccess access) {
-        streamForWork(found, fn, handle, stream, bridge, access).enqueue(opSeq.get());
+        enqueue(streamForWork(found, fn, handle, stream, bridge, access), fn.id());
+    }
+
+    /** One op on {@code s}: counted by its record, or by C for a stream whose state is in a C slot. */
+    private void enqueue(StreamRecord s, int fn) {
+        if (s.nativeSlot >= 0) {
+            slots().exit(fn, s.nativeSlot, 0, Status.CUDA_SUCCESS, 0);
+        } else {
+            s.enqueue(opSeq.get());
+        }
     }
 
     // --- the device and groups ---
 
-    /** Before a device synchronize: work whose exit reads the sequence before this step was called before. */
-    long deviceSyncStarts() {
+    /**
+     * Before a device synchronize: work whose exit reads the sequence before this step was called
+     * before. C's streams get a token of their own, kept for the exit on this thread.
+     */
+    long deviceSyncStarts(boolean forNative) {
+        NativeSlots n = tracker.nativeSlots();
+        if (forNative && n != null) {
+            tracker.thread().nativeSyncToken = n.deviceSyncEnter(tracker.currentDevice());
+        }
         return opSeq.incrementAndGet();
     }
 
-    void deviceSynchronized(long token) {
+    /** @param forNative C's streams too: a Java bridge's call, which C did not see */
+    void deviceSynchronized(long token, boolean forNative) {
         int device = tracker.currentDevice();
         streams.forEach(s -> {
-            if (s.device == device) {
+            if (s.device == device && s.nativeSlot < 0) {
                 s.deviceSynchronized(token);
             }
         });
+        NativeSlots n = tracker.nativeSlots();
+        if (forNative && n != null) {
+            n.deviceSyncExit(device, tracker.thread().nativeSyncToken);
+        }
     }
 
     void groupOpened() {
@@ -171,7 +292,7 @@ final class Streams {
         threadsInGroups.decrementAndGet();
         if (Tracker.succeededOrInProgress(status)) {
             for (int i = 0; i < thread.groupedCount(); i++) {
-                thread.grouped(i).enqueue(opSeq.get());
+                enqueue(thread.grouped(i), GROUPED_WORK);
             }
         }
         thread.clearGrouped();

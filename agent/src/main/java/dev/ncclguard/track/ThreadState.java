@@ -9,6 +9,8 @@ final class ThreadState {
     int device;
     /** ncclGroupStart nesting; NCCL launches grouped work at the outermost ncclGroupEnd. */
     int groupDepth;
+    /** C's token of this thread's device synchronize in progress (a Java bridge's call). */
+    long nativeSyncToken;
     /** Event record numbers taken at a time from the global op sequence. */
     static final int RECORD_NUMBERS = 1 << 10;
     /** The next record number of this thread's block, and the end of the block (exclusive). */

@@ -45,6 +45,13 @@ abstract class Tracked implements ReleaseClaim {
     final NativeAccess access;
     private volatile int owner;
     /**
+     * The C slot holding the hot state of an event or stream that native code made or used first
+     * ({@link NativeSlots}), or {@link #NO_SLOT}: the record's own fields hold it. An event's may
+     * change: its state follows the stream it was last recorded on.
+     */
+    volatile int nativeSlot = NO_SLOT;
+    static final int NO_SLOT = -1;
+    /**
      * The record's own lock, the version of what it guards, and whether the record has ended:
      * bit 0 {@link #ENDED}, bit 1 {@link #HELD}, a version above. Taking the lock is one atomic
      * instruction and releasing it a release store, where a monitor costs an atomic instruction

@@ -54,6 +54,8 @@ public final class Tracker {
     private volatile boolean stacks;
     private final LongSupplier clock;
     private volatile TrackerListener listener = TrackerListener.NONE;
+    private volatile NativeSlots nativeSlots;
+    private volatile NcclProfiler ncclProfiler;
     private final long startedAtMillis;
 
     private final Communicators comms = new Communicators(this);
@@ -128,7 +130,7 @@ public final class Tracker {
                 case RELEASE_STREAM:
                     return work.enterStreamRelease(args.handle(fn.stream()));
                 case SYNCHRONIZE_DEVICE:
-                    return work.deviceSyncStarts();
+                    return work.deviceSyncStarts(!args.fromNativeCode());
                 default:
                     return 0;
             }
@@ -170,13 +172,27 @@ public final class Tracker {
     public long token(NativeFunction fn, Object found) {
         switch (fn.change()) {
             case COMPLETE_EVENT:
-                return found instanceof EventRecord e ? e.lastRecordSeq() : 0;
+                if (found instanceof EventRecord e) {
+                    int slot = e.nativeSlot;
+                    return slot < 0 ? e.lastRecordSeq() : nativeToken(fn, slot);
+                }
+                return 0;
             case COMPLETE_STREAM:
             case RECORD_EVENT:
-                return found instanceof StreamRecord s ? s.enqueued() : NO_TOKEN;
+                if (found instanceof StreamRecord s) {
+                    int slot = s.nativeSlot;
+                    return slot < 0 ? s.enqueued() : nativeToken(fn, slot);
+                }
+                return NO_TOKEN;
             default:
                 return 0;
         }
+    }
+
+    /** A Java bridge's hot call on a handle whose state is in a C slot (mixed use: rare). */
+    private long nativeToken(NativeFunction fn, int slot) {
+        NativeSlots n = nativeSlots;
+        return n == null ? 0 : n.token(fn.id(), slot);
     }
 
     /**
@@ -254,8 +270,18 @@ public final class Tracker {
             return;
         }
         switch (fn.change()) {
-            case COMPLETE_EVENT -> Streams.eventCompleted(found, token);
-            case COMPLETE_STREAM -> Streams.streamCompleted(found, token);
+            case COMPLETE_EVENT, COMPLETE_STREAM -> {
+                int slot = found instanceof Tracked t ? t.nativeSlot : Tracked.NO_SLOT;
+                if (slot >= 0) {
+                    if (!((Tracked) found).ended() && nativeSlots != null) {
+                        nativeSlots.exit(fn.id(), slot, 0, status, token);
+                    }
+                } else if (fn.change() == Change.COMPLETE_EVENT) {
+                    Streams.eventCompleted(found, token);
+                } else {
+                    Streams.streamCompleted(found, token);
+                }
+            }
             case RECORD_EVENT -> work.recorded(fn, found, handle, stream, token, bridge, access);
             case ENQUEUE_COLLECTIVE -> work.collective(fn, found, handle, stream, bridge, access);
             case ENQUEUE_WAIT -> work.waited(fn, found, handle, stream, bridge, access);
@@ -308,7 +334,7 @@ public final class Tracker {
             }
             case SYNCHRONIZE_DEVICE -> {
                 if (status == 0) {
-                    work.deviceSynchronized(token);
+                    work.deviceSynchronized(token, !args.fromNativeCode());
                 }
             }
             case SET_DEVICE -> {
@@ -328,6 +354,81 @@ public final class Tracker {
         }
     }
 
+    // --- the native part: C slots, native work, NCCL's profiler plugin ---
+
+    /** Where the hot state of handles native code uses lives; null (the default) without the native part. */
+    public void nativeSlots(NativeSlots slots) {
+        this.nativeSlots = slots;
+    }
+
+    NativeSlots nativeSlots() {
+        return nativeSlots;
+    }
+
+    /** NCCL's profiler plugin, for the communicators only NCCL sees; null (the default) without it. */
+    public void ncclProfiler(NcclProfiler profiler) {
+        this.ncclProfiler = profiler;
+    }
+
+    public NcclProfiler ncclProfiler() {
+        return ncclProfiler;
+    }
+
+    /**
+     * The calling thread's device, as the CUDA runtime says it is (the interposer reads it with
+     * each call): native code may have set it before any bridge saw a cudaSetDevice.
+     */
+    public void threadDevice(int device) {
+        if (device >= 0) {
+            threads.get().device = device;
+        }
+    }
+
+    /**
+     * Native work met a handle whose hot state C keeps in {@code slot} from now on: a stream it
+     * used first (a record is made, as for work on any unknown stream), or an event whose state
+     * moved to C. Returns whether a record holds the slot.
+     */
+    public boolean seenByNative(NativeFunction fn, long handle, int device, int slot, String bridge,
+            NativeAccess access) {
+        if (!sawAnyCall) {
+            firstCall();
+        }
+        try {
+            return work.seenByNative(fn, handle, device, slot, bridge, access);
+        } catch (RuntimeException e) {
+            internalError(e);
+            return false;
+        }
+    }
+
+    /** Whether the record of the event or stream {@code handle} holds C slot {@code slot}, after its creation. */
+    public boolean holdsSlot(long handle, int slot) {
+        try {
+            return work.holds(handle, slot);
+        } catch (RuntimeException e) {
+            internalError(e);
+            return false;
+        }
+    }
+
+    /**
+     * Operations NCCL's profiler plugin says are in flight now on a leaked communicator of a
+     * snapshot; 0 for any other view, or without the plugin. For cleanup, which waits for them.
+     */
+    public long inFlightNow(HandleView comm) {
+        NcclProfiler p = ncclProfiler;
+        if (p == null || !(comm.claim() instanceof CommRecord c) || c.profilerRecord == 0) {
+            return 0;
+        }
+        try {
+            return p.inFlight(c.profilerRecord);
+        } catch (RuntimeException e) {
+            internalError(e);
+            return 0;
+        }
+    }
+
     // --- what the tracker knows ---
 
     /** The leaks and counters now; consistent per handle while other threads keep calling. */
@@ -340,7 +441,16 @@ public final class Tracker {
      * and live ones, in the order of their creation.
      */
     public List<CommLife> communicators() {
-        return comms.communicators();
+        List<CommLife> onlyNccl = List.of();
+        NcclProfiler p = ncclProfiler;
+        if (p != null) {
+            try {
+                onlyNccl = p.unclaimedLives(); // alive ones: the plugin does not say when a finalized one ended
+            } catch (RuntimeException e) {
+                internalError(e);
+            }
+        }
+        return comms.communicators(onlyNccl);
     }
 
     /** Released communicators left out of {@link #communicators()} to bound memory. */

@@ -70,7 +70,7 @@ class SuppressionsTest {
         assertEquals("line 2: expected KIND:PATTERN (KIND comm, event, stream or leak), got 'Rank.initCommunicator'",
                 e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> Suppressions.parse(List.of("handle:x")));
-        assertEquals("line 1: unknown kind 'handle' (expected comm, event, stream or leak)", e.getMessage());
+        assertEquals("line 1: unknown kind 'handle' (expected comm, event, stream, leak or library)", e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> Suppressions.parse(List.of("comm:  ")));
         assertEquals("line 1: empty pattern", e.getMessage());
     }
@@ -95,7 +95,23 @@ class SuppressionsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Suppressions.option(bad.toString()));
         assertEquals("ncclguard: invalid suppression file '" + bad + "' for option suppress: line 2: unknown kind "
-                + "'thread' (expected comm, event, stream or leak)", e.getMessage());
+                + "'thread' (expected comm, event, stream, leak or library)", e.getMessage());
         assertFalse(e.getMessage().contains("\n"));
+    }
+
+    @Test
+    void libraryLinesNameCallingLibrariesForTheNativePartAndNoLeakRule() throws Exception {
+        Path file = Files.writeString(dir.resolve("libs.supp"), "# pooled events of a vendor library\n"
+                + "library:libvendor_pool.so\nLIBRARY: libother\ncomm:Warmup.init\n");
+        Suppressions s = Suppressions.option(file.toString());
+        assertEquals(java.util.List.of("libvendor_pool.so", "libother"), s.libraries());
+        assertEquals(1, s.rules().size());
+    }
+
+    @Test
+    void aLibraryLineWithoutANameIsRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Suppressions.parse(java.util.List.of("library:")));
+        assertEquals("line 1: empty library name", e.getMessage());
     }
 }

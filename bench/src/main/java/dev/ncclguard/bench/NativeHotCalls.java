@@ -65,18 +65,24 @@ public final class NativeHotCalls {
             throw new IllegalStateException(failed);
         }
         System.out.println("NativeHotCalls: " + libs.origin + "; the JNI library's cudaEventQuery is " + boundTo());
+        long allocated = 0;
         for (int fn = 0; fn < FUNCTIONS.length; fn++) {
             double[] wrapped = new double[rounds];
             double[] real = new double[rounds];
             loop(fn, false, iters / 10);
             loop(fn, true, iters / 10);
+            long before = allocatedBytes();
             for (int r = 0; r < rounds; r++) {
                 // interleaved, so that a noisy neighbour costs both the same
                 wrapped[r] = loop(fn, false, iters) / (double) iters;
                 real[r] = loop(fn, true, iters) / (double) iters;
             }
+            allocated += allocatedBytes() - before;
             report(FUNCTIONS[fn], wrapped, real, "ns");
         }
+        // the hot calls never enter the JVM: the timed rounds allocate nothing on the Java heap
+        System.out.printf("Java heap allocated by this thread in the timed rounds (%d calls through the wrappers): %d bytes%n",
+                (long) FUNCTIONS.length * rounds * iters, allocated);
         long pairs = Math.max(1000, iters / 50);
         double[] wrapped = new double[rounds];
         double[] real = new double[rounds];
@@ -87,6 +93,15 @@ public final class NativeHotCalls {
             real[r] = creations(true, pairs) / (double) pairs / 1000.0;
         }
         report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
+    }
+
+    /** Bytes this thread allocated so far (HotSpot's per-thread counter), -1 where unsupported. */
+    private static long allocatedBytes() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        if (mx instanceof com.sun.management.ThreadMXBean hs && hs.isThreadAllocatedMemorySupported()) {
+            return hs.getThreadAllocatedBytes(Thread.currentThread().getId());
+        }
+        return -1;
     }
 
     private static void report(String what, double[] wrapped, double[] real, String unit) {

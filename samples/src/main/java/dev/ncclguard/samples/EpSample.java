@@ -2,18 +2,27 @@ package dev.ncclguard.samples;
 
 import com.sun.jna.ptr.IntByReference;
 import dev.ncclguard.samples.ep.EpRuntime;
+import dev.ncclguard.samples.ep.EpStaticRuntime;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.management.ObjectName;
 
 /**
  * The DeepEP-style scenarios: each rank, a Java thread, drives a runtime whose C library does all
- * the NCCL and CUDA work ({@link EpRuntime}); the Java side only calls open, dispatch and close.
+ * the NCCL and CUDA work ({@link EpRuntime}, or {@link EpStaticRuntime} with NCCL linked inside
+ * it); the Java side only calls open, dispatch and close.
  */
 final class EpSample {
     /** The scenarios and what each shows. */
     static final Map<String, String> SCENARIOS = new LinkedHashMap<>();
+    /** Worker threads of ep-stress, each opening and closing runtimes, and the threads that query meanwhile. */
+    static final int STRESS_WORKERS = 16;
+    static final int STRESS_QUERIERS = 4;
 
     static {
         SCENARIOS.put("ep-clean", "each rank opens the runtime, dispatches --iters steps, closes it (result checked,"
@@ -22,9 +31,48 @@ final class EpSample {
                 + " communicator, stream and event made in C left to process exit");
         SCENARIOS.put("ep-pthread", "as ep-leaky, with the communicator made on a thread of the runtime's own"
                 + " (no Java frames there)");
+        SCENARIOS.put("ep-inflight", "each rank dispatches a step and waits for it, then dispatches --iters more"
+                + " and exits at once: collectives still in flight at exit (NCCLEMU_OP_DELAY_US makes them last)");
+        SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
+        SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
+        SCENARIOS.put("ep-stress", STRESS_WORKERS + " threads each open, dispatch, poll and close one-rank runtimes"
+                + " --iters times while " + STRESS_QUERIERS + " others poll runtimes of their own and ask the"
+                + " ncclguard MBean, if there is one, for its live report; everything released");
     }
 
     private EpSample() {
+    }
+
+    /** The runtime of a scenario: plain, or with NCCL linked inside. */
+    private record Runtime(boolean statik) {
+        void load() {
+            if (statik) {
+                EpStaticRuntime.load();
+            } else {
+                EpRuntime.load();
+            }
+        }
+
+        byte[] newGroupId() {
+            return statik ? EpStaticRuntime.newGroupId() : EpRuntime.newGroupId();
+        }
+
+        long open(byte[] group, int nranks, int rank, int device, int count, boolean onLibraryThread) {
+            return statik ? EpStaticRuntime.open(group, nranks, rank, device, count, onLibraryThread)
+                    : EpRuntime.open(group, nranks, rank, device, count, onLibraryThread);
+        }
+
+        int dispatch(long runtime) {
+            return statik ? EpStaticRuntime.dispatch(runtime) : EpRuntime.dispatch(runtime);
+        }
+
+        int poll(long runtime) {
+            return statik ? EpStaticRuntime.poll(runtime) : EpRuntime.poll(runtime);
+        }
+
+        int close(long runtime) {
+            return statik ? EpStaticRuntime.close(runtime) : EpRuntime.close(runtime);
+        }
     }
 
     static void run(Options options, GpuLibraries libraries) {
@@ -33,19 +81,24 @@ final class EpSample {
         if (status != 0 || count.getValue() < 1) {
             throw new SampleFailure("no CUDA device (cudaGetDeviceCount: " + status + ")");
         }
-        int nranks = Math.min(options.ranks(), count.getValue());
         String scenario = options.scenario();
+        Runtime runtime = new Runtime(scenario.startsWith("ep-static-"));
+        runtime.load();
+        if (scenario.equals("ep-stress")) {
+            stress(runtime, options, count.getValue());
+            return;
+        }
+        int nranks = Math.min(options.ranks(), count.getValue());
         System.out.println("samples: " + scenario + " on " + nranks + (nranks == 1 ? " rank, " : " ranks, ")
                 + options.iterations() + " steps of " + options.count() + " floats, through the EP runtime's C library");
-        EpRuntime.load();
-        byte[] group = EpRuntime.newGroupId();
+        byte[] group = runtime.newGroupId();
         List<Thread> threads = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
         for (int r = 0; r < nranks; r++) {
             int rank = r;
             Thread t = new Thread(() -> {
                 try {
-                    rankWork(scenario, group, nranks, rank, options);
+                    rankWork(runtime, scenario, group, nranks, rank, options);
                 } catch (RuntimeException e) {
                     synchronized (failures) {
                         failures.add(e);
@@ -55,29 +108,31 @@ final class EpSample {
             threads.add(t);
             t.start();
         }
-        for (Thread t : threads) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new SampleFailure("interrupted while waiting for the ranks");
-            }
-        }
-        if (!failures.isEmpty()) {
-            Throwable first = failures.get(0);
-            throw first instanceof SampleFailure f ? f : new SampleFailure(first.getMessage());
-        }
+        joinAll(threads);
+        rethrowFirst(failures);
         System.out.println("samples: " + scenario + ": " + SCENARIOS.get(scenario));
     }
 
     /** One rank: the names here are what a report's Java frames show. */
-    private static void rankWork(String scenario, byte[] group, int nranks, int rank, Options options) {
-        long runtime = openRuntime(group, nranks, rank, options.count(), scenario.equals("ep-pthread"));
-        for (int i = 0; i < options.iterations(); i++) {
-            step(runtime);
+    private static void rankWork(Runtime runtime, String scenario, byte[] group, int nranks, int rank,
+            Options options) {
+        long handle = openRuntime(runtime, group, nranks, rank, options.count(), scenario.equals("ep-pthread"));
+        if (scenario.equals("ep-inflight")) {
+            step(runtime, handle);
+            while (runtime.poll(handle) != 0) { // one step seen done: NCCL's profiler has told a finished one
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SampleFailure("interrupted while waiting for the first step");
+                }
+            }
         }
-        if (scenario.equals("ep-clean")) {
-            int wrong = EpRuntime.close(runtime);
+        for (int i = 0; i < options.iterations(); i++) {
+            step(runtime, handle);
+        }
+        if (scenario.endsWith("-clean")) {
+            int wrong = runtime.close(handle);
             if (wrong >= 0) {
                 throw new SampleFailure("rank " + rank + ": element " + wrong + " of the last step's result is wrong");
             }
@@ -89,19 +144,118 @@ final class EpSample {
         }
     }
 
-    private static long openRuntime(byte[] group, int nranks, int rank, int count, boolean onLibraryThread) {
+    private static long openRuntime(Runtime runtime, byte[] group, int nranks, int rank, int count,
+            boolean onLibraryThread) {
         try {
-            return EpRuntime.open(group, nranks, rank, rank, count, onLibraryThread);
+            return runtime.open(group, nranks, rank, rank, count, onLibraryThread);
         } catch (IllegalStateException e) {
             throw new SampleFailure("rank " + rank + ": " + e.getMessage());
         }
     }
 
-    private static void step(long runtime) {
+    private static void step(Runtime runtime, long handle) {
         try {
-            EpRuntime.dispatch(runtime);
+            runtime.dispatch(handle);
         } catch (IllegalStateException e) {
             throw new SampleFailure(e.getMessage());
+        }
+    }
+
+    /**
+     * Many threads making and releasing communicators, streams and events in C at once, while
+     * others query their own events in C and the agent's live report (its MBean) reads every
+     * handle's state: nothing may leak, nothing may crash.
+     */
+    private static void stress(Runtime runtime, Options options, int devices) {
+        System.out.println("samples: ep-stress: " + STRESS_WORKERS + " threads x " + options.iterations()
+                + " runtimes, " + STRESS_QUERIERS + " querying threads");
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicLong opened = new AtomicLong();
+        AtomicLong reports = new AtomicLong();
+        List<Throwable> failures = new ArrayList<>();
+        List<Thread> workers = new ArrayList<>();
+        for (int w = 0; w < STRESS_WORKERS; w++) {
+            int device = w % devices;
+            workers.add(thread("worker-" + w, failures, () -> {
+                for (int i = 0; i < options.iterations(); i++) {
+                    long handle = runtime.open(runtime.newGroupId(), 1, 0, device, options.count(), false);
+                    runtime.dispatch(handle);
+                    while (runtime.poll(handle) != 0) {
+                        Thread.onSpinWait();
+                    }
+                    if (runtime.close(handle) >= 0) {
+                        throw new SampleFailure("a stress runtime's result is wrong");
+                    }
+                    opened.incrementAndGet();
+                }
+            }));
+        }
+        List<Thread> queriers = new ArrayList<>();
+        for (int q = 0; q < STRESS_QUERIERS; q++) {
+            int device = q % devices;
+            boolean asksTheAgent = q == 0;
+            queriers.add(thread("querier-" + q, failures, () -> {
+                long handle = runtime.open(runtime.newGroupId(), 1, 0, device, options.count(), false);
+                while (!done.get()) {
+                    runtime.dispatch(handle);
+                    runtime.poll(handle);
+                    if (asksTheAgent && liveReport() != null) {
+                        reports.incrementAndGet();
+                    }
+                }
+                while (runtime.poll(handle) != 0) {
+                    Thread.onSpinWait();
+                }
+                runtime.close(handle);
+            }));
+        }
+        joinAll(workers);
+        done.set(true);
+        joinAll(queriers);
+        rethrowFirst(failures);
+        System.out.println("samples: ep-stress: " + opened.get() + " runtimes opened and closed, " + reports.get()
+                + " live reports read meanwhile");
+    }
+
+    /** The agent's live report through its MBean, when the JVM runs the agent and it registered it. */
+    private static String liveReport() {
+        try {
+            return (String) ManagementFactory.getPlatformMBeanServer()
+                    .invoke(new ObjectName("dev.ncclguard:type=Tracker"), "reportJson", null, null);
+        } catch (Exception e) {
+            return null; // no agent, or not registered yet
+        }
+    }
+
+    private static Thread thread(String name, List<Throwable> failures, Runnable work) {
+        Thread t = new Thread(() -> {
+            try {
+                work.run();
+            } catch (RuntimeException e) {
+                synchronized (failures) {
+                    failures.add(e);
+                }
+            }
+        }, name);
+        t.start();
+        return t;
+    }
+
+    private static void joinAll(List<Thread> threads) {
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SampleFailure("interrupted while waiting for the ranks");
+            }
+        }
+    }
+
+    private static void rethrowFirst(List<Throwable> failures) {
+        if (!failures.isEmpty()) {
+            Throwable first = failures.get(0);
+            throw first instanceof SampleFailure f ? f : new SampleFailure(first.getMessage());
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.ncclguard.bridge.natives;
 
+import dev.ncclguard.bridge.WrappedNatives;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.config.Bindings;
@@ -186,15 +187,20 @@ public final class NativeMethodTransformer implements ClassFileTransformer {
                 return -1;
             }
             NativeFunction catalog = Catalog.lookup(entry.fn().symbol());
-            return bridge.add(id -> new NativeSite(id, entry.fn(), label, owner, loader, name, descriptor, isStatic,
+            int id = bridge.add(site -> new NativeSite(site, entry.fn(), label, owner, loader, name, descriptor, isStatic,
                     params.length, returnKind(returned), Bindings.cToJava(catalog, entry.fn())));
+            WrappedNatives.add(owner, name);
+            return id;
         }
         NativeFunction fn = Catalog.lookup(name);
         if (fn == null) {
             return -1;
         }
-        return bridge.add(id -> new NativeSite(id, fn, label, owner, loader, name, descriptor, isStatic,
+        int id = bridge.add(site -> new NativeSite(site, fn, label, owner, loader, name, descriptor, isStatic,
                 params.length, returnKind(returned), NativeSite.identity(params.length)));
+        // its C code's own NCCL and CUDA calls are this site's: the interposer leaves them out
+        WrappedNatives.add(owner, name);
+        return id;
     }
 
     /** Why a bindings entry without a descriptor does not fit the method it named, or null. */

@@ -1,6 +1,7 @@
 package dev.ncclguard.bridge.natives;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bridge.WrappedNatives;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
@@ -53,6 +54,7 @@ public final class NativeMethods {
                     + " name: JNA direct-mapped classes are NOT tracked (unset it to track them)");
         }
         NativeBridge bridge = new NativeBridge(tracker, prefix);
+        WrappedNatives.prefix(prefix);
         NativeMethodTransformer transformer = new NativeMethodTransformer(bridge, bindings, prefix, wrapJnaDirect);
         bridge.transformer(transformer);
         inst.addTransformer(transformer, false);

@@ -15,7 +15,7 @@ import java.nio.file.StandardCopyOption;
  * as IllegalStateException with the failed call and its status.
  */
 public final class EpRuntime {
-    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libncclguard-samples-ep.so";
+    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime.so";
     private static boolean loaded;
 
     private EpRuntime() {
@@ -37,20 +37,29 @@ public final class EpRuntime {
     /** Waits for the last step, checks its result, releases everything: -1, or the first wrong element. */
     public static native int close(long runtime);
 
+    /** Whether the last step is done: cudaEventQuery on the runtime's event (0 done, 600 not yet). */
+    public static native int poll(long runtime);
+
     /** Extracts the library from the jar (or class folder) and loads it, once. */
     public static synchronized void load() {
-        if (loaded) {
-            return;
-        }
-        try (InputStream in = EpRuntime.class.getClassLoader().getResourceAsStream(LIBRARY)) {
-            if (in == null) {
-                throw new SampleFailure("the samples were built without the EP runtime's library (" + LIBRARY + ")");
-            }
-            Path file = Files.createTempFile("ncclguard-samples-ep", ".so");
-            file.toFile().deleteOnExit();
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            System.load(file.toString());
+        if (!loaded) {
+            loadLibrary(LIBRARY, "ncclguard-samples-ep");
             loaded = true;
+        }
+    }
+
+    static void loadLibrary(String resource, String prefix) {
+        try (InputStream in = EpRuntime.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new SampleFailure("the samples were built without the EP runtime's library (" + resource + ")");
+            }
+            // under its own name, in a directory of its own: reports name the library that called
+            Path dir = Files.createTempDirectory(prefix);
+            Path file = dir.resolve(resource.substring(resource.lastIndexOf('/') + 1));
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            file.toFile().deleteOnExit();
+            dir.toFile().deleteOnExit();
+            System.load(file.toString());
         } catch (IOException e) {
             throw new SampleFailure("cannot extract the EP runtime's library: " + e);
         }

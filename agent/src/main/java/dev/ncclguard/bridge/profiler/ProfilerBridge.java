@@ -1,0 +1,346 @@
+package dev.ncclguard.bridge.profiler;
+
+import dev.ncclguard.bridge.interposer.Interposer;
+import dev.ncclguard.bridge.interposer.NativePart;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.log.Log;
+import dev.ncclguard.track.CommLife;
+import dev.ncclguard.track.HandleView;
+import dev.ncclguard.track.NativeAccess;
+import dev.ncclguard.track.NcclProfiler;
+import dev.ncclguard.track.ReleaseClaim;
+import dev.ncclguard.track.Tracker;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * NCCL's own eye: the agent's native library loaded by NCCL as its profiler plugin
+ * (NCCL_PROFILER_PLUGIN, set here at start in the process's C environment), which NCCL tells of
+ * every communicator's init (inside the init call, on the initing thread), its finalize (inside
+ * its destroy or abort), and the collectives and p2p operations started and finished on it.
+ *
+ * <p>A communicator a bridge saw created claims the plugin's record of it (one communicator, one
+ * record); one no bridge saw (NCCL linked statically into a native library) is a communicator of
+ * the plugin's alone, reported with bridge {@value #BRIDGE} when it is never finalized, with the
+ * Java stack of the thread that inited it. An application's own NCCL_PROFILER_PLUGIN is loaded
+ * behind ours and sees what it saw; {@code none} is respected.
+ */
+public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInits {
+    public static final String BRIDGE = "nccl-profiler";
+    public static final String PLUGIN_VARIABLE = "NCCL_PROFILER_PLUGIN";
+    /** Where a process the agent did not start (a child of the application) finds the application's own plugin. */
+    public static final String USER_PLUGIN_VARIABLE = "NCCLGUARD_USER_PROFILER_PLUGIN";
+    /** What a communicator only the plugin saw is reported as created by: it does not say which init. */
+    static final String API = "ncclCommInit";
+    private static final int R = Interposer.PLUGIN_RECORD_LONGS;
+    private static final long FINALIZED = 1;
+    private static final long CLAIMED = 2;
+    private static final long JAVA_THREAD = 4;
+
+    private final Tracker tracker;
+    private final boolean stacks;
+    /** The plugin's records read so far, by id; guarded by this. */
+    private final Map<Long, PluginRecord> records = new LinkedHashMap<>();
+    private long cursor;
+    /** The Java side of inits on Java threads, until their record is claimed. */
+    private final Map<Long, InitSite> inits = new ConcurrentHashMap<>();
+    private final NativeAccess notReleasable = new NotReleasable();
+
+    /** One communicator as NCCL told its plugin. */
+    record PluginRecord(long id, long commId, int rank, int nranks, int nNodes, long initSeq, long initMillis,
+            long flags, long tid) {
+        boolean finalized() {
+            return (flags & FINALIZED) != 0;
+        }
+    }
+
+    /** The thread that inited a communicator, when it was a Java thread. */
+    private record InitSite(String thread, Throwable stack) {
+    }
+
+    private ProfilerBridge(Tracker tracker, boolean stacks) {
+        this.tracker = tracker;
+        this.stacks = stacks;
+    }
+
+    /**
+     * Points NCCL at the library as its profiler plugin, before any communicator exists, and
+     * returns the bridge; null when the application set NCCL_PROFILER_PLUGIN=none (said in one line).
+     */
+    public static ProfilerBridge install(NativePart library, Tracker tracker, boolean stacks) {
+        String original = System.getenv(PLUGIN_VARIABLE); // the process's environment as it started
+        if (original != null && original.trim().equalsIgnoreCase("none")) {
+            Log.info(PLUGIN_VARIABLE + "=none: NCCL loads no profiler plugin, so ncclguard does not see"
+                    + " communicators of an NCCL linked into a native library, nor work still in flight at exit;"
+                    + " unset it to let ncclguard see them");
+            return null;
+        }
+        String user = original;
+        if (user != null && user.endsWith("/libncclguard.so")) {
+            // a parent's agent pointed NCCL at its own copy: the application's plugin is the one it kept
+            user = System.getenv(USER_PLUGIN_VARIABLE);
+        }
+        if (user != null && user.isBlank()) {
+            user = null;
+        }
+        if (!Interposer.userPlugin(user)) {
+            Log.info("the application's profiler plugin " + PLUGIN_VARIABLE + "=" + user + " does not exist; NCCL"
+                    + " would not load it either");
+        }
+        // children of the application inherit the C environment: their NCCL loads this library, which
+        // finds the application's plugin in the variable
+        if (user != null && !Interposer.setEnv(USER_PLUGIN_VARIABLE, user)) {
+            Log.warn("cannot set " + USER_PLUGIN_VARIABLE + "; child processes that use NCCL may not load the"
+                    + " application's profiler plugin");
+        }
+        if (!Interposer.setEnv(PLUGIN_VARIABLE, library.path().toString())) {
+            Log.warn("cannot set " + PLUGIN_VARIABLE + " in the process environment: communicators only NCCL sees,"
+                    + " and work in flight at exit, are not reported");
+            return null;
+        }
+        ProfilerBridge bridge = new ProfilerBridge(tracker, stacks);
+        Interposer.pluginInits(bridge);
+        tracker.ncclProfiler(bridge);
+        return bridge;
+    }
+
+    // --- the plugin's init on a Java thread, inside the init call ---
+
+    @Override
+    public void inited(long record) {
+        inits.put(record, new InitSite(Thread.currentThread().getName(),
+                stacks ? new Throwable("creation stack") : null));
+    }
+
+    // --- what the tracker asks ---
+
+    /** Reads the records inited since the last read. */
+    private void poll() {
+        long[] out = new long[R * 16];
+        int total = Interposer.pluginInitsSince(cursor, out);
+        if (total * R > out.length) {
+            out = new long[R * total + R * 16];
+            total = Math.min(Interposer.pluginInitsSince(cursor, out), out.length / R);
+        }
+        for (int i = 0; i < total; i++) {
+            PluginRecord r = record(out, i);
+            records.put(r.id(), r);
+            cursor = Math.max(cursor, r.initSeq());
+        }
+    }
+
+    private static PluginRecord record(long[] out, int i) {
+        int o = i * R;
+        return new PluginRecord(out[o], out[o + 1], (int) out[o + 2], (int) out[o + 3], (int) out[o + 4], out[o + 5],
+                out[o + 6], out[o + 7], out[o + 8]);
+    }
+
+    @Override
+    public synchronized long claim(boolean hasCommId, long commId, int rank, int nranks, long hint) {
+        poll();
+        long first = hint >= 0 ? hint >>> 32 : 0;
+        long count = hint >= 0 ? hint & 0xffffffffL : 0;
+        PluginRecord best = null;
+        long tid = hasCommId ? 0 : threadId();
+        for (PluginRecord r : records.values()) {
+            if ((r.flags() & CLAIMED) != 0 || (hint >= 0 && (r.id() < first || r.id() >= first + count))) {
+                continue;
+            }
+            boolean sameRank = rank < 0 || r.rank() == rank;
+            if (hasCommId ? r.commId() == commId && sameRank
+                    : hint >= 0 ? sameRank && (nranks < 0 || r.nranks() == nranks)
+                    : sameRank && r.tid() == tid && (nranks < 0 || r.nranks() == nranks)) {
+                best = r; // the newest that fits
+            }
+        }
+        if (best == null && hasCommId && hint >= 0 && count == 1) {
+            best = unclaimed(records.get(first)); // the call's one init, whatever the computed id said
+        }
+        if (best == null) {
+            return 0;
+        }
+        take(best);
+        return best.id();
+    }
+
+    @Override
+    public synchronized long claimLate(long commId, int rank, int nranks) {
+        // a nonblocking init's plugin init runs on a thread of NCCL's, after the call returned
+        poll();
+        for (PluginRecord r : records.values()) {
+            if ((r.flags() & CLAIMED) == 0 && r.commId() == commId && (rank < 0 || r.rank() == rank)) {
+                take(r);
+                return r.id();
+            }
+        }
+        return 0;
+    }
+
+    private PluginRecord unclaimed(PluginRecord r) {
+        return r != null && (r.flags() & CLAIMED) == 0 ? r : null;
+    }
+
+    private void take(PluginRecord r) {
+        records.put(r.id(), new PluginRecord(r.id(), r.commId(), r.rank(), r.nranks(), r.nNodes(), r.initSeq(),
+                r.initMillis(), r.flags() | CLAIMED, r.tid()));
+        Interposer.pluginClaim(r.id());
+        inits.remove(r.id());
+    }
+
+    @Override
+    public synchronized long commId(long record) {
+        PluginRecord r = records.get(record);
+        if (r == null) {
+            poll();
+            r = records.get(record);
+        }
+        return r == null ? 0 : r.commId();
+    }
+
+    @Override
+    public synchronized long cliqueCommId(int nranks, long hint, boolean[] found) {
+        poll();
+        long first = hint >= 0 ? hint >>> 32 : 0;
+        long count = hint >= 0 ? hint & 0xffffffffL : 0;
+        PluginRecord newest = null;
+        for (PluginRecord r : records.values()) {
+            if ((r.flags() & CLAIMED) == 0 && r.nranks() == nranks
+                    && (hint < 0 || (r.id() >= first && r.id() < first + count))) {
+                newest = r;
+            }
+        }
+        found[0] = newest != null;
+        return newest == null ? 0 : newest.commId();
+    }
+
+    @Override
+    public long inFlight(long record) {
+        long[] out = new long[Interposer.IN_FLIGHT_LONGS];
+        return Interposer.inFlight(record, out);
+    }
+
+    @Override
+    public Map<String, Object> inFlightDetails(long record) {
+        long[] out = new long[Interposer.IN_FLIGHT_LONGS];
+        int total = Interposer.inFlight(record, out);
+        if (total <= 0) {
+            return null;
+        }
+        String[] names = Interposer.inFlightNames(record);
+        return InFlight.details(out, names);
+    }
+
+    @Override
+    public synchronized List<HandleView> unclaimed() {
+        List<HandleView> views = new ArrayList<>();
+        for (PluginRecord r : live()) {
+            InitSite site = inits.get(r.id());
+            String thread = site != null ? site.thread() : "tid " + r.tid();
+            Map<String, Object> details = new LinkedHashMap<>();
+            details.put("rank", r.rank());
+            details.put("nranks", r.nranks());
+            details.put("nNodes", r.nNodes());
+            details.put("commId", hex(r.commId()));
+            Map<String, Object> inFlight = inFlightDetails(r.id());
+            if (inFlight != null) {
+                details.put("inFlight", inFlight);
+            }
+            views.add(new HandleView(Kind.COMM, 0, API, BRIDGE, thread, r.initMillis(),
+                    site != null ? site.stack() : null, -1, details, notReleasable, ReleaseClaim.UNTRACKED));
+        }
+        return views;
+    }
+
+    @Override
+    public synchronized List<CommLife> unclaimedLives() {
+        List<CommLife> lives = new ArrayList<>();
+        for (PluginRecord r : live()) {
+            InitSite site = inits.get(r.id());
+            lives.add(new CommLife(0, API, site != null ? site.thread() : "tid " + r.tid(), -1, r.rank(), r.nranks(),
+                    hex(r.commId()), null, r.initMillis(), 0, null));
+        }
+        return lives;
+    }
+
+    @Override
+    public synchronized long[] unclaimedCounts() {
+        long[] out = new long[R * Math.max(16, records.size() + 16)];
+        int total = Interposer.pluginInitsSince(0, out);
+        if (total * R > out.length) {
+            out = new long[R * total + R * 16];
+            total = Math.min(Interposer.pluginInitsSince(0, out), out.length / R);
+        }
+        long inited = 0;
+        long finalized = 0;
+        for (int i = 0; i < total; i++) {
+            PluginRecord r = record(out, i);
+            if ((r.flags() & CLAIMED) == 0) {
+                inited++;
+                if (r.finalized()) {
+                    finalized++;
+                }
+            }
+        }
+        return new long[] {inited, finalized};
+    }
+
+    /** The records not finalized and not claimed now, as the library says. */
+    private List<PluginRecord> live() {
+        poll();
+        long[] out = new long[R * Math.max(16, records.size() + 16)];
+        int total = Interposer.pluginComms(out);
+        if (total * R > out.length) {
+            out = new long[R * total + R * 16];
+            total = Math.min(Interposer.pluginComms(out), out.length / R);
+        }
+        List<PluginRecord> live = new ArrayList<>();
+        for (int i = 0; i < total; i++) {
+            PluginRecord r = record(out, i);
+            if ((r.flags() & (CLAIMED | FINALIZED)) == 0) {
+                live.add(r);
+            }
+        }
+        return live;
+    }
+
+    static String hex(long commId) {
+        String h = Long.toHexString(commId);
+        return "0".repeat(16 - h.length()) + h;
+    }
+
+    /** The calling thread's id in the kernel's numbering (what the plugin records): /proc/thread-self. */
+    private static long threadId() {
+        try {
+            Path self = Files.readSymbolicLink(Path.of("/proc/thread-self"));
+            return Long.parseLong(self.getFileName().toString());
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** Communicators only the plugin saw: the agent has no handle to them. */
+    private static final class NotReleasable implements NativeAccess {
+        @Override
+        public String library() {
+            return "an NCCL the agent saw only through its profiler plugin";
+        }
+
+        @Override
+        public int call(String symbol, Object... args) {
+            throw new IllegalStateException("no handle: a communicator seen only by NCCL's profiler plugin");
+        }
+
+        @Override
+        public String cannotRelease() {
+            return "ncclguard cannot release it: it saw this communicator only through NCCL's profiler plugin and"
+                    + " has no handle to it (NCCL linked into a native library); the application must destroy it"
+                    + " (ncclCommDestroy) before it exits";
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package dev.ncclguard.track;
+
+/**
+ * The hot state of the events and streams native code made or first used, kept where the native
+ * part of the agent updates it without a JVM transition (a C slot each, in libncclguard.so). The
+ * tracker holds a record per such handle (its creation, stack, claim) whose state lies in a slot
+ * ({@link Tracked#nativeSlot}); a Java bridge's hot call on one comes here (rare: mixed use), and
+ * snapshots read the slots in batches. Set by the interposer bridge ({@link Tracker#nativeSlots}).
+ */
+public interface NativeSlots {
+    /** Before a Java hot call of {@code fn} on a slot: the token its exit needs. */
+    long token(int fn, int slot);
+
+    /**
+     * After it: applies a successful call to the slot. For a record of event {@code other} on a
+     * C stream, returns the event's slot (its state is C's from then on); else -1.
+     */
+    long exit(int fn, int slot, long other, int status, long token);
+
+    /** The tracker's record of a slot ended: C may reuse it once C ended it too. */
+    void release(int slot);
+
+    /** A Java record of a C event on a Java stream: the event's state is the tracker's from now on. */
+    void eventToJava(long event);
+
+    /** Before a Java cudaDeviceSynchronize: the token for {@link #deviceSyncExit}. */
+    long deviceSyncEnter(int device);
+
+    /** After a successful one: C's streams of {@code device} are complete up to its start. */
+    void deviceSyncExit(int device, long token);
+
+    /** Per event slot 3 longs: pending 1/0 (-1: not live), the last record's stream slot, its stream handle. */
+    void eventsPending(int[] slots, long[] out);
+
+    /** Per stream slot its pending ops (-1: not live). */
+    void streamsPending(int[] slots, long[] out);
+}

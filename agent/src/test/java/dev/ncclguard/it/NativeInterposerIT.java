@@ -1,0 +1,256 @@
+package dev.ncclguard.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The interposer (libncclguard.so, option native): the DeepEP-style runtime of the samples, whose
+ * C library makes every NCCL and CUDA call, in a child JVM under the agent against the emulator.
+ */
+class NativeInterposerIT {
+    /** The frame that entered the runtime's C library, first in every Java stack of its handles. */
+    static final String OPEN = "dev.ncclguard.samples.ep.EpRuntime.open(Native Method)";
+    static final String RUNTIME = "libep_runtime.so";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void whatTheRuntimeLeaksInCIsReportedWithTheJavaFrameThatEnteredIt() throws Exception {
+        Path report = dir.resolve("leaky.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        for (String kind : List.of("comm", "stream", "event")) {
+            List<JsonNode> leaks = Reports.leaks(json, kind);
+            assertEquals(2, leaks.size(), kind + " a rank: " + json);
+            for (JsonNode leak : leaks) {
+                assertEquals("native", leak.path("bridge").asText(), leak.toString());
+                assertEquals(RUNTIME, leak.path("callerLibrary").asText(), leak.toString());
+                assertEquals("Java_dev_ncclguard_samples_ep_EpRuntime_open", leak.path("callerSymbol").asText());
+                assertEquals(OPEN, leak.path("stack").path(0).asText(), leak.toString());
+            }
+        }
+        assertEquals(2, Reports.summary(json, "commsCreated"));
+        assertEquals(2, Reports.summary(json, "pendingEvents"));
+        assertEquals(2, Reports.summary(json, "unsyncedStreams"));
+        assertTrue(r.stderr().contains("through native, called from " + RUNTIME), r.describe());
+    }
+
+    @Test
+    void aCleanRunOfTheRuntimeReportsNoLeakAndCountsItsCommunicators() throws Exception {
+        Path report = dir.resolve("clean.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-clean");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        assertEquals(2, Reports.summary(json, "commsCreated"));
+        assertEquals(2, Reports.summary(json, "commsReleased"));
+    }
+
+    @Test
+    void cleanupReleasesWhatTheRuntimeLeftInC() throws Exception {
+        Path report = dir.resolve("cleanup.json");
+        Path alive = dir.resolve("alive.txt");
+        ChildJvm.Result r = ChildJvm.sample().agent("action=cleanup,report=" + report)
+                .env("NCCLEMU_REPORT", alive.toString()).run("ep-leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        for (JsonNode comm : Reports.leaks(json, "comm")) {
+            assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
+        }
+        for (JsonNode event : Reports.leaks(json, "event")) {
+            assertEquals("synchronized", event.path("cleanup").asText(), event.toString());
+        }
+        assertEquals(6, Reports.summary(json, "cleaned"), json.toString());
+        assertEquals(0, Reports.summary(json, "cleanupFailed"));
+        // streams are synchronized, not destroyed, as for those made from Java: nothing pending on them
+        List<String> left = Reports.aliveAtExit(alive);
+        assertTrue(left.stream().allMatch(l -> l.startsWith("stream ") && l.endsWith(" pending 0")),
+                "still alive after cleanup: " + left + "\n" + r.describe());
+    }
+
+    @Test
+    void aCommunicatorMadeOnALibraryThreadCarriesItsNativeCallerAndNoJavaStack() throws Exception {
+        Path report = dir.resolve("pthread.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-pthread", "--ranks", "1");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        List<JsonNode> comms = Reports.leaks(json, "comm");
+        assertEquals(1, comms.size(), json.toString());
+        JsonNode comm = comms.get(0);
+        assertEquals("native", comm.path("bridge").asText());
+        assertEquals(RUNTIME, comm.path("callerLibrary").asText(), comm.toString());
+        assertEquals(0, comm.path("stack").size(), "no Java frames on a pthread of the library: " + comm);
+        JsonNode backtrace = comm.path("nativeStack");
+        assertTrue(backtrace.size() > 0, comm.toString());
+        assertTrue(backtrace.path(0).asText().startsWith(RUNTIME + "+0x"), comm.toString());
+        // the stream and event of the same runtime were made on the Java thread
+        assertEquals(OPEN, Reports.leaks(json, "event").get(0).path("stack").path(0).asText(), json.toString());
+    }
+
+    @Test
+    void sixteenThreadsOpeningAndClosingRuntimesWhileOthersQueryLeaveNoLeak() throws Exception {
+        Path report = dir.resolve("stress.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-stress", "--iters", "25");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        long created = Reports.summary(json, "commsCreated");
+        assertEquals(16 * 25 + 4, created, "16 workers x 25 runtimes, and the 4 queriers' own: " + json.path("summary"));
+        assertEquals(created, Reports.summary(json, "commsReleased"));
+        assertTrue(r.stdout().contains("samples: ep-stress: 400 runtimes opened and closed"), r.describe());
+        assertFalse(r.stderr().contains("tracking failed"), r.describe());
+    }
+
+    @Test
+    void nativeOffWithTheProfilerOffIsTheAgentWithoutItsNativePart() throws Exception {
+        Path report = dir.resolve("off.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("native=off,nccl-profiler=off,report=" + report).run("ep-leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        assertEquals(0, json.path("leaks").size(), "calls made in C are not seen: " + json);
+        assertEquals(0, Reports.summary(json, "commsCreated"));
+        assertFalse(r.stderr().contains("native part"), r.describe());
+    }
+
+    @Test
+    void aLibraryOfAnotherArchitectureSaysSoInOneLineAndTheJavaBridgesGoOn() throws Exception {
+        // the agent's own library, marked as built for another architecture (e_machine: AArch64)
+        byte[] library;
+        try (var jar = new java.util.zip.ZipFile(ChildJvm.AGENT_JAR.toFile())) {
+            var entry = jar.getEntry("inst/ncclguard-native/linux-x86_64/libncclguard.so");
+            try (var in = jar.getInputStream(entry)) {
+                library = in.readAllBytes();
+            }
+        }
+        library[18] = (byte) 0xB7;
+        library[19] = 0;
+        Path notALibrary = Files.write(dir.resolve("libncclguard.so"), library);
+        Path report = dir.resolve("unloadable.json");
+        ChildJvm.Result r = ChildJvm.sample().jvmArg("-Dncclguard.native.test.library=" + notALibrary)
+                .agent("report=" + report).run("leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        List<String> lines = r.stderr().lines().filter(l -> l.contains("the native part is off")).toList();
+        assertEquals(1, lines.size(), r.describe());
+        assertTrue(lines.get(0).startsWith("ncclguard: the native part is off: cannot load " + notALibrary), lines.get(0));
+        assertTrue(lines.get(0).contains("the Java bridges go on"), lines.get(0));
+        assertTrue(lines.get(0).contains("AARCH64"), "the loader's reason: " + lines.get(0));
+        JsonNode json = Reports.read(report);
+        assertEquals(2, Reports.leaks(json, "comm").size(), json.toString());
+        assertEquals("jna-interface", Reports.leaks(json, "comm").get(0).path("bridge").asText());
+    }
+
+    @Test
+    void aNativeDirThatCannotBeWrittenSaysSoInOneLineAndTheJavaBridgesGoOn() throws Exception {
+        Path file = Files.writeString(dir.resolve("a-file"), "x");
+        Path report = dir.resolve("unwritable.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("native-dir=" + file + ",report=" + report).run("leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        List<String> lines = r.stderr().lines().filter(l -> l.contains("the native part is off")).toList();
+        assertEquals(1, lines.size(), r.describe());
+        assertTrue(lines.get(0).contains("cannot write it under " + file), lines.get(0));
+        assertTrue(lines.get(0).contains("set native-dir to a directory"), lines.get(0));
+        assertEquals(2, Reports.leaks(Reports.read(report), "comm").size(), r.describe());
+    }
+
+    @Test
+    void theLibraryIsExtractedIntoAPrivateDirectoryNamedAfterItsContentAndReused() throws Exception {
+        Path base = Files.createDirectory(dir.resolve("native"));
+        for (int run = 0; run < 2; run++) {
+            ChildJvm.Result r = ChildJvm.sample().agent("native-dir=" + base + ",text=none").run("ep-clean", "--ranks", "1");
+            assertEquals(0, r.exitCode(), r.describe());
+        }
+        List<Path> libraries;
+        try (var files = Files.walk(base)) {
+            libraries = files.filter(p -> p.getFileName().toString().equals("libncclguard.so")).toList();
+        }
+        assertEquals(1, libraries.size(), "one file for both runs: " + libraries);
+        Path hashDir = libraries.get(0).getParent();
+        assertTrue(hashDir.getFileName().toString().matches("[0-9a-f]{16}"), hashDir.toString());
+        assertTrue(hashDir.getParent().getFileName().toString().matches("ncclguard-\\d+"), hashDir.toString());
+        for (Path d : List.of(hashDir, hashDir.getParent())) {
+            assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+                    Files.getPosixFilePermissions(d)), d.toString());
+        }
+        try (var files = Files.list(hashDir)) {
+            assertEquals(1, files.count(), "no temporary file left beside it");
+        }
+    }
+
+    @Test
+    void handWrittenJniNamedAfterNcclIsCountedOnceAsWithoutTheNativePart() throws Exception {
+        JsonNode with = leakyThrough("jni", "");
+        JsonNode without = leakyThrough("jni", "native=off,nccl-profiler=off,");
+        for (String field : List.of("commsCreated", "leakedComms", "pendingEvents", "unsyncedStreams")) {
+            assertEquals(Reports.summary(without, field), Reports.summary(with, field), field + ": " + with.path("summary"));
+        }
+        for (JsonNode leak : with.path("leaks")) {
+            assertEquals("jni", leak.path("bridge").asText(), "the Java bridge's view, not the interposer's: " + leak);
+        }
+    }
+
+    @Test
+    void jniBindingsFileMethodsAreCountedOnceAndWithoutTheFileTheInterposerSeesThem() throws Exception {
+        JsonNode bound = leakyThrough("jni-bindings", "bindings=" + BridgesIT.BINDINGS + ",");
+        assertEquals(2, Reports.summary(bound, "commsCreated"), bound.toString());
+        for (JsonNode comm : Reports.leaks(bound, "comm")) {
+            assertEquals("jni", comm.path("bridge").asText(), comm.toString());
+        }
+        JsonNode unbound = leakyThrough("jni-bindings", "");
+        assertEquals(2, Reports.summary(unbound, "commsCreated"), unbound.toString());
+        for (JsonNode comm : Reports.leaks(unbound, "comm")) {
+            assertEquals("native", comm.path("bridge").asText(), comm.toString());
+            // the samples extract their JNI library to a temporary file: ncclguard-samples-jni<random>.so
+            assertTrue(comm.path("callerLibrary").asText().matches("ncclguard-samples-jni\\d*\\.so"), comm.toString());
+        }
+    }
+
+    @Test
+    void javacppIsCountedOnceAsWithoutTheNativePart() throws Exception {
+        JsonNode with = javacppLeaky("");
+        JsonNode without = javacppLeaky("native=off,nccl-profiler=off,");
+        for (String field : List.of("commsCreated", "leakedComms", "pendingEvents", "unsyncedStreams")) {
+            assertEquals(Reports.summary(without, field), Reports.summary(with, field), field + ": " + with.path("summary"));
+        }
+        assertEquals(2, Reports.summary(with, "commsCreated"));
+        for (JsonNode leak : with.path("leaks")) {
+            assertEquals("javacpp", leak.path("bridge").asText(), leak.toString());
+        }
+    }
+
+    @Test
+    void aSuppressionNamingTheCallingLibraryLeavesItsCallsOut() throws Exception {
+        Path suppress = Files.writeString(dir.resolve("suppress.txt"), "library:" + RUNTIME + "\n");
+        Path report = dir.resolve("suppressed.json");
+        ChildJvm.Result r = ChildJvm.sample().agent("nccl-profiler=off,suppress=" + suppress + ",report=" + report)
+                .run("ep-leaky", "--ranks", "1");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = Reports.read(report);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        assertTrue(json.toString().contains(RUNTIME), "the report names the suppressed library: " + json);
+    }
+
+    private JsonNode leakyThrough(String bridge, String options) throws Exception {
+        Path report = Files.createTempFile(dir, bridge, ".json");
+        ChildJvm.Result r = ChildJvm.sample().agent(options + "text=none,report=" + report).run("leaky", "--bridge", bridge);
+        assertEquals(0, r.exitCode(), r.describe());
+        return Reports.read(report);
+    }
+
+    private JsonNode javacppLeaky(String options) throws Exception {
+        Path report = Files.createTempFile(dir, "javacpp", ".json");
+        ChildJvm.Result r = BridgesIT.javacpp().agent(options + "text=none,report=" + report)
+                .run("leaky", "--bridge", "javacpp");
+        assertEquals(0, r.exitCode(), r.describe());
+        return Reports.read(report);
+    }
+}

@@ -1,0 +1,43 @@
+package dev.ncclguard.samples.ep;
+
+/**
+ * {@link EpRuntime} with NCCL inside its C library, as libtorch's C++ distributions carry it: the
+ * same runtime (samples/src/main/c/ep_runtime.c) linked with the emulator's libnccl_static.a, its
+ * NCCL symbols hidden, the CUDA runtime by soname. Nothing outside the library can see its NCCL
+ * calls; NCCL's own profiler plugin still sees its communicators.
+ */
+public final class EpStaticRuntime {
+    static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime_static.so";
+    /**
+     * A build of the runtime to load instead of the jar's (scripts/gpu/80-native.sh links one with
+     * the GPU machine's own libnccl_static.a).
+     */
+    public static final String LIBRARY_PROPERTY = "ncclguard.samples.ep.staticLibrary";
+    private static boolean loaded;
+
+    private EpStaticRuntime() {
+    }
+
+    public static native byte[] newGroupId();
+
+    public static native long open(byte[] groupId, int nranks, int rank, int device, int count, boolean onLibraryThread);
+
+    public static native int dispatch(long runtime);
+
+    public static native int poll(long runtime);
+
+    public static native int close(long runtime);
+
+    /** Extracts the library from the jar (or class folder) and loads it, once. */
+    public static synchronized void load() {
+        if (!loaded) {
+            String own = System.getProperty(LIBRARY_PROPERTY);
+            if (own != null) {
+                System.load(java.nio.file.Path.of(own).toAbsolutePath().toString());
+            } else {
+                EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-ep-static");
+            }
+            loaded = true;
+        }
+    }
+}
