@@ -4,19 +4,20 @@
 # and an RPATH that makes libnccl load the emulated libcudart even where a real one is installed;
 # libnccl_static.a defining the same API and nothing else; neither needing a symbol of the runtime.
 set -euo pipefail
+# (no grep -q after a pipe: its early exit can kill the writer with SIGPIPE, which pipefail reports)
 dir=$1
 fail=0
 die() { echo "check_elf: $*" >&2; fail=1; }
 
 [ "$(readlink "$dir/libnccl.so")" = libnccl.so.2 ] || die "libnccl.so is not a link to libnccl.so.2"
 [ "$(readlink "$dir/libcudart.so")" = libcudart.so.13 ] || die "libcudart.so is not a link to libcudart.so.13"
-readelf -d "$dir/libnccl.so.2" | grep -q 'SONAME.*\[libnccl.so.2\]' || die "libnccl.so.2: wrong SONAME"
+readelf -d "$dir/libnccl.so.2" | grep 'SONAME.*\[libnccl.so.2\]' >/dev/null || die "libnccl.so.2: wrong SONAME"
 [ "$(readlink "$dir/libcuda.so")" = libcuda.so.1 ] || die "libcuda.so is not a link to libcuda.so.1"
-readelf -d "$dir/libcuda.so.1" | grep -q 'SONAME.*\[libcuda.so.1\]' || die "libcuda.so.1: wrong SONAME"
-readelf -d "$dir/libcudart.so.13" | grep -q 'SONAME.*\[libcudart.so.13\]' || die "libcudart.so.13: wrong SONAME"
-readelf -d "$dir/libnccl.so.2" | grep -q 'NEEDED.*\[libcudart.so.13\]' || die "libnccl.so.2 does not need libcudart.so.13"
-readelf -d "$dir/libnccl.so.2" | grep -q '(RPATH).*\[\$ORIGIN\]' || die "libnccl.so.2: no DT_RPATH \$ORIGIN"
-readelf -V "$dir/libcudart.so.13" | grep -q 'Name: libcudart.so.13' || die "libcudart.so.13: no version node libcudart.so.13"
+readelf -d "$dir/libcuda.so.1" | grep 'SONAME.*\[libcuda.so.1\]' >/dev/null || die "libcuda.so.1: wrong SONAME"
+readelf -d "$dir/libcudart.so.13" | grep 'SONAME.*\[libcudart.so.13\]' >/dev/null || die "libcudart.so.13: wrong SONAME"
+readelf -d "$dir/libnccl.so.2" | grep 'NEEDED.*\[libcudart.so.13\]' >/dev/null || die "libnccl.so.2 does not need libcudart.so.13"
+readelf -d "$dir/libnccl.so.2" | grep '(RPATH).*\[\$ORIGIN\]' >/dev/null || die "libnccl.so.2: no DT_RPATH \$ORIGIN"
+readelf -V "$dir/libcudart.so.13" | grep 'Name: libcudart.so.13' >/dev/null || die "libcudart.so.13: no version node libcudart.so.13"
 
 # every function NCCL 2.29.3 exports (its NCCL_API functions: nccl.h and the device API's host
 # side), and its profiling alias
@@ -50,7 +51,7 @@ fi
 others=$(nm -D --defined-only "$dir/libcudart.so.13" | awk 'NF == 3 && $2 != "A" {print $3}' \
   | sed 's/@.*//' | grep -v -E '^(cuda.*|emu_rt_interface)$' || true)
 [ -z "$others" ] || die "libcudart.so.13 exports unexpected symbols: $others"
-nm -D --defined-only "$dir/libcudart.so.13" | grep -q ' D emu_rt_interface@@libcudart.so.13$' \
+nm -D --defined-only "$dir/libcudart.so.13" | grep ' D emu_rt_interface@@libcudart.so.13$' >/dev/null \
   || die "libcudart.so.13: no emu_rt_interface, the table libnccl looks up"
 
 # NCCL needs nothing of the runtime through the dynamic linker (it looks the table up with dlsym):
@@ -59,7 +60,7 @@ for lib in "$dir/libnccl.so.2" "$dir/libnccl_static.a"; do
   needs=$(nm -u "$lib" 2>/dev/null | awk '{print $NF}' | grep -E '^(cuda|emu_)' | sort -u || true)
   [ -z "$needs" ] || die "$(basename "$lib") needs symbols of the runtime: $needs"
 done
-nm -D --defined-only "$dir/libcudart.so.13" | grep -q ' cudaStreamCreate@@libcudart.so.13$' \
+nm -D --defined-only "$dir/libcudart.so.13" | grep ' cudaStreamCreate@@libcudart.so.13$' >/dev/null \
   || die "libcudart.so.13: cudaStreamCreate is not versioned libcudart.so.13"
 
 # a real libcudart on the library path must not win over the emulator's
