@@ -63,6 +63,80 @@ final class CommIds {
         return new String(digits, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
 
+    // --- NCCL's own identities (src/include/bitops.h, src/misc/utils.cc, src/init.cc of
+    // v2.28.3-1 and v2.29.3-1), as the emulator's nccl_core.c transcribes them ---
+
+    /** NCCL's bootstrap magic of a communicator made from this unique id: its first 8 bytes. */
+    static long ncclMagic(byte[] uniqueId) {
+        return littleEndianLong(uniqueId, 0);
+    }
+
+    /** NCCL's commHash of an init from this unique id: getHash(id, NCCL_UNIQUE_ID_BYTES). */
+    static long ncclInitHash(byte[] uniqueId) {
+        long[] acc = {1, 1};
+        eat(acc, uniqueId, uniqueId.length);
+        return digest(acc);
+    }
+
+    /**
+     * NCCL's commHash of a split's child (eatHash of the parent's commHash, the parent's
+     * childCount after the split, the color, as ints); of a shrink's with childCount and color 0.
+     */
+    static long ncclSplitHash(long parentHash, int childCount, int color) {
+        long[] acc = {1, 1};
+        eat(acc, parentHash, 8);
+        eat(acc, childCount & 0xffffffffL, 4);
+        eat(acc, color & 0xffffffffL, 4);
+        return digest(acc);
+    }
+
+    /** src/misc/utils.cc hashCombine: a grow's magic (parent magic, childCount) and its commHash (magic, nRanks). */
+    static long ncclHashCombine(long base, long value) {
+        long[] acc = {1, 1};
+        eat(acc, base, 8);
+        eat(acc, value, 8);
+        return digest(acc);
+    }
+
+    /** bitops.h eatHash of {@code size} bytes. */
+    private static void eat(long[] acc, byte[] bytes, int size) {
+        acc[0] ^= size;
+        for (int at = 0; at < size; at += 8) {
+            long x = 0;
+            for (int i = Math.min(8, size - at) - 1; i >= 0; i--) {
+                x = (x << 8) | (bytes[at + i] & 0xffL);
+            }
+            round(acc, x);
+        }
+    }
+
+    /** eatHash of a value of {@code size} (4 or 8) bytes, little-endian as in memory. */
+    private static void eat(long[] acc, long value, int size) {
+        acc[0] ^= size;
+        round(acc, size == 8 ? value : value & 0xffffffffL);
+    }
+
+    private static void round(long[] acc, long x) {
+        acc[0] += acc[1];
+        acc[1] ^= acc[0];
+        acc[0] ^= acc[0] >>> 31;
+        acc[0] *= 0x9de62bbc8cef3ce3L;
+        acc[1] ^= acc[1] >>> 32;
+        acc[1] *= 0x485cd6311b599e79L;
+        acc[0] += x;
+    }
+
+    /** bitops.h digestHash. */
+    private static long digest(long[] acc) {
+        long h = acc[0];
+        h ^= h >>> 31;
+        h *= 0xbac3bd562846de6bL;
+        h += acc[1];
+        h ^= h >>> 32;
+        h *= 0x995a187a14e7b445L;
+        return h;
+    }
+
     private static final long SEED = 0x6e63636c67756172L; // "ncclguar"
     private static final long GOLDEN = 0x9E3779B97F4A7C15L;
 
