@@ -7,6 +7,8 @@ public enum Outcome {
     /** Its work completed while cleanup polled; an event is then also destroyed. */
     SYNCHRONIZED("synchronized"),
     DESTROYED("destroyed"),
+    /** ncclMemAlloc's memory, freed with ncclMemFree; an addition to the contract's values. */
+    FREED("freed"),
     ABORTED("aborted"),
     /** A native call did not return, or the work did not complete, before the deadline. */
     TIMED_OUT("timed-out"),
@@ -24,7 +26,7 @@ public enum Outcome {
 
     /** Whether the leak counts as cleaned in the report's summary. */
     public boolean cleaned() {
-        return this == SYNCHRONIZED || this == DESTROYED || this == ABORTED;
+        return this == SYNCHRONIZED || this == DESTROYED || this == FREED || this == ABORTED;
     }
 
     /** Whether the leak counts as a cleanup failure in the report's summary. */
