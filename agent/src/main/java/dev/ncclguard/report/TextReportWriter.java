@@ -286,11 +286,16 @@ public final class TextReportWriter {
             case COMM -> "Leaked communicator";
             case EVENT -> "Pending event";
             case STREAM -> "Unsynchronized stream";
+            case DEVCOMM -> "Leaked device communicator";
+            case MEMORY -> "Unfreed NCCL memory";
         };
     }
 
     /** "pending events", "leaked communicators", "unsynchronized streams" (or one of them). */
     private static String plural(Kind kind, int n) {
+        if (kind == Kind.MEMORY) {
+            return n == 1 ? "unfreed NCCL allocation" : "unfreed NCCL allocations";
+        }
         String one = title(kind).toLowerCase(java.util.Locale.ROOT);
         return n == 1 ? one : one + "s";
     }
@@ -300,9 +305,12 @@ public final class TextReportWriter {
         String atExit = Boolean.TRUE.equals(pending) ? "; still pending at exit"
                 : Boolean.FALSE.equals(pending) ? "; its work had completed by exit" : "";
         return switch (leak.kind()) {
-            case COMM -> "never destroyed or aborted";
+            case COMM -> Boolean.TRUE.equals(leak.details().get("revoked"))
+                    ? "revoked (ncclCommRevoke) and never destroyed or aborted" : "never destroyed or aborted";
             case EVENT -> "recorded and never seen complete" + atExit;
             case STREAM -> "work enqueued after its last synchronization" + atExit;
+            case DEVCOMM -> "never destroyed, its communicator alive";
+            case MEMORY -> "never freed";
         };
     }
 
@@ -311,6 +319,8 @@ public final class TextReportWriter {
             case COMM -> "destroy it with ncclCommDestroy before exit, or ncclCommAbort on error paths.";
             case EVENT -> "synchronize it (cudaEventSynchronize) before exit.";
             case STREAM -> "cudaStreamSynchronize it before exit.";
+            case DEVCOMM -> "destroy it with ncclDevCommDestroy before its communicator is destroyed.";
+            case MEMORY -> "free it with ncclMemFree once no communicator uses it (deregister it first).";
         };
     }
 
@@ -322,14 +332,19 @@ public final class TextReportWriter {
                     ? "its work completed while cleanup waited, then destroyed with cudaEventDestroy"
                     : "its work completed while cleanup waited; the stream is left to the application";
             case DESTROYED -> leak.kind() == Kind.COMM ? "destroyed with ncclCommDestroy"
+                    : leak.kind() == Kind.DEVCOMM ? "destroyed with ncclDevCommDestroy"
                     : "destroyed with cudaEventDestroy";
+            case FREED -> "freed with ncclMemFree";
             case ABORTED -> "aborted with ncclCommAbort";
             case TIMED_OUT -> "timed out";
             case FAILED -> "failed";
         };
     }
 
-    /** rank 0 of 2, device 0, commId 9f3c…; recorded on stream 0x…; 4 pending operations; then any other field. */
+    /**
+     * rank 0 of 2, device 0, commId 9f3c…; recorded on stream 0x…; 4 pending operations; revoked;
+     * 1048576 bytes; registrations and windows; then any other field.
+     */
     private static String details(Leak leak) {
         Map<String, Object> rest = new LinkedHashMap<>(leak.details());
         rest.remove("stillPending");
@@ -362,10 +377,35 @@ public final class TextReportWriter {
         if (Boolean.TRUE.equals(rest.remove("finalized"))) {
             parts.add("finalized");
         }
+        if (Boolean.TRUE.equals(rest.remove("revoked"))) {
+            parts.add("revoked");
+        }
+        Object bytes = rest.remove("bytes");
+        if (bytes != null) {
+            parts.add(bytes + " bytes");
+        }
+        registry(parts, rest.remove("registrations"), "registration", "registrations");
+        registry(parts, rest.remove("windows"), "window", "windows");
+        Object devComms = rest.remove("deviceCommunicators");
+        if (devComms != null) {
+            parts.add(devComms + (devComms instanceof Number n && n.longValue() == 1
+                    ? " device communicator" : " device communicators"));
+        }
         for (Map.Entry<String, Object> field : rest.entrySet()) {
             parts.add(printable(field.getKey()) + " " + printable(String.valueOf(field.getValue())));
         }
         return String.join(", ", parts);
+    }
+
+    /** "2 of 5 registrations still registered (8192 bytes)", from a communicator's counts. */
+    private static void registry(List<String> parts, Object counts, String one, String many) {
+        if (!(counts instanceof Map<?, ?> m)) {
+            return;
+        }
+        Object made = m.get("registered");
+        Object live = m.get("stillRegistered");
+        long n = made instanceof Number x ? x.longValue() : 0;
+        parts.add(live + " of " + n + " " + (n == 1 ? one : many) + " still registered (" + m.get("bytes") + " bytes)");
     }
 
     static String summary(Report report) {
@@ -384,6 +424,12 @@ public final class TextReportWriter {
         }
         if (s.unsyncedStreams() > 0) {
             parts.add(count(s.unsyncedStreams(), "unsynchronized stream", "unsynchronized streams"));
+        }
+        if (s.leakedDevComms() > 0) {
+            parts.add(count(s.leakedDevComms(), "leaked device communicator", "leaked device communicators"));
+        }
+        if (s.leakedMemory() > 0) {
+            parts.add(count(s.leakedMemory(), "unfreed NCCL allocation", "unfreed NCCL allocations"));
         }
         String line = SUMMARY_PREFIX + String.join(", ", parts);
         if (Report.ACTION_CLEANUP.equals(report.action()) && !report.live()) {
