@@ -115,12 +115,22 @@ final class Scenarios {
         Thread newRank = null;
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         if (rank.rank == 0) {
-            byte[] id = rank.growId();
+            byte[] id;
+            try {
+                id = rank.growId();
+            } catch (RuntimeException e) {
+                GROW_ID.completeExceptionally(e); // the other ranks fail too rather than wait for good
+                throw e;
+            }
             GROW_ID.complete(id);
             newRank = rank.startNewRank(newRanks, id, release, failure);
             rank.growCommunicator(newRanks, id);
         } else {
-            GROW_ID.join(); // the id is made before any rank grows, as NCCL asks
+            try {
+                GROW_ID.join(); // the id is made before any rank grows, as NCCL asks
+            } catch (java.util.concurrent.CompletionException e) {
+                throw new SampleFailure("rank 0 made no grow id: " + e.getCause().getMessage());
+            }
             rank.growCommunicator(newRanks, null);
         }
         rank.revokeGrown();
