@@ -150,7 +150,9 @@ class ResourcesIT {
     @ValueSource(strings = {"jna", "jna-direct", "jni", "ffm", "javacpp"})
     void grownCommunicatorsShareOneCommIdNameTheirParentAndAreReportedRevoked(String bridge) throws Exception {
         Path report = dir.resolve("grow.json");
-        ChildJvm.Result r = sample(bridge, "report=" + report).run("grow-revoke", "--bridge", bridge);
+        Path alive = dir.resolve("alive.txt");
+        ChildJvm.Result r = sample(bridge, "report=" + report).env("NCCLEMU_REPORT", alive.toString())
+                .run("grow-revoke", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
         JsonNode json = Reports.read(report);
         List<JsonNode> grown = Reports.leaks(json, "comm");
@@ -171,6 +173,15 @@ class ResourcesIT {
             }
         }
         assertEquals(1, commIds.size(), "every rank names the grown communicator alike: " + commIds);
+        // and as NCCL does: the emulator lists each live communicator with its commHash
+        for (JsonNode c : grown) {
+            String line = Reports.aliveAtExit(alive).stream().filter(l -> l.startsWith("comm " + c.path("handle").asText() + " "))
+                    .findFirst().orElseThrow(() -> new AssertionError("not alive in the emulator: " + c));
+            String emulated = line.replaceAll(".* commId 0x([0-9a-f]+).*", "$1");
+            assertEquals(Long.parseUnsignedLong(emulated, 16),
+                    Long.parseUnsignedLong(c.path("details").path("commId").asText(), 16), line + " vs " + c);
+            assertTrue(line.endsWith(" revoked"), line);
+        }
         assertFalse(commIds.contains(""), "commId present: " + grown);
         assertEquals(Set.of(0, 1, 2), ranks, grown.toString());
         assertEquals(2, withParent, "the existing ranks name their parent: " + grown);
