@@ -4,7 +4,8 @@
 # and an RPATH that makes libnccl load the emulated libcudart even where a real one is installed;
 # libnccl_static.a defining the same API and nothing else; neither needing a symbol of the runtime.
 set -euo pipefail
-# (no grep -q after a pipe: its early exit can kill the writer with SIGPIPE, which pipefail reports)
+# (grep reads its input to the end, never -q: under pipefail, readelf killed by SIGPIPE when grep -q
+# stops early would fail the check at random)
 dir=$1
 fail=0
 die() { echo "check_elf: $*" >&2; fail=1; }

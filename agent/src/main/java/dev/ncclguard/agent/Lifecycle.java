@@ -8,18 +8,18 @@ import dev.ncclguard.cleanup.ExitProbe;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.ProcessExit;
 import dev.ncclguard.config.Options;
+import dev.ncclguard.config.OutputNames;
 import dev.ncclguard.live.AgentState;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
+import dev.ncclguard.report.NumberedFiles;
 import dev.ncclguard.report.Report;
-import dev.ncclguard.report.ReportFiles;
 import dev.ncclguard.report.TextReportWriter;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -91,6 +91,8 @@ final class Lifecycle implements Runnable {
         if (!tracker.sawAnyCall() && options.report() == null) {
             return; // never touched NCCL or CUDA, and no JSON report asked for: nothing to say
         }
+        // the application's hooks have run: its logging may be stopped, so exit lines may need stderr
+        Log.exiting();
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();
@@ -117,21 +119,28 @@ final class Lifecycle implements Runnable {
     }
 
     private static void writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
-        String json = options.reportPath(pid, host);
+        NumberedFiles.Names names = new NumberedFiles.Names(pid, host,
+                OutputNames.startTime(report.startedAt().toEpochMilli()), System.getenv());
+        String json = options.report();
+        long number = -1; // what %n took for the JSON report: the text report takes the same
         if (json != null) {
-            ReportFiles.write(Path.of(json), JsonReportWriter.content(report), "report");
+            number = NumberedFiles.write(json, JsonReportWriter.content(report), "report", names, -1);
         }
         // A JVM that never touched NCCL or CUDA gets no text at all: the agent stays invisible.
         if (!sawAnyCall && !report.hasLeaks()) {
             return;
         }
-        if (options.textToStderr()) {
+        String notLogged = options.textToLog() ? Log.logReport(TextReportWriter.logEntries(report)) : null;
+        if (options.textToStderr() || notLogged != null) {
+            if (notLogged != null) {
+                System.err.println("ncclguard: text=log: " + notLogged);
+            }
             System.err.print(TextReportWriter.toText(report));
             System.err.flush();
         } else {
-            String text = options.textPath(pid, host);
+            String text = options.textPath(pid, host) == null ? null : options.text();
             if (text != null) {
-                ReportFiles.write(Path.of(text), TextReportWriter.toBytes(report), "text");
+                NumberedFiles.write(text, TextReportWriter.toBytes(report), "text", names, number);
             }
         }
     }

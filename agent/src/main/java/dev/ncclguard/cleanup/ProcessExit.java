@@ -20,7 +20,7 @@ public final class ProcessExit {
     /** Does not return. {@code _exit} is looked up through a loaded NCCL or CUDA library (dlsym
      * searches its dependencies, libc among them), through the application's own JNA. */
     public static void immediately(int status, List<HandleView> leaks) {
-        Log.warn("a call into NCCL or CUDA never returned; ending the process with _exit(" + status
+        Log.exitWarning("a call into NCCL or CUDA never returned; ending the process with _exit(" + status
                 + ") so that the libraries' exit handlers cannot hang it");
         System.out.flush();
         System.err.flush();

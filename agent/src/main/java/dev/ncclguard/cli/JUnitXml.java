@@ -109,7 +109,7 @@ final class JUnitXml implements Closeable {
         t.append(": created by ").append(leak.api()).append(" on thread \"").append(leak.thread()).append("\" at ")
                 .append(leak.createdAt()).append(" through ").append(leak.bridge());
         if (!leak.cleanup().equals("none")) {
-            t.append("; cleanup ").append(leak.cleanup());
+            t.append("; cleanup ").append(Words.cleanup(leak.kind(), leak.cleanup()));
         }
         if (leak.cleanupNote() != null) {
             t.append(" (").append(leak.cleanupNote()).append(')');

@@ -1,5 +1,7 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.cleanup.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -66,9 +68,29 @@ final class Words {
         out.append(" by ").append(clean(leak.api()));
         out.append(leak.topFrame() != null ? " at " + clean(leak.topFrame()) : ", no stack recorded");
         if (!leak.cleanup().equals("none")) {
-            out.append(", cleanup ").append(clean(leak.cleanup()));
+            out.append(", cleanup ").append(cleanup(leak.kind(), leak.cleanup()));
         }
         return out.toString();
+    }
+
+    /**
+     * A report's cleanup word as the agent's text report says it ("synchronized (its work completed
+     * while cleanup waited), then destroyed with cudaEventDestroy"): one vocabulary; a word this
+     * CLI does not know is shown as it is.
+     */
+    static String cleanup(String kind, String word) {
+        Outcome outcome = Outcome.of(word);
+        Kind k = kind(kind);
+        return outcome == null || k == null ? clean(word) : outcome.describe(k);
+    }
+
+    private static Kind kind(String word) {
+        for (Kind k : Kind.values()) {
+            if (k.word().equals(word)) {
+                return k;
+            }
+        }
+        return null;
     }
 
     static String details(Map<String, Object> details) {

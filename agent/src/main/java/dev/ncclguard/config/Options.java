@@ -11,11 +11,12 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * The agent's options (SPEC.md "Options"). Each key is read from the agent argument string
- * {@code key=value,key=value}, then the system property {@code ncclguard.<key>}, then the
- * environment variable {@code NCCLGUARD_<KEY>} ('-' becomes '_'), then its default. Values cannot
- * hold ',' since it separates the arguments. A bad key or value fails with one line that names
- * the key, the value and the choices, as the JVM does for a bad -XX flag.
+ * The agent's options (docs/spec.md "Options"). Each key is read from the agent argument string
+ * {@code key=value,key=value}, then the config file ({@code config=PATH}, {@link ConfigFile}), then
+ * the system property {@code ncclguard.<key>}, then the environment variable {@code NCCLGUARD_<KEY>}
+ * ('-' becomes '_'), then its default. Values in the argument string cannot hold ',' since it
+ * separates the arguments; values in the config file can. A bad key or value fails with one line
+ * that names the key, the value and the choices, as the JVM does for a bad -XX flag.
  */
 public final class Options {
 
@@ -35,19 +36,27 @@ public final class Options {
     private record Key(String name, String defaultValue, String expected) {
     }
 
+    /** What the placeholders of report= and text= may be, for the error line. */
+    private static final String PLACEHOLDERS = "%p, %h, %t, %{NAME}, %n or %n{MAX}";
+
     /** The option table: a new option is one line here, a case in {@link #value} and a typed getter below. */
     private static final List<Key> KEYS = List.of(
             new Key("action", "report", "report, cleanup or off"),
-            new Key("report", "none", "none or a file path (it may hold %p and %h)"),
-            new Key("text", "stderr", "stderr, none or a file path"),
+            new Key("report", "none", "none or a file path (it may hold " + PLACEHOLDERS + ")"),
+            new Key("text", "stderr", "stderr, log, none or a file path (it may hold " + PLACEHOLDERS + ")"),
             new Key("exit-code", "0", "an integer from 0 to 255"),
             new Key("stacks", "on", "on or off"),
             new Key("timeout", "10s", "a duration greater than 0 such as 500ms, 10s or 2m"),
             new Key("logging", "stderr", "stderr or application"),
             new Key("bindings", "none", "none or the path of a bindings file"),
-            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"));
+            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"),
+            new Key("pending-threshold", "60s", "a duration greater than 0 such as 500ms, 10s or 2m"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
+
+    /** The option naming the config file: read before the others, and not itself in the table. */
+    private static final String CONFIG = "config";
+    private static final String CONFIG_EXPECTED = "none or the path of a properties file of options";
 
     static {
         for (Key k : KEYS) {
@@ -60,10 +69,16 @@ public final class Options {
 
     private final Map<String, Object> values;
     private final Map<String, String> sources;
+    /** Each key's value as given, for {@link #with}. */
+    private final Map<String, String> texts;
+    /** The config file read, or null. */
+    private final String config;
 
-    private Options(Map<String, Object> values, Map<String, String> sources) {
+    private Options(Map<String, Object> values, Map<String, String> sources, Map<String, String> texts, String config) {
         this.values = values;
         this.sources = sources;
+        this.texts = texts;
+        this.config = config;
     }
 
     /** Parses with this JVM's system properties and environment. */
@@ -84,7 +99,10 @@ public final class Options {
      */
     public static Options parse(String agentArgs, Map<String, String> sysProps, Map<String, String> env) {
         Map<String, String> fromArgs = splitArguments(agentArgs);
-        Map<String, Object> values = new HashMap<>();
+        String config = configFile(fromArgs, sysProps, env);
+        Map<String, String> fromFile = config == null ? Collections.emptyMap()
+                : ConfigFile.read(config, BY_NAME.keySet(), configSource(fromArgs, sysProps));
+        Map<String, String> texts = new HashMap<>();
         Map<String, String> sources = new HashMap<>();
         for (Key key : KEYS) {
             String text;
@@ -94,6 +112,9 @@ public final class Options {
             if (fromArgs.containsKey(key.name())) {
                 text = fromArgs.get(key.name());
                 source = "argument";
+            } else if (fromFile.containsKey(key.name())) {
+                text = fromFile.get(key.name());
+                source = "config file " + config;
             } else if (present(sysProps, property)) {
                 text = sysProps.get(property);
                 source = "system property " + property;
@@ -104,26 +125,103 @@ public final class Options {
                 text = key.defaultValue();
                 source = "default";
             }
-            Object value = value(key.name(), text);
-            if (value == null) {
-                String from = source.equals("argument") ? "" : " (" + source + ")";
-                throw new OptionsException("ncclguard: invalid value '" + oneLine(text) + "' for option "
-                        + key.name() + from + ": expected " + key.expected());
-            }
-            values.put(key.name(), value);
+            texts.put(key.name(), text);
             sources.put(key.name(), source);
         }
-        return new Options(values, sources);
+        return build(texts, sources, config);
+    }
+
+    /** The typed values of the texts, or the one line about the first bad one. */
+    private static Options build(Map<String, String> texts, Map<String, String> sources, String config) {
+        Map<String, Object> values = new HashMap<>();
+        for (Key key : KEYS) {
+            String text = texts.get(key.name());
+            Object value = value(key.name(), text);
+            if (value == null) {
+                String source = sources.get(key.name());
+                String from = source.equals("argument") ? "" : " (" + source + ")";
+                String problem = key.name().equals("report") || key.name().equals("text") ? OutputNames.problem(text) : null;
+                throw new OptionsException("ncclguard: invalid value '" + oneLine(text) + "' for option "
+                        + key.name() + from + ": " + (problem == null ? "" : problem + "; ") + "expected " + key.expected());
+            }
+            values.put(key.name(), value);
+        }
+        return new Options(values, sources, texts, config);
+    }
+
+    /**
+     * These options with the keys that {@code agentArgs} gives (itself, or through the config file it
+     * names) changed, the others kept as they are: what a second attach does. System properties and
+     * the environment are not read again.
+     *
+     * @throws OptionsException on a bad key or value, with the one line to show
+     */
+    public Options with(String agentArgs) {
+        Map<String, String> fromArgs = splitArguments(agentArgs);
+        String file = fromArgs.containsKey(CONFIG) ? configValue(fromArgs.get(CONFIG), "argument") : null;
+        Map<String, String> fromFile = file == null ? Collections.emptyMap()
+                : ConfigFile.read(file, BY_NAME.keySet(), "argument");
+        Map<String, String> newTexts = new HashMap<>(texts);
+        Map<String, String> newSources = new HashMap<>(sources);
+        for (Key key : KEYS) {
+            if (fromArgs.containsKey(key.name())) {
+                newTexts.put(key.name(), fromArgs.get(key.name()));
+                newSources.put(key.name(), "argument");
+            } else if (fromFile.containsKey(key.name())) {
+                newTexts.put(key.name(), fromFile.get(key.name()));
+                newSources.put(key.name(), "config file " + file);
+            }
+        }
+        return build(newTexts, newSources, fromArgs.containsKey(CONFIG) ? file : config);
+    }
+
+    /** The config file named by the argument, else the system property, else the environment; null for none. */
+    private static String configFile(Map<String, String> fromArgs, Map<String, String> sysProps, Map<String, String> env) {
+        String property = "ncclguard." + CONFIG;
+        String variable = environmentName(CONFIG);
+        if (fromArgs.containsKey(CONFIG)) {
+            return configValue(fromArgs.get(CONFIG), "argument");
+        }
+        if (present(sysProps, property)) {
+            return configValue(sysProps.get(property), "system property " + property);
+        }
+        if (present(env, variable)) {
+            return configValue(env.get(variable), "environment variable " + variable);
+        }
+        return null;
+    }
+
+    private static String configSource(Map<String, String> fromArgs, Map<String, String> sysProps) {
+        return fromArgs.containsKey(CONFIG) ? "argument"
+                : present(sysProps, "ncclguard." + CONFIG) ? "system property ncclguard." + CONFIG
+                : "environment variable " + environmentName(CONFIG);
+    }
+
+    private static String configValue(String text, String source) {
+        if (text.isEmpty()) {
+            String from = source.equals("argument") ? "" : " (" + source + ")";
+            throw new OptionsException("ncclguard: invalid value '' for option config" + from + ": expected "
+                    + CONFIG_EXPECTED);
+        }
+        return text.equals("none") ? null : text;
     }
 
     public static String environmentName(String key) {
         return "NCCLGUARD_" + key.replace('-', '_').toUpperCase(Locale.ROOT);
     }
 
-    /** Every option key, in the order of the documentation. */
+    /** Every option key, in the order of the documentation; {@code config} last. */
     public static List<String> keys() {
-        return List.copyOf(BY_NAME.keySet());
+        List<String> all = new ArrayList<>(BY_NAME.keySet());
+        all.add(CONFIG);
+        return all;
     }
+
+    /** The config file the options were read from; null for none. */
+    public String config() {
+        return config;
+    }
+
 
     public Action action() {
         return (Action) values.get("action");
@@ -141,7 +239,7 @@ public final class Options {
         return template == null ? null : expand(template, pid, host);
     }
 
-    /** The text report's target as given: "stderr", "none" or a path. */
+    /** The text report's target as given: "stderr", "log", "none" or a path. */
     public String text() {
         return (String) values.get("text");
     }
@@ -150,10 +248,15 @@ public final class Options {
         return text().equals("stderr");
     }
 
-    /** The text report's file for this process; null when it goes to stderr or nowhere. */
+    /** text=log: each leak block to the application's SLF4J (loggers dev.ncclguard.leak.*, dev.ncclguard.cleanup). */
+    public boolean textToLog() {
+        return text().equals("log");
+    }
+
+    /** The text report's file for this process; null when it goes to stderr, the log or nowhere. */
     public String textPath(long pid, String host) {
         String t = text();
-        return t.equals("stderr") || t.equals("none") ? null : expand(t, pid, host);
+        return t.equals("stderr") || t.equals("none") || t.equals("log") ? null : expand(t, pid, host);
     }
 
     public int exitCode() {
@@ -166,6 +269,11 @@ public final class Options {
 
     public Duration timeout() {
         return ((Timeout) values.get("timeout")).duration();
+    }
+
+    /** How long an event may stay pending before the live gauge EventsPendingTooLong counts it. */
+    public Duration pendingThreshold() {
+        return ((Timeout) values.get("pending-threshold")).duration();
     }
 
     public Logging logging() {
@@ -218,6 +326,9 @@ public final class Options {
                     : String.valueOf(v);
             parts.add(k.name() + "=" + shown);
         }
+        if (config != null) {
+            parts.add(CONFIG + "=" + config);
+        }
         return String.join(",", parts);
     }
 
@@ -235,13 +346,13 @@ public final class Options {
             int eq = piece.indexOf('=');
             String name = (eq < 0 ? piece : piece.substring(0, eq)).trim();
             Key key = BY_NAME.get(name);
-            if (key == null) {
+            if (key == null && !name.equals(CONFIG)) {
                 throw new OptionsException("ncclguard: unknown option '" + oneLine(name) + "' (valid: "
-                        + String.join(", ", BY_NAME.keySet()) + ")");
+                        + String.join(", ", keys()) + ")");
             }
             if (eq < 0) {
                 throw new OptionsException("ncclguard: missing value for option " + name + ": expected "
-                        + key.expected());
+                        + (key == null ? CONFIG_EXPECTED : key.expected()));
             }
             // like the JVM's flags: a key given twice takes its last value
             out.put(name, piece.substring(eq + 1));
@@ -280,15 +391,17 @@ public final class Options {
             case "action":
                 return word(text, Action.values());
             case "report":
+                return OutputNames.problem(text) == null ? pathOrNone(text) : null;
             case "bindings":
                 return pathOrNone(text);
             case "text":
-                return nonEmpty(text);
+                return OutputNames.problem(text) == null ? nonEmpty(text) : null;
             case "exit-code":
                 return exitCode(text);
             case "stacks":
                 return onOff(text);
             case "timeout":
+            case "pending-threshold":
                 return Timeout.parse(text);
             case "logging":
                 return word(text, Logging.values());

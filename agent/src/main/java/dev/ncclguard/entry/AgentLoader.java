@@ -97,6 +97,19 @@ public final class AgentLoader extends ClassLoader {
         }
     }
 
+    /**
+     * One command of the command line, in the agent's loader, for a build tool that runs it in its
+     * own JVM (ncclguard-maven-plugin's check and report): the exit status, never System.exit.
+     */
+    public static int command(String[] args, java.io.PrintStream out, java.io.PrintStream err) throws Throwable {
+        try {
+            return (Integer) of().loadClass(CLI).getMethod("run", String[].class, java.io.PrintStream.class,
+                    java.io.PrintStream.class).invoke(null, args, out, err);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
     /** What agentmain throws (a bad option from another tool) is thrown here as it is. */
     private static void start(String method, String args, Instrumentation inst) {
         Method start;

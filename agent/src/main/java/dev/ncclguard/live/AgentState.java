@@ -71,8 +71,7 @@ public final class AgentState {
      * @throws OptionsException on a bad key or value, with the one line to show
      */
     public Options merge(String args) {
-        String current = options.toString();
-        return Options.parse(args == null || args.isBlank() ? current : current + "," + args, Map.of(), Map.of());
+        return options.with(args); // not a re-parse of toString: a config file's values may hold ','
     }
 
     /**

@@ -63,6 +63,8 @@ public final class LiveMonitor implements TrackerListener, Consumer<Report> {
 
     @Override
     public void firstCall() {
+        // the thread that uses NCCL or CUDA first is the application's: its SLF4J is reached through it
+        Log.applicationLoader(Thread.currentThread().getContextClassLoader());
         if (state != null) {
             registerSoon();
         }
@@ -130,6 +132,9 @@ public final class LiveMonitor implements TrackerListener, Consumer<Report> {
         try {
             Options options = installed.options();
             Report report = installed.liveReport();
+            if (options.textToLog()) {
+                TextReportWriter.logEntries(report);
+            }
             if (!options.text().equals("none")) {
                 TextReportWriter.toText(report);
             }

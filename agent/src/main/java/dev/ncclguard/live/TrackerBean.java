@@ -1,6 +1,5 @@
 package dev.ncclguard.live;
 
-import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.TextReportWriter;
 import java.lang.management.ManagementFactory;
@@ -33,29 +32,58 @@ final class TrackerBean implements TrackerMXBean {
         }
     }
 
+    // counts read as they are: a scrape reads every attribute, and a snapshot views every handle
+
     @Override
     public int getLiveCommunicators() {
-        return state.tracker().snapshot().live(Kind.COMM);
+        return state.tracker().liveCommunicators();
     }
 
     @Override
     public int getLiveEvents() {
-        return state.tracker().snapshot().live(Kind.EVENT);
+        return state.tracker().liveEvents();
     }
 
     @Override
     public int getLiveStreams() {
-        return state.tracker().snapshot().live(Kind.STREAM);
+        return state.tracker().liveStreams();
     }
 
     @Override
     public long getCommunicatorsCreated() {
-        return state.tracker().snapshot().commsCreated();
+        return state.tracker().communicatorsCreated();
     }
 
     @Override
     public long getCommunicatorsReleased() {
-        return state.tracker().snapshot().commsReleased();
+        return state.tracker().communicatorsReleased();
+    }
+
+    @Override
+    public double getOldestLiveCommunicatorAgeSeconds() {
+        long oldest = state.tracker().oldestLiveCommunicatorMillis();
+        return oldest == 0 ? 0 : Math.max(0, System.currentTimeMillis() - oldest) / 1000.0;
+    }
+
+    @Override
+    public int getEventsPendingTooLong() {
+        return state.tracker().eventsPendingLongerThan(state.options().pendingThreshold().toMillis());
+    }
+
+    @Override
+    public double getPendingThresholdSeconds() {
+        return state.options().pendingThreshold().toMillis() / 1000.0;
+    }
+
+    @Override
+    public long getStreamOpsPending() {
+        return state.tracker().streamOpsPending();
+    }
+
+    @Override
+    public double getNcclOpsInFlight() {
+        long n = state.tracker().opsInFlight();
+        return n < 0 ? Double.NaN : n;
     }
 
     @Override

@@ -32,6 +32,29 @@ public interface TrackerMXBean {
     /** Leaks action=cleanup failed to release or gave up on. */
     long getCleanupsFailed();
 
+    /** Seconds since the oldest communicator alive now was created; 0 when none is alive. */
+    double getOldestLiveCommunicatorAgeSeconds();
+
+    /**
+     * Events whose last record has stayed pending (never seen complete) for
+     * {@link #getPendingThresholdSeconds()} or more. The agent learns how long by looking: the
+     * first read of this attribute that sees a record pending starts its clock, so read it
+     * periodically (every scrape does).
+     */
+    int getEventsPendingTooLong();
+
+    /** The option pending-threshold, in seconds. */
+    double getPendingThresholdSeconds();
+
+    /** Ops (collectives, event records, waits) enqueued on live streams and not seen complete. */
+    long getStreamOpsPending();
+
+    /**
+     * NCCL's operations in flight as its profiler plugin counts them (the native part's profiler
+     * bridge); NaN while nothing reports them.
+     */
+    double getNcclOpsInFlight();
+
     /** ISO-8601: when tracking started (the JVM's start, or the attach). */
     String getTrackingSince();
 

@@ -11,8 +11,12 @@ import java.util.function.Supplier;
 
 /**
  * The agent's own logger. Lines go to stderr, prefixed {@code ncclguard: }, or with
- * {@code logging=application} to the application's SLF4J, reached reflectively so that the
- * application's SLF4J version and provider are the ones used. Never throws.
+ * {@code logging=application} to the application's SLF4J (logger {@code dev.ncclguard.agent}),
+ * reached reflectively so that the application's SLF4J version and provider are the ones used; the
+ * report of {@code text=log} goes there too ({@link #logReport}). SLF4J is looked for through the
+ * application's class loaders (the one of the thread of its first NCCL or CUDA call, the calling
+ * thread's, the system class loader), never the agent's own. During the exit, lines go to stderr
+ * as well when the application's logging may already be stopped. Never throws.
  */
 public final class Log {
     static final String PREFIX = "ncclguard: ";
@@ -25,10 +29,25 @@ public final class Log {
     /** Where stderr lines go; null: System.err as it is at each line (no lambda: this loads in premain). */
     private static volatile Supplier<PrintStream> stderr;
     private static volatile Sink sink = new StderrSink(null);
-    /** Null unless logging=application: the loaders to look for SLF4J in, or null for the defaults. */
+    /** For tests: the loaders to look for SLF4J in, or null for the defaults. */
     private static volatile List<ClassLoader> slf4jLoaders;
+    /** The application's loaders learned as it runs (the first NCCL or CUDA call's context loader). */
+    private static final List<ClassLoader> APPLICATION_LOADERS = new java.util.concurrent.CopyOnWriteArrayList<>();
     private static volatile boolean application;
     private static boolean resolving;
+    /** The application's SLF4J, once looked for (null: not yet, or to look again). */
+    private static volatile Slf4jSink.Lookup slf4j;
+    /** Whether the fallback to stderr was said: once, however often SLF4J is looked for again. */
+    private static boolean fallbackSaid;
+    /** Null until the exit hook starts; then whether the application's logging still writes. */
+    private static volatile Running exit;
+
+    /** Whether the application's logging writes what it is given now. */
+    public enum Running { YES, NO, UNKNOWN }
+
+    /** One line of the report for the application's logging ({@code text=log}). */
+    public record Entry(String logger, boolean warn, String message) {
+    }
 
     private Log() {
     }
@@ -52,7 +71,95 @@ public final class Log {
         Log.application = application;
         slf4jLoaders = loaders;
         sink = application ? null : new StderrSink(err);
+        slf4j = null;
+        fallbackSaid = false;
+        exit = null;
+        APPLICATION_LOADERS.clear();
         ONCE.clear();
+    }
+
+    /**
+     * A class loader of the application (the context loader of the thread that made its first NCCL
+     * or CUDA call): where its SLF4J is, in a server or a fat jar, when the system class loader
+     * has none. If SLF4J was looked for and not found, it is looked for again.
+     */
+    public static void applicationLoader(ClassLoader loader) {
+        if (loader == null || APPLICATION_LOADERS.contains(loader)) {
+            return;
+        }
+        APPLICATION_LOADERS.add(loader);
+        synchronized (Log.class) {
+            Slf4jSink.Lookup found = slf4j;
+            if (found != null && found.sink() == null) {
+                slf4j = null;
+                if (application) {
+                    sink = null;
+                }
+            }
+        }
+    }
+
+    /**
+     * The exit hook has started, after the application's shutdown hooks: from now on a line for
+     * the application's SLF4J also goes to stderr unless its provider is known to be still writing
+     * (a stopped Logback context gets none; stderr alone).
+     */
+    public static void exiting() {
+        try {
+            Sink s = application ? sink() : null;
+            exit = s instanceof Slf4jSink slf ? slf.running() : Running.YES;
+        } catch (Throwable t) {
+            exit = Running.UNKNOWN;
+        }
+    }
+
+    /**
+     * A warning that must not be lost, such as the one before {@code _exit}: always on stderr, and
+     * in the application's logging too with {@code logging=application} while it may still write
+     * (an asynchronous appender would not get to it before the process ends).
+     */
+    public static void exitWarning(String message) {
+        try {
+            new StderrSink(stderr).log(Level.WARN, message, null);
+            if (application && exit != Running.NO) {
+                Sink s = sink();
+                if (s instanceof Slf4jSink) {
+                    s.log(Level.WARN, message, null);
+                }
+            }
+        } catch (Throwable ignored) {
+            // stderr had it first
+        }
+    }
+
+    /**
+     * text=log: each line to the application's SLF4J, at WARN or INFO, under its logger. Returns
+     * null when the application's logging took them and is known to write them; otherwise what the
+     * caller says on stderr before it writes the report there as well: no SLF4J, a logging that
+     * is stopped (nothing was given to it), or one that may be (the lines were given to it too).
+     */
+    public static String logReport(List<Entry> entries) {
+        try {
+            Slf4jSink.Lookup found = slf4j();
+            Slf4jSink target = found.sink();
+            if (target == null) {
+                return found.reason() + "; the report follows on stderr";
+            }
+            Running running = target.running();
+            if (running == Running.NO) {
+                return "the application's logging (" + target.backend() + ") was stopped before the agent's exit hook"
+                        + " ran (an application shutdown hook stops it, as Logback's <shutdownHook/> does); the"
+                        + " report follows on stderr";
+            }
+            for (Entry e : entries) {
+                target.log(e.logger(), e.warn() ? Level.WARN : Level.INFO, e.message(), null);
+            }
+            return running == Running.YES ? null
+                    : "the report went to the application's logging (" + target.backend() + "), which may have"
+                    + " stopped in a shutdown hook of its own before the agent's exit hook ran; a copy follows on stderr";
+        } catch (Throwable t) {
+            return "the application's logging failed (" + t + "); the report follows on stderr";
+        }
     }
 
     public static void info(String message) {
@@ -91,6 +198,21 @@ public final class Log {
     private static void log(Level level, String message, Throwable failure) {
         try {
             Sink s = sink();
+            Running atExit = exit;
+            if (atExit != null && s instanceof Slf4jSink) {
+                // the exit: the application's logging may have been stopped by its own hooks
+                if (atExit != Running.NO) {
+                    try {
+                        s.log(level, message, failure);
+                    } catch (Throwable t) {
+                        atExit = Running.NO;
+                    }
+                }
+                if (atExit != Running.YES) {
+                    new StderrSink(stderr).log(level, message, failure);
+                }
+                return;
+            }
             try {
                 s.log(level, message, failure);
             } catch (Throwable t) {
@@ -130,23 +252,40 @@ public final class Log {
         if (!application) {
             return err;
         }
-        List<ClassLoader> loaders = slf4jLoaders != null ? slf4jLoaders : defaultLoaders();
-        Slf4jSink.Lookup lookup = Slf4jSink.find(loaders);
+        Slf4jSink.Lookup lookup = slf4j();
         if (lookup.sink() != null) {
             return lookup.sink();
         }
-        err.log(Level.WARN, "logging=application: " + lookup.reason() + "; logging to stderr instead", null);
+        if (!fallbackSaid) {
+            fallbackSaid = true;
+            err.log(Level.WARN, "logging=application: " + lookup.reason() + "; logging to stderr instead", null);
+        }
         return err;
     }
 
+    /** The application's SLF4J, looked for at the first need (and again after a new loader). */
+    private static Slf4jSink.Lookup slf4j() {
+        Slf4jSink.Lookup found = slf4j;
+        if (found == null) {
+            synchronized (Log.class) {
+                found = slf4j;
+                if (found == null) {
+                    found = Slf4jSink.find(slf4jLoaders != null ? slf4jLoaders : defaultLoaders());
+                    slf4j = found;
+                }
+            }
+        }
+        return found;
+    }
+
     private static List<ClassLoader> defaultLoaders() {
-        List<ClassLoader> loaders = new ArrayList<>(2);
+        List<ClassLoader> loaders = new ArrayList<>(APPLICATION_LOADERS);
         ClassLoader context = Thread.currentThread().getContextClassLoader();
-        if (context != null) {
+        if (context != null && !loaders.contains(context)) {
             loaders.add(context);
         }
         ClassLoader system = ClassLoader.getSystemClassLoader();
-        if (system != context) {
+        if (!loaders.contains(system)) {
             loaders.add(system);
         }
         return loaders;

@@ -364,6 +364,10 @@ public final class JsonReportWriter {
             json.name("api").string(c.api());
             json.name("thread").string(c.thread());
             json.name("createdAt").time(c.createdAt());
+            // only when known: 10,000 released communicators of an older run's shape stay as small
+            if (c.releaseStartedAt() != null) {
+                json.name("releaseStartedAt").time(c.releaseStartedAt());
+            }
             json.name("releasedAt").time(c.releasedAt());
             json.name("releasedBy").string(c.releasedBy());
             json.name("leaked").bool(c.leaked());

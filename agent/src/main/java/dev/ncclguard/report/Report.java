@@ -72,6 +72,8 @@ public record Report(
      * @param rank       null when unknown (split children)
      * @param nranks     null when unknown
      * @param commId     null when unknown
+     * @param releaseStartedAt when the application's destroy or abort was called (also one still in
+     *                   flight at exit); null when none was seen
      * @param releasedAt null while the application never released it
      * @param releasedBy ncclCommDestroy or ncclCommAbort; null while the application never released it
      * @param leaked     alive when the report was made
@@ -87,6 +89,7 @@ public record Report(
             String api,
             String thread,
             Instant createdAt,
+            Instant releaseStartedAt,
             Instant releasedAt,
             String releasedBy,
             boolean leaked,
@@ -346,6 +349,7 @@ public record Report(
                 out.add(new Communicator(c.commId(), c.rank() >= 0 ? c.rank() : null,
                         c.nranks() >= 0 ? c.nranks() : null, c.device(), c.hexHandle(), c.api(), c.thread(),
                         Instant.ofEpochMilli(c.createdAtMillis()),
+                        c.releaseStartedAtMillis() != 0 ? Instant.ofEpochMilli(c.releaseStartedAtMillis()) : null,
                         c.released() ? Instant.ofEpochMilli(c.releasedAtMillis()) : null, c.releasedBy(),
                         !c.released(), !c.released() && suppressed.containsKey(id),
                         c.released() ? null : leak != null ? leak.cleanup() : Outcome.NONE));

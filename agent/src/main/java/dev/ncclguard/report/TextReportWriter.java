@@ -4,6 +4,7 @@ import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.log.Log;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -64,6 +65,120 @@ public final class TextReportWriter {
             }
         }
         return out.append(summary(report)).append('\n').toString();
+    }
+
+    /** Where each kind of leak is explained: docs/leaks.md, an anchor per kind ({@link #docsLink}). */
+    public static final String DOCS = "https://ncclguard.dev/docs/leaks.md";
+    /** The loggers of text=log: a leak block under its kind's, what cleanup did under CLEANUP_LOGGER. */
+    public static final String LEAK_LOGGER = "dev.ncclguard.leak";
+    public static final String CLEANUP_LOGGER = "dev.ncclguard.cleanup";
+
+    /** The docs page that explains a kind of leak: its title as a heading, so its anchor. */
+    public static String docsLink(Kind kind) {
+        return DOCS + "#" + title(kind).toLowerCase(java.util.Locale.ROOT).replace(' ', '-');
+    }
+
+    /** The logger of a kind's leak blocks: dev.ncclguard.leak.communicator, .event, .stream, .devcomm, .memory. */
+    public static String leakLogger(Kind kind) {
+        return LEAK_LOGGER + "." + switch (kind) {
+            case COMM -> "communicator";
+            case EVENT -> "event";
+            case STREAM -> "stream";
+            case DEVCOMM -> "devcomm";
+            case MEMORY -> "memory";
+        };
+    }
+
+    /**
+     * The report for the application's logging (text=log): each block of leaks alike one WARN
+     * message under its kind's logger, its first line in the shape of Netty's {@code LEAK:} lines
+     * (what was not called, on what, where it is explained), then where it was created and what to
+     * do; what cleanup did, one line per block under {@link #CLEANUP_LOGGER} (WARN when it failed or
+     * timed out); the summary last, under {@link #LEAK_LOGGER}, WARN when anything leaked.
+     */
+    public static List<Log.Entry> logEntries(Report report) {
+        List<Log.Entry> out = new ArrayList<>();
+        boolean cleanup = Report.ACTION_CLEANUP.equals(report.action()) && !report.live();
+        int shown = 0;
+        int hiddenLeaks = 0;
+        Collection<Group> groups = groups(report.leaks());
+        for (Group g : groups) {
+            if (shown == MAX_GROUPS) {
+                hiddenLeaks += g.count;
+                continue;
+            }
+            shown++;
+            StringBuilder block = new StringBuilder();
+            leakLine(block, g.first);
+            created(block, g.first, "\tat ");
+            block.append("What to do: ").append(advice(g.first.kind()));
+            if (g.count > 1) {
+                block.append('\n');
+                more(block, g);
+                block.setLength(block.length() - 1);
+            }
+            out.add(new Log.Entry(leakLogger(g.first.kind()), true, block.toString()));
+            if (cleanup) {
+                out.add(new Log.Entry(CLEANUP_LOGGER, g.first.cleanup().unsuccessful(), cleanupLine(g)));
+            }
+        }
+        if (hiddenLeaks > 0) {
+            out.add(new Log.Entry(LEAK_LOGGER, true, count(hiddenLeaks, "more leaked handle", "more leaked handles")
+                    + " created at " + count(groups.size() - shown, "other place", "other places")
+                    + " or in other states, not logged; the JSON report (option report=) lists every one."));
+        }
+        if (!report.suppressed().isEmpty()) {
+            StringBuilder list = new StringBuilder("Suppressed (listed, not counted):\n");
+            suppressed(list, report.suppressed());
+            list.setLength(list.length() - 1);
+            out.add(new Log.Entry(LEAK_LOGGER + ".suppressed", false, list.toString()));
+        }
+        if (report.attachedAt() != null) {
+            out.add(new Log.Entry(LEAK_LOGGER, false, trackingSince(report).substring("ncclguard: ".length())));
+        }
+        out.add(new Log.Entry(LEAK_LOGGER, report.hasLeaks(), summary(report)));
+        return out;
+    }
+
+    /** "LEAK: ncclCommDestroy or ncclCommAbort was not called before the JVM exited: communicator 0x.. (...), ..." */
+    private static void leakLine(StringBuilder out, Leak leak) {
+        String details = details(leak);
+        String what = switch (leak.kind()) {
+            case COMM -> "ncclCommDestroy or ncclCommAbort was not called before the JVM exited: communicator ";
+            case EVENT -> "the last record of an event was never seen complete (cudaEventSynchronize or a successful"
+                    + " cudaEventQuery) before the JVM exited: event ";
+            case STREAM -> "work was enqueued after the last synchronization of a stream (cudaStreamSynchronize)"
+                    + " before the JVM exited: stream ";
+            case DEVCOMM -> "ncclDevCommDestroy was not called before the JVM exited: device communicator ";
+            case MEMORY -> "ncclMemFree was not called before the JVM exited: NCCL memory ";
+        };
+        out.append("LEAK: ").append(what).append(leak.handle());
+        if (!details.isEmpty()) {
+            out.append(" (").append(details).append(')');
+        }
+        Object pending = leak.stillPending();
+        if (Boolean.TRUE.equals(pending)) {
+            out.append(", still pending at exit");
+        } else if (Boolean.FALSE.equals(pending)) {
+            out.append(", its work had completed by exit");
+        }
+        out.append(", created by ").append(printable(leak.api())).append(". See ").append(docsLink(leak.kind()))
+                .append(" for more information.\n");
+    }
+
+    /** What cleanup did to a block's leaks, one line. */
+    private static String cleanupLine(Group g) {
+        Leak leak = g.first;
+        StringBuilder out = new StringBuilder(title(leak.kind()).toLowerCase(java.util.Locale.ROOT));
+        out.append(' ').append(leak.handle());
+        if (g.count > 1) {
+            out.append(" and ").append(g.count - 1).append(" more like it");
+        }
+        out.append(": ").append(cleanupDone(leak));
+        if (leak.cleanupNote() != null) {
+            out.append(": ").append(printable(leak.cleanupNote()));
+        }
+        return out.append('.').toString();
     }
 
     /** The line that says what the report cannot know: the handles made before the attach. */
@@ -263,14 +378,8 @@ public final class TextReportWriter {
             out.append(" (").append(details).append(')');
         }
         out.append(": created by ").append(printable(leak.api())).append(", ").append(state(leak)).append('\n');
-        out.append("  Created on thread \"").append(printable(leak.thread())).append("\" at ")
-                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge())).append(":\n");
-        if (leak.stack().isEmpty()) {
-            out.append("    (no stack recorded; run with stacks=on to see where it was created)\n");
-        }
-        for (String frame : leak.stack()) {
-            out.append(frame.startsWith("... ") ? "    " : "    at ").append(printable(frame)).append('\n');
-        }
+        out.append("  ");
+        created(out, leak, "    at ");
         out.append("  What to do: ").append(advice(leak.kind())).append('\n');
         if (cleanup) {
             out.append("  Cleanup: ").append(cleanupDone(leak));
@@ -278,6 +387,19 @@ public final class TextReportWriter {
                 out.append(": ").append(printable(leak.cleanupNote()));
             }
             out.append(".\n");
+        }
+    }
+
+    /** "Created on thread ... through ...:" and the creating stack, each frame after {@code at}. */
+    private static void created(StringBuilder out, Leak leak, String at) {
+        String indent = at.substring(0, at.length() - "at ".length());
+        out.append("Created on thread \"").append(printable(leak.thread())).append("\" at ")
+                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge())).append(":\n");
+        if (leak.stack().isEmpty()) {
+            out.append(indent).append("(no stack recorded; run with stacks=on to see where it was created)\n");
+        }
+        for (String frame : leak.stack()) {
+            out.append(frame.startsWith("... ") ? indent : at).append(printable(frame)).append('\n');
         }
     }
 
@@ -324,21 +446,9 @@ public final class TextReportWriter {
         };
     }
 
+    /** The report's cleanup word and what it means, as check says it too (Outcome.describe). */
     private static String cleanupDone(Leak leak) {
-        Outcome outcome = leak.cleanup();
-        return switch (outcome) {
-            case NONE -> "not attempted";
-            case SYNCHRONIZED -> leak.kind() == Kind.EVENT
-                    ? "its work completed while cleanup waited, then destroyed with cudaEventDestroy"
-                    : "its work completed while cleanup waited; the stream is left to the application";
-            case DESTROYED -> leak.kind() == Kind.COMM ? "destroyed with ncclCommDestroy"
-                    : leak.kind() == Kind.DEVCOMM ? "destroyed with ncclDevCommDestroy"
-                    : "destroyed with cudaEventDestroy";
-            case FREED -> "freed with ncclMemFree";
-            case ABORTED -> "aborted with ncclCommAbort";
-            case TIMED_OUT -> "timed out";
-            case FAILED -> "failed";
-        };
+        return leak.cleanup().describe(leak.kind());
     }
 
     /**

@@ -9,6 +9,8 @@ package dev.ncclguard.track;
  * @param nranks           the communicator's size, -1 when unknown
  * @param commId           16 hex digits, the same on every rank; null when unknown
  * @param parentCommId     of a split or shrink child; null otherwise
+ * @param releaseStartedAtMillis when the application's destroy or abort of it was called (the
+ *                         release that ended it, or one still in flight); 0 when none was seen
  * @param releasedAtMillis when the application destroyed or aborted it; 0 while alive
  * @param releasedBy       ncclCommDestroy or ncclCommAbort; null while alive
  */
@@ -22,8 +24,16 @@ public record CommLife(
         String commId,
         String parentCommId,
         long createdAtMillis,
+        long releaseStartedAtMillis,
         long releasedAtMillis,
         String releasedBy) {
+
+    /** Without the time its release was called (reports of agents that did not record it). */
+    public CommLife(long handle, String api, String thread, int device, int rank, int nranks, String commId,
+            String parentCommId, long createdAtMillis, long releasedAtMillis, String releasedBy) {
+        this(handle, api, thread, device, rank, nranks, commId, parentCommId, createdAtMillis, 0, releasedAtMillis,
+                releasedBy);
+    }
 
     public boolean released() {
         return releasedBy != null;
@@ -36,6 +46,6 @@ public record CommLife(
     static CommLife of(CommRecord c, long releasedAtMillis, String releasedBy) {
         return new CommLife(c.handle, c.api, c.thread, c.device, c.rank, c.nranks,
                 c.hasCommId ? CommIds.hex(c.commId) : null, c.hasParent ? CommIds.hex(c.parentCommId) : null,
-                c.createdAtMillis, releasedAtMillis, releasedBy);
+                c.createdAtMillis, c.releaseStartedAtMillis(), releasedAtMillis, releasedBy);
     }
 }

@@ -1,9 +1,12 @@
 package dev.ncclguard.track;
 
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 
 /** A communicator from its creation to its destroy or abort. */
 final class CommRecord extends Tracked {
     static final int UNKNOWN = -1;
+    private static final AtomicLongFieldUpdater<CommRecord> RELEASE_STARTED =
+            AtomicLongFieldUpdater.newUpdater(CommRecord.class, "releaseStartedAtMillis");
 
     /** The rank and size in this communicator; {@link #UNKNOWN} for split children. */
     final int rank;
@@ -17,11 +20,10 @@ final class CommRecord extends Tracked {
     /** ncclCommRevoke succeeded: it takes no more work, and still needs destroy or abort. */
     volatile boolean revoked;
     /**
-     * How many children of this communicator were asked for: splits (NCCL_SPLIT_NOCOLOR too) and
-     * grows, as NCCL's childCount counts them; and shrinks. Guarded by this.
+     * When the earliest application release still in flight was called (a destroy that waits for
+     * other ranks, and an abort of it from another thread: the destroy's); 0 while none is.
      */
-    private int splits;
-    private int shrinks;
+    private volatile long releaseStartedAtMillis;
     /**
      * NCCL's own identity of the communicator, where the agent can compute it as NCCL does
      * ({@link CommIds}): its bootstrap magic and commHash, from which a grow's commId follows on
@@ -30,7 +32,7 @@ final class CommRecord extends Tracked {
     final boolean hasNcclIdentity;
     final long ncclMagic;
     final long ncclHash;
-    /** Registrations, windows and device communicators; made at the first. */
+    /** Registrations, windows, device communicators and the child counts; made at the first. */
     private volatile CommResources resources;
 
     CommRecord(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
@@ -56,14 +58,34 @@ final class CommRecord extends Tracked {
         this.parentCommId = parentCommId;
     }
 
-    /** Counts a split: NCCL's childCount after it, the same on every rank. */
-    synchronized int nextSplit() {
-        return ++splits;
+    long releaseStartedAtMillis() {
+        return releaseStartedAtMillis;
     }
 
-    /** A grow counts a child as a split does (one field less per communicator than counting apart). */
-    synchronized int nextGrow() {
-        return ++splits;
+    /** An application release was called: the first of those in flight sets the time. */
+    void releaseStarted(long nowMillis) {
+        RELEASE_STARTED.compareAndSet(this, 0, nowMillis);
+    }
+
+    /** A release failed: once none is in flight, the next one starts the clock again. */
+    void releaseEnded() {
+        if (!releaseInFlight()) {
+            releaseStartedAtMillis = 0;
+        }
+    }
+
+    /**
+     * Counts a split: NCCL's childCount after it, the same on every rank. The counts live with the
+     * registrations ({@link CommResources}, made at the first): most communicators never have a
+     * child, and a live one stays within 256 bytes (TrackerAllocationTest).
+     */
+    int nextSplit() {
+        return resources().nextChild();
+    }
+
+    /** A grow counts a child as a split does. */
+    int nextGrow() {
+        return resources().nextChild();
     }
 
     /** The registrations, windows and device communicators, null before the first. */
@@ -85,7 +107,8 @@ final class CommRecord extends Tracked {
         return r;
     }
 
-    synchronized int nextShrink() {
-        return ++shrinks;
+    /** The agent's own count of shrinks (NCCL counts none), for the n-th shrink's commId. */
+    int nextShrink() {
+        return resources().nextShrink();
     }
 }

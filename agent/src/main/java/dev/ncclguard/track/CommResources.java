@@ -7,7 +7,8 @@ import java.util.Map;
 
 /**
  * What one communicator holds besides itself: its buffer registrations (ncclCommRegister), its
- * windows (ncclCommWindowRegister) and its device communicators (ncclDevCommCreate). NCCL frees all
+ * windows (ncclCommWindowRegister) and its device communicators (ncclDevCommCreate); and how many
+ * children it had, for their commIds. NCCL frees all
  * of them with the communicator; until then they are counted here, so that the live view shows a
  * service that registers without deregistering, and the exit report a leaked communicator's.
  * Guarded by this object: none of these calls is on the hot path.
@@ -67,6 +68,17 @@ final class CommResources {
     private final List<DevCommRecord> devComms = new ArrayList<>(2);
     /** Set when the communicator ended: what comes after is NCCL's own cleanup, not counted. */
     private boolean closed;
+    /** NCCL's childCount (splits, NCCL_SPLIT_NOCOLOR too, and grows) and the agent's count of shrinks. */
+    private int children;
+    private int shrinks;
+
+    synchronized int nextChild() {
+        return ++children;
+    }
+
+    synchronized int nextShrink() {
+        return ++shrinks;
+    }
 
     synchronized void registered(boolean window, long handle, long bytes) {
         if (!closed && handle != 0) {

@@ -223,7 +223,12 @@ final class Communicators {
 
     /** Before a destroy or abort: the record's serial, or {@link Tracker#CLAIMED_BY_CLEANUP}. */
     long enterRelease(long handle) {
-        return Tracked.releaseToken(records.get(handle));
+        CommRecord c = records.get(handle);
+        long token = Tracked.releaseToken(c);
+        if (c != null && token == c.serial) {
+            c.releaseStarted(tracker.now());
+        }
+        return token;
     }
 
     /**
@@ -248,7 +253,11 @@ final class Communicators {
                 }
             }
         } else if (status != Status.NCCL_IN_PROGRESS) {
-            Tracked.releaseFailed(records.get(handle), token);
+            CommRecord c = records.get(handle);
+            Tracked.releaseFailed(c, token);
+            if (c != null && c.serial == token) {
+                c.releaseEnded();
+            }
         }
     }
 

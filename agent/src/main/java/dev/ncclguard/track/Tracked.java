@@ -168,6 +168,11 @@ abstract class Tracked implements ReleaseClaim {
         }
     }
 
+    /** Whether an application release of the handle has been entered and not failed. */
+    final boolean releaseInFlight() {
+        return owner > LIVE;
+    }
+
     /** The application's release failed: the handle is as live as before it. */
     void releaseFailed() {
         while (true) {

@@ -65,6 +65,7 @@ public final class Tracker {
     /** Made at the first event or stream created with stacks on: a JVM that makes none never loads it. */
     private volatile CreationStacks creationStacks;
     private volatile Throwable firstInternalError;
+    private volatile Gauges gauges;
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
     private volatile boolean sawAnyCall;
 
@@ -388,6 +389,74 @@ public final class Tracker {
     /** Released communicators left out of {@link #communicators()} to bound memory. */
     public long communicatorsOmitted() {
         return comms.omitted();
+    }
+
+    // --- the live gauges: counts read as they are, without a snapshot of every handle ---
+
+    public int liveCommunicators() {
+        return comms.records.size();
+    }
+
+    public int liveEvents() {
+        return work.events.size();
+    }
+
+    public int liveStreams() {
+        return work.streams.size();
+    }
+
+    public long communicatorsCreated() {
+        return comms.createdCount();
+    }
+
+    public long communicatorsReleased() {
+        return comms.releasedCount();
+    }
+
+    /** Creation time (epoch ms) of the oldest communicator alive now; 0 when none is. */
+    public long oldestLiveCommunicatorMillis() {
+        return gauges().oldestLiveCommunicatorMillis();
+    }
+
+    /** Ops enqueued on live streams and not seen complete, summed. */
+    public long streamOpsPending() {
+        return gauges().streamOpsPending();
+    }
+
+    /**
+     * Events whose last record has been seen pending for {@code thresholdMillis} or more, by this
+     * and earlier calls (the first call that sees a record pending starts its clock).
+     */
+    public int eventsPendingLongerThan(long thresholdMillis) {
+        return gauges().eventsPendingLongerThan(thresholdMillis, now());
+    }
+
+    /**
+     * Where NCCL's own count of operations in flight comes from: the profiler bridge sets it once
+     * it hears from NCCL's profiler plugin (bridge.profiler).
+     */
+    public void inFlightSource(java.util.function.LongSupplier source) {
+        gauges().inFlightSource(source);
+    }
+
+    /** NCCL's operations in flight as its profiler plugin counts them; -1 while nothing reports them. */
+    public long opsInFlight() {
+        return gauges().opsInFlight();
+    }
+
+    /** Made at the first reading: premain and the hot path never load it. */
+    private Gauges gauges() {
+        Gauges g = gauges;
+        if (g == null) {
+            synchronized (this) {
+                g = gauges;
+                if (g == null) {
+                    g = new Gauges(comms, work);
+                    gauges = g;
+                }
+            }
+        }
+        return g;
     }
 
     // --- for the parts ---

@@ -85,6 +85,19 @@ class CheckCommandTest {
     }
 
     @Test
+    void cleanupIsSaidInTheWordsOfTheAgentsTextReport() throws Exception {
+        Path leaky = leaky("cleaned.json");
+        TestReports.cleanup(leaky, 0x30, "synchronized");
+        TestReports.cleanup(leaky, 0x20, "aborted");
+        assertEquals(1, check(leaky.toString()));
+        String synced = dev.ncclguard.cleanup.Outcome.SYNCHRONIZED.describe(dev.ncclguard.catalog.Kind.EVENT);
+        assertEquals("synchronized (its work completed while cleanup waited), then destroyed with cudaEventDestroy", synced);
+        assertTrue(lines().contains("      pending event 0x30 (device 0) by cudaEventCreate at "
+                + "com.example.Trainer.step(Trainer.java:42), cleanup " + synced), lines().toString());
+        assertTrue(lines().stream().anyMatch(l -> l.endsWith(", cleanup aborted with ncclCommAbort")), lines().toString());
+    }
+
+    @Test
     void leaksMadeAtOnePlaceAreOneLineWithTheirCountAndNextHandles() throws Exception {
         TestReports r = TestReports.process(3, "c");
         for (int i = 0; i < 1000; i++) {

@@ -56,20 +56,14 @@ class MergePageIT {
     }
 
     @Test
-    void theBigJobsPageShowsItsOneLeakFirstAndOpensAsFastAsASmallOne() throws Exception {
+    void theBigJobsPageShowsItsOneLeakFirstAndKeepsTheRestCollapsed() throws Exception {
         Path big = Files.createDirectories(dir.resolve("big"));
         HtmlTimelineTest.bigJob(big);
-        Path small = Files.createDirectories(dir.resolve("small"));
-        TestReports.process(1, "a").comm("00000000000000aa", 0, 1, 0x10, 100, 0).write(small, "r.json");
         Path bigPage = KEPT.resolve("merge-8x300.html");
-        Path smallPage = KEPT.resolve("merge-1.html");
         merge(big, bigPage);
-        merge(small, smallPage);
         long bytes = Files.size(bigPage);
         assertTrue(bytes < 1_000_000, bytes + " bytes");
 
-        Chromium.render(smallPage, 1100, 900, null); // warms the browser's own caches
-        Chromium.Result one = Chromium.render(smallPage, 1100, 900, null);
         Path png = KEPT.resolve("merge-8x300.png");
         Chromium.Result r = Chromium.render(bigPage, 1100, 900, png);
         String dom = r.dom();
@@ -79,8 +73,6 @@ class MergePageIT {
         assertEquals(0, count(dom, "<details class=\"comm\" open"), "released ones stay collapsed");
         assertTrue(dom.contains("data-rank=\"5\" data-pid=\"4005\" data-state=\"leaked\""), "rank 5 of pid 4005");
         assertTrue(dom.indexOf("<section class=\"comm leaked\"") < dom.indexOf("<details class=\"comm\""));
-        // opening it costs about what a page of one communicator costs: no layout of what is collapsed
-        assertTrue(r.millis() - one.millis() < 3000, r.millis() + " ms against " + one.millis() + " ms");
 
         BufferedImage shot = ImageIO.read(png.toFile());
         // the leaked rank's bar (alive until exit: 640 px x 14) in the first screen, and the seven ranks

@@ -27,9 +27,10 @@ public final class ReportSchema {
     private ReportSchema() {
     }
 
-    /** The schema file in the repository: the tests run in agent/, or at the root. */
+    /** The schema file in the repository: found from the test's working directory or one above it. */
     static Path file() {
-        for (Path p : new Path[] {Path.of(FILE), Path.of("..", FILE)}) {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            Path p = dir.resolve(FILE);
             if (Files.isRegularFile(p)) {
                 return p;
             }

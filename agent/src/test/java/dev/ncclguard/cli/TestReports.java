@@ -104,6 +104,19 @@ final class TestReports {
         json.writerWithDefaultPrettyPrinter().writeValue(report.toFile(), root);
     }
 
+    /** Sets the {@code cleanup} word of the leak of {@code handle}, as a cleanup run writes it. */
+    static void cleanup(Path report, long handle, String word) throws IOException {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.JsonNode root = json.readTree(report.toFile());
+        for (com.fasterxml.jackson.databind.JsonNode l : root.path("leaks")) {
+            if (l.path("handle").asText().equals("0x" + Long.toHexString(handle))) {
+                ((com.fasterxml.jackson.databind.node.ObjectNode) l).put("cleanup", word);
+            }
+        }
+        json.writerWithDefaultPrettyPrinter().writeValue(report.toFile(), root);
+        ReportSchema.assertValid(report);
+    }
+
     /** Writes the report, checked against the published schema first. */
     Path write(Path dir, String name) throws IOException {
         String json = JsonReportWriter.toJson(build());

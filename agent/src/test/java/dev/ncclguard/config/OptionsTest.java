@@ -51,7 +51,7 @@ class OptionsTest {
     @Test
     void everyKeyIsReadFromTheArgumentString() {
         Options o = parse("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
-                + "logging=application,bindings=/tmp/b.txt");
+                + "logging=application,bindings=/tmp/b.txt,pending-threshold=2m");
         assertEquals(Options.Action.CLEANUP, o.action());
         assertEquals("/tmp/r-%p.json", o.report());
         assertEquals("none", o.text());
@@ -62,8 +62,9 @@ class OptionsTest {
         assertEquals(Duration.ofMillis(500), o.timeout());
         assertEquals(Options.Logging.APPLICATION, o.logging());
         assertEquals("/tmp/b.txt", o.bindings());
+        assertEquals(Duration.ofMinutes(2), o.pendingThreshold());
         assertEquals("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
-                + "logging=application,bindings=/tmp/b.txt,suppress=none", o.toString());
+                + "logging=application,bindings=/tmp/b.txt,suppress=none,pending-threshold=120000ms", o.toString());
     }
 
     @Test
@@ -112,15 +113,15 @@ class OptionsTest {
     @Test
     void unknownKeyListsTheValidOnes() {
         assertEquals("ncclguard: unknown option 'stack' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging, bindings, suppress)", error("stack=on"));
+                + "logging, bindings, suppress, pending-threshold, config)", error("stack=on"));
     }
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "action=delete       | ncclguard: invalid value 'delete' for option action: expected report, cleanup or off",
         "action=REPORT       | ncclguard: invalid value 'REPORT' for option action: expected report, cleanup or off",
-        "report=             | ncclguard: invalid value '' for option report: expected none or a file path (it may hold %p and %h)",
-        "text=               | ncclguard: invalid value '' for option text: expected stderr, none or a file path",
+        "report=             | ncclguard: invalid value '' for option report: expected none or a file path (it may hold %p, %h, %t, %{NAME}, %n or %n{MAX})",
+        "text=               | ncclguard: invalid value '' for option text: expected stderr, log, none or a file path (it may hold %p, %h, %t, %{NAME}, %n or %n{MAX})",
         "exit-code=256       | ncclguard: invalid value '256' for option exit-code: expected an integer from 0 to 255",
         "exit-code=-1        | ncclguard: invalid value '-1' for option exit-code: expected an integer from 0 to 255",
         "exit-code=two       | ncclguard: invalid value 'two' for option exit-code: expected an integer from 0 to 255",
@@ -132,8 +133,8 @@ class OptionsTest {
         "timeout=99999999999999s | ncclguard: invalid value '99999999999999s' for option timeout: expected a duration greater than 0 such as 500ms, 10s or 2m",
         "logging=slf4j       | ncclguard: invalid value 'slf4j' for option logging: expected stderr or application",
         "stacks              | ncclguard: missing value for option stacks: expected on or off",
-        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress)",
-        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress)",
+        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, pending-threshold, config)",
+        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, pending-threshold, config)",
     })
     void everyBadInputFailsWithItsOneLine(String args, String message) {
         assertEquals(message, error(args));
@@ -164,7 +165,7 @@ class OptionsTest {
     @Test
     void valuesCannotHoldACommaSinceItSeparatesArguments() {
         assertEquals("ncclguard: unknown option 'b.json' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging, bindings, suppress)", error("report=/tmp/a,b.json"));
+                + "logging, bindings, suppress, pending-threshold, config)", error("report=/tmp/a,b.json"));
     }
 
     @Test
@@ -190,6 +191,14 @@ class OptionsTest {
     }
 
     @Test
+    void textLogSendsTheReportToTheApplicationsLoggingNotToAFileNamedLog() {
+        Options o = parse("text=log");
+        assertTrue(o.textToLog());
+        assertFalse(o.textToStderr());
+        assertNull(o.textPath(4242, "node7"));
+    }
+
+    @Test
     void reportPathExpandsPidAndHost() {
         Options o = parse("report=/tmp/%h/ncclguard-%p.json,text=/tmp/%p.txt");
         assertEquals("/tmp/node7/ncclguard-4242.json", o.reportPath(4242, "node7"));
@@ -204,7 +213,7 @@ class OptionsTest {
     @Test
     void keysAreListedInDocumentationOrder() {
         assertEquals(List.of("action", "report", "text", "exit-code", "stacks", "timeout", "logging", "bindings",
-                "suppress"), Options.keys());
+                "suppress", "pending-threshold", "config"), Options.keys());
     }
 
     @Test

@@ -69,8 +69,8 @@ class ApplicationLibrariesIT {
                 .agent("logging=application,text=none,report=" + notADirectory.resolve("r.json"))
                 .mainClass(cp, RawFunctionApp.class.getName()).run("return");
         assertEquals(0, r.exitCode(), r.describe());
-        // slf4j-simple's format: "[thread] WARN ncclguard - message"
-        assertTrue(r.stderr().lines().anyMatch(l -> l.contains("WARN ncclguard - cannot write report")), r.describe());
+        // slf4j-simple's format: "[thread] WARN dev.ncclguard.agent - message"
+        assertTrue(r.stderr().lines().anyMatch(l -> l.contains("WARN dev.ncclguard.agent - cannot write report")), r.describe());
         assertFalse(r.stderr().lines().anyMatch(l -> l.startsWith("ncclguard: cannot write")), r.describe());
     }
 

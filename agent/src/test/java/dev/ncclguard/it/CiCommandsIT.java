@@ -39,6 +39,8 @@ class CiCommandsIT {
     /** HtmlTimeline's colors: leaked, and released. */
     private static final int LEAKED_RGB = 0xd32f2f;
     private static final int RELEASED_RGB = 0x2e7d32;
+    /** HtmlTimeline's color of a destroy that waited. */
+    private static final int WAIT_RGB = 0xf9a825;
     /** Where the rendered pages stay after the build, for a person to look at. */
     private static final Path KEPT = Path.of("target", "ci-html");
 
@@ -270,6 +272,53 @@ class CiCommandsIT {
         Run allowed = cli("merge", reports.toString(), "--allow-missing-ranks");
         assertTrue(allowed.out().contains("(allowed by --allow-missing-ranks)"), allowed.out());
         assertEquals(1, allowed.status(), "rank 0 left its communicator to cleanup: still a leak\n" + allowed.out());
+    }
+
+    /**
+     * The wait a destroy spends on a rank that is gone, end to end: rank 1 killed, rank 0's
+     * ncclCommDestroy waits for its goodbye until the emulator's bound (as NCCL's would, for ever),
+     * the agent records when the destroy was called, and the merge page draws the wait.
+     */
+    @Test
+    void mergePageShowsTheWaitOfADestroyWhosePeerWasKilled() throws Exception {
+        Path reports = Files.createDirectories(dir.resolve("waited"));
+        ChildJvm.Result r = ChildJvm.sample().env("NCCLEMU_DESTROY_TIMEOUT_MS", "1500")
+                .agent("text=none,report=" + reports.resolve("report-%p.json"))
+                .run("multi-rank", "--ranks", "2", "--then", "clean", "--kill", "1");
+        assertEquals(0, r.exitCode(), r.describe());
+        List<JsonNode> withComms = new ArrayList<>();
+        try (var files = Files.list(reports)) {
+            for (Path p : files.toList()) {
+                JsonNode report = Reports.read(p);
+                if (report.path("communicators").size() > 0) {
+                    withComms.add(report);
+                }
+            }
+        }
+        // the launcher's JVM, under the agent too, made none; rank 1 was killed before it wrote one
+        assertEquals(1, withComms.size(), "rank 0's report alone: " + withComms);
+        JsonNode comm = withComms.get(0).path("communicators").get(0);
+        assertEquals("ncclCommDestroy", comm.path("releasedBy").asText(), comm.toString());
+        long waited = java.time.Duration.between(java.time.Instant.parse(comm.path("releaseStartedAt").asText()),
+                java.time.Instant.parse(comm.path("releasedAt").asText())).toMillis();
+        assertTrue(waited >= 1_400 && waited < 10_000, "the destroy waited the emulator's 1.5 s: " + waited + " ms");
+
+        Path html = KEPT.resolve("merge-waited.html");
+        Run merged = cli("merge", reports.toString(), "--html", html.toString());
+        assertEquals(1, merged.status(), "rank 1 has no report: " + merged.out());
+        assertTrue(merged.out().matches("(?s).*released \\+[0-9.]+s by ncclCommDestroy \\(it waited 1\\.[45]\\d s\\).*"),
+                merged.out());
+        Path png = KEPT.resolve("merge-waited.png");
+        Files.deleteIfExists(png);
+        ProcessResult rendered = chromium("--window-size=1100,900", "--screenshot=" + png.toAbsolutePath(),
+                "--dump-dom", html.toUri().toString());
+        String dom = rendered.out();
+        assertTrue(dom.matches("(?s).*<i class=\"wait\" [^>]*title=\"ncclCommDestroy waited 1\\.[45]\\d s\">.*"),
+                dom + rendered.err());
+        assertTrue(dom.matches("(?s).*<span class=\"wait-label\">waited 1\\.[45]\\d s</span>.*"), dom);
+        assertTrue(Files.isRegularFile(png), "no screenshot: " + rendered.err());
+        // the wait's amber is drawn over most of rank 0's bar, which spans the communicator's axis
+        assertTrue(pixels(ImageIO.read(png.toFile()), WAIT_RGB) > 5_000, "the wait drawn amber in " + png);
     }
 
     private static long pid(Path report) throws IOException {

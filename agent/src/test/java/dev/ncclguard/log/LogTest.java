@@ -94,9 +94,9 @@ class LogTest {
             }
         }
         String log = Files.readString(logFile);
-        assertTrue(log.contains("INFO ncclguard - agent installed"), log);
-        assertTrue(log.contains("WARN ncclguard - tracking paused"), log);
-        assertTrue(log.contains("ERROR ncclguard - tracker failed"), log);
+        assertTrue(log.contains("INFO dev.ncclguard.agent - agent installed"), log);
+        assertTrue(log.contains("WARN dev.ncclguard.agent - tracking paused"), log);
+        assertTrue(log.contains("ERROR dev.ncclguard.agent - tracker failed"), log);
         assertTrue(log.contains("java.lang.IllegalStateException: boom"), log);
         assertEquals("", stderr());
     }
@@ -139,6 +139,94 @@ class LogTest {
         assertEquals("", stderr());
     }
 
+    // --- the exit ---
+
+    @Test
+    void exitLinesAlsoGoToStderrWhenTheApplicationsLoggingMayHaveStopped() throws Exception {
+        try (URLClassLoader app = withProvider(RecordingProviderForTest.class)) {
+            Log.configure(true, List.of(app), () -> err);
+            Log.warn("before the exit");
+            Log.exiting();
+            Log.warn("during the exit");
+            assertEquals(List.of("WARN dev.ncclguard.agent - before the exit", "WARN dev.ncclguard.agent - during the exit"),
+                    recorded(app));
+        }
+        assertEquals(List.of("ncclguard: during the exit"), stderr().lines().toList());
+    }
+
+    @Test
+    void exitLinesGoOnlyToALoggingKnownToBeStillWriting() throws Exception {
+        Path logFile = temp.resolve("app.log");
+        try (URLClassLoader app = simpleLoggingTo(logFile)) {
+            Log.configure(true, List.of(app), () -> err);
+            Log.exiting();
+            Log.warn("during the exit");
+        }
+        assertTrue(Files.readString(logFile).contains("WARN dev.ncclguard.agent - during the exit"));
+        assertEquals("", stderr());
+    }
+
+    @Test
+    void theWarningBeforeExitIsOnStderrWhateverTheLogging() throws Exception {
+        Path logFile = temp.resolve("app.log");
+        try (URLClassLoader app = simpleLoggingTo(logFile)) {
+            Log.configure(true, List.of(app), () -> err);
+            Log.exiting();
+            Log.exitWarning("a call into NCCL or CUDA never returned");
+        }
+        assertTrue(Files.readString(logFile).contains("WARN dev.ncclguard.agent - a call into NCCL or CUDA never returned"));
+        assertEquals(List.of("ncclguard: a call into NCCL or CUDA never returned"), stderr().lines().toList());
+    }
+
+    // --- text=log ---
+
+    @Test
+    void logReportPutsEachEntryUnderItsLoggerAtItsLevel() throws Exception {
+        Path logFile = temp.resolve("app.log");
+        String why;
+        try (URLClassLoader app = simpleLoggingTo(logFile)) {
+            Log.configure(false, List.of(app), () -> err);
+            why = Log.logReport(List.of(new Log.Entry("dev.ncclguard.leak.communicator", true, "LEAK: a"),
+                    new Log.Entry("dev.ncclguard.cleanup", false, "destroyed")));
+        }
+        assertEquals(null, why, "slf4j-simple writes as it is called: nothing for stderr");
+        String log = Files.readString(logFile);
+        assertTrue(log.contains("WARN dev.ncclguard.leak.communicator - LEAK: a"), log);
+        assertTrue(log.contains("INFO dev.ncclguard.cleanup - destroyed"), log);
+    }
+
+    @Test
+    void logReportToALoggingThatMayHaveStoppedAsksForACopyOnStderr() throws Exception {
+        String why;
+        try (URLClassLoader app = withProvider(RecordingProviderForTest.class)) {
+            Log.configure(false, List.of(app), () -> err);
+            why = Log.logReport(List.of(new Log.Entry("dev.ncclguard.leak", true, "SUMMARY: ncclguard: 1 leaked communicator")));
+            assertEquals(List.of("WARN dev.ncclguard.leak - SUMMARY: ncclguard: 1 leaked communicator"), recorded(app));
+        }
+        assertTrue(why.endsWith("which may have stopped in a shutdown hook of its own before the agent's exit hook ran;"
+                + " a copy follows on stderr"), why);
+    }
+
+    @Test
+    void logReportWithoutSlf4jSaysWhyTheReportGoesToStderr() throws Exception {
+        try (URLClassLoader app = isolated()) {
+            Log.configure(false, List.of(app), () -> err);
+            assertEquals("no SLF4J in the application; the report follows on stderr",
+                    Log.logReport(List.of(new Log.Entry("dev.ncclguard.leak", false, "SUMMARY"))));
+        }
+    }
+
+    @Test
+    void slf4jIsFoundThroughTheApplicationsLoaderBeforeTheSystemOnes() throws Exception {
+        Path logFile = temp.resolve("app.log");
+        try (URLClassLoader app = simpleLoggingTo(logFile)) {
+            Log.configure(true, null, () -> err);
+            Log.applicationLoader(app); // the context loader of the application's first NCCL call
+            Log.warn("through the application's own SLF4J");
+        }
+        assertTrue(Files.readString(logFile).contains("WARN dev.ncclguard.agent - through the application's own SLF4J"));
+    }
+
     @Test
     void slf4jIsNotLookedUpUntilTheFirstLine() throws Exception {
         AtomicInteger lookups = new AtomicInteger();
@@ -166,6 +254,33 @@ class LogTest {
         Log.warn("lost");
         Log.error("lost too", new RuntimeException());
         assertFalse(stderr().contains("lost"));
+    }
+
+    /** The application's SLF4J with slf4j-simple writing to {@code logFile} (read once, as it starts). */
+    private static URLClassLoader simpleLoggingTo(Path logFile) throws Exception {
+        URLClassLoader app = isolated(jarOf(org.slf4j.LoggerFactory.class), jarOf(org.slf4j.simple.SimpleLogger.class));
+        System.setProperty("org.slf4j.simpleLogger.logFile", logFile.toString());
+        try {
+            Class.forName("org.slf4j.LoggerFactory", true, app).getMethod("getILoggerFactory").invoke(null);
+        } finally {
+            System.clearProperty("org.slf4j.simpleLogger.logFile");
+        }
+        return app;
+    }
+
+    /** The application's SLF4J with {@code provider} (a class of the test classes) as its only provider. */
+    private URLClassLoader withProvider(Class<?> provider) throws Exception {
+        Path services = temp.resolve("services-" + provider.getSimpleName());
+        Files.createDirectories(services.resolve("META-INF/services"));
+        Files.writeString(services.resolve("META-INF/services/org.slf4j.spi.SLF4JServiceProvider"),
+                provider.getName() + "\n");
+        return isolated(jarOf(org.slf4j.LoggerFactory.class), jarOf(provider), services);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> recorded(ClassLoader app) throws Exception {
+        return List.copyOf((List<String>) Class.forName(RecordingProviderForTest.class.getName(), true, app)
+                .getField("LINES").get(null));
     }
 
     private static Path jarOf(Class<?> type) throws URISyntaxException {

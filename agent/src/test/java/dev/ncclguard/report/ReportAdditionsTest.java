@@ -120,6 +120,32 @@ class ReportAdditionsTest {
         assertEquals(4, root.path("communicatorsOmitted").asInt());
     }
 
+    @Test
+    void communicatorsListSaysWhenEachReleaseWasCalledWhereTheAgentSawIt() throws Exception {
+        List<CommLife> lives = List.of(
+                new CommLife(0x10, "ncclCommInitRank", "main", 0, 0, 2, "00000000000000aa", null,
+                        Views.T0 + 0x10, Views.T0 + 400, Views.T0 + 5_400, "ncclCommDestroy"),
+                new CommLife(0x20, "ncclCommInitRank", "main", 1, 1, 2, "00000000000000bb", null,
+                        Views.T0 + 0x20, Views.T0 + 600, 0, null),
+                new CommLife(0x50, "ncclCommInitRank", "main", 0, 0, 2, "00000000000000cc", null,
+                        Views.T0 + 0x50, Views.T0 + 900, "ncclCommDestroy"));
+        Report r = builder().communicators(lives, 0).build();
+
+        String json = JsonReportWriter.toJson(r);
+        dev.ncclguard.cli.ReportSchema.assertValid(json, "releaseStartedAt");
+        JsonNode list = new ObjectMapper().readTree(json).path("communicators");
+        JsonNode waited = list.get(0);
+        assertEquals(List.of("commId", "rank", "nranks", "device", "handle", "api", "thread", "createdAt",
+                "releaseStartedAt", "releasedAt", "releasedBy", "leaked"), fieldNames(waited));
+        assertEquals(JsonReportWriter.iso(Instant.ofEpochMilli(Views.T0 + 400)), waited.path("releaseStartedAt").asText());
+        JsonNode inFlight = list.get(1);
+        assertTrue(inFlight.path("leaked").asBoolean());
+        assertEquals(JsonReportWriter.iso(Instant.ofEpochMilli(Views.T0 + 600)), inFlight.path("releaseStartedAt").asText(),
+                "a destroy still inside NCCL at exit");
+        assertTrue(inFlight.path("releasedAt").isNull());
+        assertFalse(list.get(2).has("releaseStartedAt"), "not known: left out");
+    }
+
     private static List<String> fieldNames(JsonNode node) {
         List<String> names = new java.util.ArrayList<>();
         node.fieldNames().forEachRemaining(names::add);

@@ -74,11 +74,97 @@ class TextReportWriterTest {
         assertTrue(text.contains("  Cleanup: destroyed with ncclCommDestroy.\n"), text);
         assertTrue(text.contains("  Cleanup: aborted with ncclCommAbort: ncclCommDestroy did not return within 2500 ms.\n"),
                 text);
-        assertTrue(text.contains("  Cleanup: its work completed while cleanup waited, then destroyed with"
-                + " cudaEventDestroy.\n"), text);
-        assertTrue(text.contains("  Cleanup: timed out: still pending after 5000 ms.\n"), text);
+        assertTrue(text.contains("  Cleanup: synchronized (its work completed while cleanup waited), then destroyed"
+                + " with cudaEventDestroy.\n"), text);
+        assertTrue(text.contains("  Cleanup: timed-out: still pending after 5000 ms.\n"), text);
         assertEquals(List.of("SUMMARY: ncclguard: 2 leaked communicators, 1 pending event, 1 unsynchronized stream"
                 + " (cleaned 3, failed 1)"), summaryLines(text));
+    }
+
+    @Test
+    void everyCleanupLineStartsWithTheReportsCleanupWord() {
+        for (Outcome outcome : Outcome.values()) {
+            for (Kind kind : Kind.values()) {
+                String text = TextReportWriter.toText(Report.builder().action("cleanup").communicators(1, 0)
+                        .leaks(List.of(kind == Kind.COMM ? comm1 : kind == Kind.EVENT ? event : stream))
+                        .cleanup(Map.of(kind == Kind.COMM ? comm1 : kind == Kind.EVENT ? event : stream,
+                                new LeakOutcome(outcome, null))).build());
+                assertTrue(text.contains("  Cleanup: " + outcome.word()), outcome + " " + kind + ":\n" + text);
+            }
+        }
+    }
+
+    // --- text=log ---
+
+    @Test
+    void logBlocksStartLikeNettysLeakLinesWithTheLinkToTheirKindsDocs() {
+        List<dev.ncclguard.log.Log.Entry> entries = TextReportWriter.logEntries(leaky("report", Map.of()));
+
+        assertEquals("LEAK: ncclCommDestroy or ncclCommAbort was not called before the JVM exited: communicator 0x10"
+                + " (rank 0 of 2, device 0, commId 9f3c1a), created by ncclCommInitRank. See"
+                + " https://ncclguard.dev/docs/leaks.md#leaked-communicator for more information.\n"
+                + "Created on thread \"main\" at " + java.time.Instant.ofEpochMilli(Views.T0 + 0x10)
+                + " through jna-interface:\n"
+                + "\tat com.example.Train.setup(Train.java:10)\n"
+                + "\tat com.example.Train.main(Train.java:11)\n"
+                + "What to do: destroy it with ncclCommDestroy before exit, or ncclCommAbort on error paths.",
+                entries.get(0).message());
+        assertTrue(entries.get(2).message().startsWith("LEAK: the last record of an event was never seen complete"),
+                entries.get(2).message());
+        assertTrue(entries.get(2).message().contains(", still pending at exit, created by cudaEventCreate. See"
+                + " https://ncclguard.dev/docs/leaks.md#pending-event for more information.\n"), entries.get(2).message());
+        assertTrue(entries.get(3).message().contains("#unsynchronized-stream for more"), entries.get(3).message());
+    }
+
+    @Test
+    void logBlocksGoToTheirKindsLoggerAtWarnAndTheSummaryLast() {
+        List<dev.ncclguard.log.Log.Entry> entries = TextReportWriter.logEntries(leaky("report", Map.of()));
+
+        assertEquals(List.of("dev.ncclguard.leak.communicator", "dev.ncclguard.leak.communicator",
+                "dev.ncclguard.leak.event", "dev.ncclguard.leak.stream", "dev.ncclguard.leak"),
+                entries.stream().map(dev.ncclguard.log.Log.Entry::logger).toList());
+        assertTrue(entries.stream().allMatch(dev.ncclguard.log.Log.Entry::warn));
+        assertEquals("SUMMARY: ncclguard: 2 leaked communicators, 1 pending event, 1 unsynchronized stream",
+                entries.get(entries.size() - 1).message());
+    }
+
+    @Test
+    void logSaysWhatCleanupDidUnderTheCleanupLoggerWarnWhenItFailed() {
+        List<dev.ncclguard.log.Log.Entry> entries = TextReportWriter.logEntries(leaky("cleanup", Map.of(
+                comm1, new LeakOutcome(Outcome.DESTROYED, null),
+                comm2, new LeakOutcome(Outcome.ABORTED, "ncclCommDestroy did not return within 2500 ms"),
+                event, new LeakOutcome(Outcome.SYNCHRONIZED, null),
+                stream, new LeakOutcome(Outcome.TIMED_OUT, "still pending after 5000 ms"))));
+
+        List<dev.ncclguard.log.Log.Entry> cleanup = entries.stream()
+                .filter(e -> e.logger().equals(TextReportWriter.CLEANUP_LOGGER)).toList();
+        assertEquals(List.of("leaked communicator 0x10: destroyed with ncclCommDestroy.",
+                "leaked communicator 0x11: aborted with ncclCommAbort: ncclCommDestroy did not return within 2500 ms.",
+                "pending event 0x20: synchronized (its work completed while cleanup waited), then destroyed with"
+                        + " cudaEventDestroy.",
+                "unsynchronized stream 0x30: timed-out: still pending after 5000 ms."),
+                cleanup.stream().map(dev.ncclguard.log.Log.Entry::message).toList());
+        assertEquals(List.of(false, false, false, true), cleanup.stream().map(dev.ncclguard.log.Log.Entry::warn).toList());
+    }
+
+    @Test
+    void aCleanRunLogsItsSummaryAtInfo() {
+        List<dev.ncclguard.log.Log.Entry> entries = TextReportWriter.logEntries(Report.builder().communicators(2, 2).build());
+
+        assertEquals(List.of(new dev.ncclguard.log.Log.Entry("dev.ncclguard.leak", false,
+                "SUMMARY: ncclguard: no leaks (2 communicators created, 2 released)")), entries);
+    }
+
+    @Test
+    void everyKindsLinkNamesAHeadingOfTheLeaksDocsPage() throws Exception {
+        java.nio.file.Path page = java.nio.file.Path.of("..", "docs", "leaks.md");
+        List<String> anchors = java.nio.file.Files.readAllLines(page).stream().filter(l -> l.startsWith("## "))
+                .map(l -> l.substring(3).strip().toLowerCase(java.util.Locale.ROOT).replace(' ', '-')).toList();
+        for (Kind kind : Kind.values()) {
+            String link = TextReportWriter.docsLink(kind);
+            assertTrue(link.startsWith(TextReportWriter.DOCS + "#"), link);
+            assertTrue(anchors.contains(link.substring(link.indexOf('#') + 1)), link + " not among " + anchors);
+        }
     }
 
     @Test

@@ -50,6 +50,54 @@ class CommunicatorHistoryTest {
     }
 
     @Test
+    void releaseStartedAtIsWhenTheDestroyThatEndedItWasCalled() {
+        d.initRank(0xA000, 2, 0, uniqueId(3));
+        clock.set(5_000);
+        FakeArgs destroy = args().handle(0, 0xA000);
+        long token = d.enter("ncclCommDestroy", destroy);
+        clock.set(9_500); // the destroy waited for a rank of another process
+        d.exit("ncclCommDestroy", destroy, 0, token);
+        CommLife a = d.tracker.communicators().get(0);
+        assertEquals(5_000, a.releaseStartedAtMillis());
+        assertEquals(9_500, a.releasedAtMillis());
+    }
+
+    @Test
+    void aDestroyStillInFlightAtExitShowsWhenItWasCalled() {
+        d.initRank(0xA000, 2, 0, uniqueId(3));
+        clock.set(5_000);
+        d.enter("ncclCommDestroy", args().handle(0, 0xA000));
+        CommLife a = d.tracker.communicators().get(0);
+        assertFalse(a.released());
+        assertEquals(5_000, a.releaseStartedAtMillis());
+    }
+
+    @Test
+    void anAbortFromAnotherThreadKeepsTheStartOfTheDestroyItEnded() {
+        d.initRank(0xA000, 2, 0, uniqueId(3));
+        clock.set(5_000);
+        FakeArgs destroy = args().handle(0, 0xA000);
+        long destroyToken = d.enter("ncclCommDestroy", destroy);
+        clock.set(8_000);
+        d.call("ncclCommAbort", args().handle(0, 0xA000));
+        d.exit("ncclCommDestroy", destroy, 0, destroyToken);
+        CommLife a = d.tracker.communicators().get(0);
+        assertEquals("ncclCommAbort", a.releasedBy());
+        assertEquals(5_000, a.releaseStartedAtMillis());
+    }
+
+    @Test
+    void aFailedDestroyLeavesNoReleaseStartBehindForTheNextOne() {
+        d.initRank(0xA000, 1, 0, uniqueId(1));
+        clock.set(5_000);
+        d.call("ncclCommDestroy", args().handle(0, 0xA000), 3);
+        assertEquals(0, d.tracker.communicators().get(0).releaseStartedAtMillis());
+        clock.set(7_000);
+        d.destroy(0xA000);
+        assertEquals(7_000, d.tracker.communicators().get(0).releaseStartedAtMillis());
+    }
+
+    @Test
     void failedDestroyLeavesTheCommunicatorAlive() {
         d.initRank(0xA000, 1, 0, uniqueId(1));
         d.call("ncclCommDestroy", args().handle(0, 0xA000), 3);

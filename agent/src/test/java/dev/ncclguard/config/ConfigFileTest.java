@@ -1,0 +1,152 @@
+package dev.ncclguard.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** config=PATH: options in a properties file, between the agent arguments and the system properties. */
+class ConfigFileTest {
+    private static final Map<String, String> NONE = Map.of();
+
+    @TempDir
+    Path dir;
+
+    private String file(String content) throws IOException {
+        Path f = dir.resolve("ncclguard.properties");
+        Files.writeString(f, content, StandardCharsets.UTF_8);
+        return f.toString();
+    }
+
+    private static String error(String args, Map<String, String> props, Map<String, String> env) {
+        return assertThrows(OptionsException.class, () -> Options.parse(args, props, env)).getMessage();
+    }
+
+    @Test
+    void aValueInTheFileMayHoldCommas() throws IOException {
+        String config = file("report=/tmp/a,b/leaks-%p.json\n");
+        assertEquals("/tmp/a,b/leaks-%p.json", Options.parse("config=" + config, NONE, NONE).report());
+    }
+
+    @Test
+    void everyOptionMayBeSetInTheFile() throws IOException {
+        String config = file("# comment\naction = cleanup\nexit-code: 3\nstacks=off\ntimeout=2s\ntext=none\n");
+        Options o = Options.parse("config=" + config, NONE, NONE);
+        assertEquals(Options.Action.CLEANUP, o.action());
+        assertEquals(3, o.exitCode());
+        assertFalse(o.stacks());
+        assertEquals("none", o.text());
+        assertEquals("config file " + config, o.source("action"));
+        assertEquals(config, o.config());
+    }
+
+    @Test
+    void anArgumentBeatsTheFileWhichBeatsSystemPropertyAndEnvironment() throws IOException {
+        String config = file("exit-code=3\nstacks=off\naction=cleanup\n");
+        Options o = Options.parse("config=" + config + ",exit-code=4",
+                Map.of("ncclguard.stacks", "on", "ncclguard.timeout", "3s"),
+                Map.of("NCCLGUARD_ACTION", "off", "NCCLGUARD_TIMEOUT", "4s", "NCCLGUARD_TEXT", "none"));
+        assertEquals(4, o.exitCode());
+        assertEquals("argument", o.source("exit-code"));
+        assertFalse(o.stacks());
+        assertEquals(Options.Action.CLEANUP, o.action());
+        assertEquals(java.time.Duration.ofSeconds(3), o.timeout());
+        assertEquals("system property ncclguard.timeout", o.source("timeout"));
+        assertEquals("none", o.text());
+        assertEquals("environment variable NCCLGUARD_TEXT", o.source("text"));
+    }
+
+    @Test
+    void theFileMayBeNamedByASystemPropertyOrTheEnvironment() throws IOException {
+        String config = file("exit-code=6\n");
+        assertEquals(6, Options.parse("", Map.of("ncclguard.config", config), NONE).exitCode());
+        assertEquals(6, Options.parse("", NONE, Map.of("NCCLGUARD_CONFIG", config)).exitCode());
+    }
+
+    @Test
+    void theArgumentNamesTheFileBeforeTheSystemProperty() throws IOException {
+        String config = file("exit-code=6\n");
+        assertEquals(0, Options.parse("config=none", Map.of("ncclguard.config", config), NONE).exitCode());
+    }
+
+    @Test
+    void trailingWhiteSpaceOfAValueIsDropped() throws IOException {
+        assertFalse(Options.parse("config=" + file("stacks=off  \t\n"), NONE, NONE).stacks());
+    }
+
+    @Test
+    void aMissingFileIsOneLine() {
+        String missing = dir.resolve("nope.properties").toString();
+        assertEquals("ncclguard: invalid config file '" + missing + "' for option config: no such file; "
+                + "expected a readable properties file of key=value lines", error("config=" + missing, NONE, NONE));
+    }
+
+    @Test
+    void aDirectoryIsOneLine() {
+        assertTrue(error("config=" + dir, NONE, NONE).contains(": it is a directory;"));
+    }
+
+    @Test
+    void anUnknownKeyInTheFileIsNamedWithTheFile() throws IOException {
+        String config = file("reprot=/tmp/x.json\n");
+        assertEquals("ncclguard: invalid config file '" + config + "' for option config: unknown option 'reprot' "
+                + "(valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, pending-threshold); "
+                + "expected a readable properties file of key=value lines", error("config=" + config, NONE, NONE));
+    }
+
+    @Test
+    void theFileCannotNameAnotherFile() throws IOException {
+        String config = file("config=/tmp/other.properties\n");
+        assertTrue(error("config=" + config, NONE, NONE).contains("option config cannot be set in a config file"));
+    }
+
+    @Test
+    void aBadValueInTheFileSaysItCameFromTheFile() throws IOException {
+        String config = file("stacks=sometimes\n");
+        assertEquals("ncclguard: invalid value 'sometimes' for option stacks (config file " + config
+                + "): expected on or off", error("config=" + config, NONE, NONE));
+    }
+
+    @Test
+    void aFileNamedByTheEnvironmentSaysSoWhenItCannotBeRead() {
+        String missing = dir.resolve("nope.properties").toString();
+        assertTrue(error("", NONE, Map.of("NCCLGUARD_CONFIG", missing))
+                .contains("for option config (environment variable NCCLGUARD_CONFIG): no such file"));
+    }
+
+    @Test
+    void bytesThatAreNotUtf8AreOneLine() throws IOException {
+        Path f = dir.resolve("latin1.properties");
+        Files.write(f, new byte[] {'t', 'e', 'x', 't', '=', (byte) 0xe9, '\n'});
+        assertTrue(error("config=" + f, NONE, NONE).contains(": it is not UTF-8 text;"));
+    }
+
+    @Test
+    void anEmptyConfigValueIsABadValue() {
+        assertEquals("ncclguard: invalid value '' for option config: expected none or the path of a properties file "
+                + "of options", error("config=", NONE, NONE));
+    }
+
+    @Test
+    void noConfigFileByDefault() {
+        assertNull(Options.parse("", NONE, NONE).config());
+    }
+
+    @Test
+    void aLaterAttachChangesOnlyTheKeysItsFileGives() throws IOException {
+        Options running = Options.parse("exit-code=2,stacks=off", NONE, NONE);
+        Options changed = running.with("config=" + file("report=/tmp/a,b.json\nexit-code=5\n"));
+        assertEquals("/tmp/a,b.json", changed.report());
+        assertEquals(5, changed.exitCode());
+        assertFalse(changed.stacks());
+    }
+}
