@@ -36,7 +36,7 @@ enum ng_fn_id {
 
 /* ---------------------------------------------------------------- the catalog as tables */
 typedef struct {
-  signed char handle, parent, stream, event, rank, nranks, unique_id, device, color, key, count, rank_list;
+  signed char handle, parent, stream, event, rank, nranks, unique_id, device, color, key, count, rank_list, comm, bytes;
 } ng_positions;
 extern const ng_positions ng_pos[NG_FN_COUNT];
 extern const char *const ng_fn_name[NG_FN_COUNT];

@@ -12,6 +12,10 @@ typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 typedef struct ncclConfig_opaque ncclConfig_t;
 typedef struct { char internal[128]; } ncclUniqueId;
+/* NCCL 2.28's windows and device communicators (nccl.h, nccl_device/core.h): only pointers to them pass */
+typedef struct ncclWindow_vidmem *ncclWindow_t;
+typedef struct ncclDevCommRequirements ncclDevCommRequirements_t;
+typedef struct ncclDevComm ncclDevComm_t;
 typedef int ncclDataType_t;
 typedef int ncclRedOp_t;
 typedef int ncclResult_t;

@@ -11,7 +11,7 @@
 #define NG_SLOT_UINT(i, x) a_[i] = (uint64_t)(x);
 #define NG_SLOT_ADDR(i, x) a_[i] = (uint64_t)(uintptr_t) & (x);
 
-#define P(id, h, pa, st, ev, r, nr, u, d, co, k, cnt, rl) [id] = {h, pa, st, ev, r, nr, u, d, co, k, cnt, rl},
+#define P(id, h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by) [id] = {h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by},
 const ng_positions ng_pos[NG_FN_COUNT] = {NG_POSITIONS(P)};
 #undef P
 

@@ -272,6 +272,22 @@ public final class BindingValues {
             }
             return fallback;
         }
+
+        /** A struct a JNI binding passes as a ByteBuffer (ncclDevComm): its first bytes, from index 0. */
+        @Override
+        byte[] bytes(Object arg, int length) {
+            if (!(arg instanceof ByteBuffer)) {
+                return null;
+            }
+            ByteBuffer b = ((ByteBuffer) arg).duplicate();
+            if (b.limit() < length) {
+                return null;
+            }
+            byte[] out = new byte[length];
+            b.position(0);
+            b.get(out);
+            return out;
+        }
     }
 
     /**

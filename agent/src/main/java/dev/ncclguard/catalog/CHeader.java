@@ -16,7 +16,7 @@ import java.util.Set;
  */
 public final class CHeader {
     /** Handle types passed by value: their slot holds the pointer. */
-    private static final Set<String> HANDLES = Set.of("ncclComm_t", "cudaStream_t", "cudaEvent_t");
+    private static final Set<String> HANDLES = Set.of("ncclComm_t", "cudaStream_t", "cudaEvent_t", "ncclWindow_t");
     private static final Set<String> SIGNED = Set.of("int", "ncclDataType_t", "ncclRedOp_t");
     private static final Set<String> UNSIGNED = Set.of("size_t", "unsigned int");
     /** Structs passed by value: the slot holds their address (valid during the call). */
@@ -95,12 +95,11 @@ public final class CHeader {
         }
         b.append("\n");
         b.append("/* NG_POSITIONS(P): the argument positions of each function, -1 for none:\n");
-        b.append(" *   P(id, handle, parentComm, stream, event, rank, nranks, uniqueId, device, color, key, count, rankList) */\n");
+        b.append(" *   P(id, ").append(String.join(", ", NativeFunction.ROLES)).append(") */\n");
         b.append("#define NG_POSITIONS(P) \\\n");
         for (NativeFunction fn : Catalog.all()) {
             b.append("  P(").append(fn.id());
-            for (int pos : new int[] {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
-                    fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()}) {
+            for (int pos : fn.positions()) {
                 b.append(", ").append(pos);
             }
             b.append(") \\\n");
@@ -125,7 +124,11 @@ public final class CHeader {
                 i--;
             }
             String name = p.substring(i);
+            // a const handle (ncclCommRegister's "const ncclComm_t comm") is passed as the handle is
             String type = p.substring(0, i).trim().replaceAll("\\s+", " ").replace(" *", "*");
+            if (type.startsWith("const ") && HANDLES.contains(type.substring(6))) {
+                type = type.substring(6);
+            }
             if (name.isEmpty() || type.isEmpty()) {
                 throw new IllegalStateException(fn.symbol() + ": cannot read parameter '" + p + "'");
             }
@@ -153,9 +156,7 @@ public final class CHeader {
 
     /** The catalog's positions must name parameters of the right type. */
     private static void check(NativeFunction fn, List<Param> params) {
-        int[] positions = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
-                fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
-        for (int pos : positions) {
+        for (int pos : fn.positions()) {
             if (pos >= params.size()) {
                 throw new IllegalStateException(fn.symbol() + ": position " + pos + " beyond its "
                         + params.size() + " parameters");
@@ -170,13 +171,25 @@ public final class CHeader {
         if (fn.parentComm() >= 0 && !params.get(fn.parentComm()).type().equals("ncclComm_t")) {
             throw new IllegalStateException(fn.symbol() + ": the parent position is no ncclComm_t");
         }
+        if (fn.comm() >= 0 && !params.get(fn.comm()).type().equals("ncclComm_t")) {
+            throw new IllegalStateException(fn.symbol() + ": the comm position is no ncclComm_t");
+        }
+        if (fn.bytes() >= 0 && !params.get(fn.bytes()).type().equals("size_t")) {
+            throw new IllegalStateException(fn.symbol() + ": the bytes position is no size_t");
+        }
         if (fn.handle() >= 0) {
             String type = params.get(fn.handle()).type();
-            boolean creates = switch (fn.effect()) {
-                case COMM_CREATE, COMM_CREATE_ALL, COMM_SPLIT, COMM_SHRINK, EVENT_CREATE, STREAM_CREATE -> true;
-                default -> false;
-            };
-            if (creates ? !type.endsWith("_t*") : !HANDLES.contains(type)) {
+            boolean ok;
+            switch (fn.effect()) {
+                // a device communicator is a struct the call fills in, and one it reads back
+                case DEVCOMM_CREATE -> ok = type.equals("ncclDevComm_t*");
+                case DEVCOMM_DESTROY -> ok = type.equals("ncclDevComm_t const*");
+                // memory and registrations are void* handles
+                case MEM_ALLOC, COMM_REGISTER -> ok = type.equals("void**");
+                case MEM_FREE, COMM_DEREGISTER -> ok = type.equals("void*");
+                default -> ok = fn.change().creates() ? type.endsWith("_t*") : HANDLES.contains(type);
+            }
+            if (!ok) {
                 throw new IllegalStateException(fn.symbol() + ": the handle position is a " + type);
             }
         }

@@ -10,8 +10,10 @@ import java.util.Map;
 
 /**
  * What each NCCL and CUDA runtime function the agent follows does, as data: adding a function is
- * one line below. Signatures are those of NCCL 2.28 (nccl.h) and the CUDA 13 runtime
- * (cuda_runtime_api.h); positions are 0-based C argument indexes. Each line also carries the C
+ * one line below. Signatures are those of NCCL 2.28.3 and 2.29.3 (NVIDIA/nccl src/nccl.h.in, and
+ * src/include/nccl_device/core.h for device communicators, whose first two parameters it leaves
+ * unnamed: named here as the emulator names them) and the CUDA 13 runtime (cuda_runtime_api.h);
+ * positions are 0-based C argument indexes. Each line also carries the C
  * parameter list, from which the agent's native library is generated ({@link CHeader}). The
  * {@code ...Config} variants of the collectives are not in any NCCL header up to 2.30: their
  * parameter list (the collective's, then a config pointer) is a guess.
@@ -122,6 +124,29 @@ public final class Catalog {
                 "void");
         def("cudaSetDevice", SET_DEVICE,
                 "int device").device(0);
+        // NCCL 2.29: grow and revoke (a revoked communicator still needs destroy or abort)
+        def("ncclCommGrow", COMM_GROW,
+                "ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm, ncclConfig_t* config").parentComm(0).nranks(1).uniqueId(2).rank(3).handle(4);
+        def("ncclCommRevoke", COMM_REVOKE,
+                "ncclComm_t comm, int revokeFlags").handle(0);
+        // NCCL's memory, registrations and windows (2.28.3 and 2.29.3 alike)
+        def("ncclMemAlloc", MEM_ALLOC,
+                "void** ptr, size_t size").handle(0).bytes(1);
+        def("ncclMemFree", MEM_FREE,
+                "void* ptr").handle(0);
+        def("ncclCommRegister", COMM_REGISTER,
+                "const ncclComm_t comm, void* buff, size_t size, void** handle").comm(0).bytes(2).handle(3);
+        def("ncclCommDeregister", COMM_DEREGISTER,
+                "const ncclComm_t comm, void* handle").comm(0).handle(1);
+        def("ncclCommWindowRegister", WINDOW_REGISTER,
+                "ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags").comm(0).bytes(2).handle(3);
+        def("ncclCommWindowDeregister", WINDOW_DEREGISTER,
+                "ncclComm_t comm, ncclWindow_t win").comm(0).handle(1);
+        // device communicators (NCCL 2.28, nccl_device/core.h): the handle is the struct's resourceWindow
+        def("ncclDevCommCreate", DEVCOMM_CREATE,
+                "ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* outDevComm").comm(0).handle(2);
+        def("ncclDevCommDestroy", DEVCOMM_DESTROY,
+                "ncclComm_t comm, ncclDevComm_t const* devComm").comm(0).handle(1);
     }
 
     private static final List<NativeFunction> ALL;
@@ -259,6 +284,8 @@ public final class Catalog {
         private int key = NativeFunction.NONE;
         private int count = NativeFunction.NONE;
         private int rankList = NativeFunction.NONE;
+        private int comm = NativeFunction.NONE;
+        private int bytes = NativeFunction.NONE;
 
         Def(String symbol, Effect effect, String cParameters) {
             this.symbol = symbol;
@@ -326,9 +353,19 @@ public final class Catalog {
             return this;
         }
 
+        Def comm(int i) {
+            comm = i;
+            return this;
+        }
+
+        Def bytes(int i) {
+            bytes = i;
+            return this;
+        }
+
         NativeFunction build(int id) {
             return new NativeFunction(symbol, effect, handle, parentComm, stream, event, rank, nranks,
-                    uniqueId, device, color, key, count, rankList, id);
+                    uniqueId, device, color, key, count, rankList, comm, bytes, id);
         }
     }
 }

@@ -40,7 +40,29 @@ public enum Change {
     /** One op enqueued on the stream through a communicator, on its device; inside a group, at its end. */
     ENQUEUE_COLLECTIVE(Path.BY_STREAM, false),
     /** One op (a wait) enqueued on the stream. */
-    ENQUEUE_WAIT(Path.BY_STREAM, false);
+    ENQUEUE_WAIT(Path.BY_STREAM, false),
+    /**
+     * A communicator of more ranks: on an existing rank out of its parent (same rank and device),
+     * on a new rank out of the grow's unique id.
+     */
+    GROW_COMMUNICATOR(Path.ARGUMENTS, true),
+    /** The communicator takes no new work; a step, not an end: it still needs destroy or abort. */
+    REVOKE_COMMUNICATOR(Path.ARGUMENTS, false),
+    /** Memory of its size on the thread's current device; the handle is an out-parameter. */
+    NEW_MEMORY(Path.ARGUMENTS, true),
+    /** The memory ends: the record found before the call, claimed then. */
+    RELEASE_MEMORY(Path.ARGUMENTS, false),
+    /** One more registration of a buffer with its communicator, counted there; the handle is an out-parameter. */
+    REGISTER_BUFFER(Path.ARGUMENTS, true),
+    /** One registration less; the last one of a handle ends it. */
+    DEREGISTER_BUFFER(Path.ARGUMENTS, false),
+    /** A window of its communicator over a buffer, counted there; the handle is an out-parameter. */
+    REGISTER_WINDOW(Path.ARGUMENTS, true),
+    DEREGISTER_WINDOW(Path.ARGUMENTS, false),
+    /** A device communicator of its communicator: the struct it filled in names it by its resourceWindow. */
+    NEW_DEVICE_COMMUNICATOR(Path.ARGUMENTS, true),
+    /** The device communicator ends: the record found before the call, by its struct, claimed then. */
+    RELEASE_DEVICE_COMMUNICATOR(Path.ARGUMENTS, false);
 
     /**
      * How the tracker reads a call: through its decoded arguments (CallArgs), or on its handle and

@@ -34,7 +34,23 @@ public enum Effect {
     DEVICE_SYNC(Change.SYNCHRONIZE_DEVICE),
     SET_DEVICE(Change.SET_DEVICE),
     GROUP_START(Change.OPEN_GROUP),
-    GROUP_END(Change.CLOSE_GROUP);
+    GROUP_END(Change.CLOSE_GROUP),
+    /** ncclCommGrow (NCCL 2.29): a communicator of more ranks out of a parent, or out of the grow's id. */
+    COMM_GROW(Change.GROW_COMMUNICATOR),
+    /** ncclCommRevoke (NCCL 2.29): the communicator takes no more work, but still needs destroy or abort. */
+    COMM_REVOKE(Change.REVOKE_COMMUNICATOR),
+    /** ncclMemAlloc: device memory of NCCL's own, for registration and windows. */
+    MEM_ALLOC(Change.NEW_MEMORY),
+    MEM_FREE(Change.RELEASE_MEMORY),
+    /** ncclCommRegister: a buffer registered with a communicator (NCCL's cache may hand out a handle again). */
+    COMM_REGISTER(Change.REGISTER_BUFFER),
+    COMM_DEREGISTER(Change.DEREGISTER_BUFFER),
+    /** ncclCommWindowRegister: a window of a communicator over a buffer. */
+    WINDOW_REGISTER(Change.REGISTER_WINDOW),
+    WINDOW_DEREGISTER(Change.DEREGISTER_WINDOW),
+    /** ncclDevCommCreate (NCCL 2.28): a device communicator of a communicator, an ncclDevComm struct filled in. */
+    DEVCOMM_CREATE(Change.NEW_DEVICE_COMMUNICATOR),
+    DEVCOMM_DESTROY(Change.RELEASE_DEVICE_COMMUNICATOR);
 
     private final Change change;
 

@@ -13,6 +13,8 @@ public final class ExitCalls {
     public static final String GROUP_START = Catalog.first(Effect.GROUP_START).symbol();
     public static final String GROUP_END = Catalog.first(Effect.GROUP_END).symbol();
     public static final String SET_DEVICE = Catalog.first(Effect.SET_DEVICE).symbol();
+    public static final String DEVCOMM_DESTROY = Catalog.first(Effect.DEVCOMM_DESTROY).symbol();
+    public static final String MEM_FREE = Catalog.first(Effect.MEM_FREE).symbol();
     /**
      * libc's _exit(2), which ends a process whose exit a call left hanging inside NCCL or CUDA; found
      * through a loaded NCCL or CUDA library, whose dependencies include libc.

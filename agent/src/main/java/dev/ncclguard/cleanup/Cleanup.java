@@ -28,7 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  * <li>destroy leaked communicators, aborting those whose destroy fails or does not return in
  *     time (those of one device and library together, inside ncclGroupStart/ncclGroupEnd);</li>
  * <li>destroy leaked events. Streams are left to the application once their work is done.</li>
+ * <li>free leaked ncclMemAlloc memory, once every leaked communicator (which may have it
+ *     registered) is gone.</li>
  * </ol>
+ * Leaked device communicators are destroyed with ncclDevCommDestroy just before step 2, while
+ * their communicator is alive (the struct it reads is a copy of the one NCCL filled in).
  * Every native call runs on a daemon thread and the caller only ever waits with a bound, so a
  * library that hangs costs at most the timeout: what has not answered by then is "timed-out".
  *
@@ -41,6 +45,10 @@ public final class Cleanup {
     static final double SYNC_SHARE = 0.5;
     /** Kept back for destroying events, which is quick unless the library is wedged. */
     static final double EVENT_DESTROY_SHARE = 0.1;
+    /** The most device communicators may take, before their communicators. */
+    static final double DEVCOMM_DESTROY_SHARE = 0.1;
+    /** Kept back for freeing memory, after the events. */
+    static final double MEMORY_FREE_SHARE = 0.1;
 
     private static final long FIRST_POLL_SLEEP_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     private static final long MAX_POLL_SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -95,8 +103,10 @@ public final class Cleanup {
         Cleanup cleanup = new Cleanup(leaks, timeout, cudaRuntime, inFlight);
         try {
             cleanup.synchronizeEventsAndStreams();
+            cleanup.destroyDeviceCommunicators();
             cleanup.releaseCommunicators();
             cleanup.destroyEvents();
+            cleanup.freeMemory();
         } catch (Throwable t) {
             cleanup.settleRest(LeakOutcome.of(Outcome.FAILED, "cleanup failed: " + t));
         }
@@ -201,7 +211,7 @@ public final class Cleanup {
     private void pollEventsAndStreams(long started, long until) {
         List<Item> probes = new ArrayList<>();
         for (Item item : items) {
-            if (item.view.kind() == Kind.COMM) {
+            if (item.view.kind() != Kind.EVENT && item.view.kind() != Kind.STREAM) {
                 continue;
             }
             if (item.view.access() == null) {
@@ -337,6 +347,7 @@ public final class Cleanup {
         List<Item> comms = new ArrayList<>();
         List<Item> releasing = new ArrayList<>();
         boolean events = false;
+        boolean memory = false;
         for (Item item : items) {
             if (item.view.kind() == Kind.COMM) {
                 if (item.view.access() == null) {
@@ -350,12 +361,15 @@ public final class Cleanup {
                 }
             } else if (item.view.kind() == Kind.EVENT) {
                 events = true;
+            } else if (item.view.kind() == Kind.MEMORY) {
+                memory = true;
             }
         }
         if (comms.isEmpty() && releasing.isEmpty()) {
             return;
         }
-        long end = deadline - (events ? (long) (timeoutNanos * EVENT_DESTROY_SHARE) : 0);
+        long end = deadline - (events ? (long) (timeoutNanos * EVENT_DESTROY_SHARE) : 0)
+                - (memory ? (long) (timeoutNanos * MEMORY_FREE_SHARE) : 0);
         long started = System.nanoTime();
         long destroyUntil = started + Math.max(0, (end - started) / 2);
 
@@ -556,6 +570,116 @@ public final class Cleanup {
         }
     }
 
+    // ---- before the communicators: their device communicators ----
+
+    private void destroyDeviceCommunicators() {
+        List<Item> devComms = new ArrayList<>();
+        for (Item item : items) {
+            if (item.view.kind() != Kind.DEVCOMM) {
+                continue;
+            }
+            if (item.view.access() == null) {
+                item.settle(Outcome.FAILED, "no library instance was recorded to destroy it");
+            } else if (item.view.devComm() == null || item.view.devComm().bytes() == null) {
+                item.settle(Outcome.FAILED, "its ncclDevComm struct could not be read at its creation;"
+                        + " NCCL frees it with its communicator");
+            } else if (claim(item)) {
+                devComms.add(item);
+            }
+        }
+        if (devComms.isEmpty()) {
+            return;
+        }
+        AtomicReference<Item> inCall = new AtomicReference<>();
+        long started = System.nanoTime();
+        long until = Math.min(deadline, started + (long) (timeoutNanos * DEVCOMM_DESTROY_SHARE));
+        Future<Void> destroyer = callAsync("ncclguard-cleanup-devcomms", () -> {
+            for (Item d : devComms) {
+                inCall.set(d);
+                setDevice(d.view.device());
+                d.destroyStatus = callNoting(d, ExitCalls.DEVCOMM_DESTROY, d.view.devComm().comm(),
+                        d.view.devComm().bytes());
+            }
+            inCall.set(null);
+            return null;
+        });
+        await(destroyer, until);
+        for (Item d : devComms) {
+            Integer status = d.destroyStatus;
+            if (status == null) {
+                d.settle(Outcome.TIMED_OUT, d == inCall.get()
+                        ? ExitCalls.DEVCOMM_DESTROY + " did not return within " + millisSince(started) + " ms"
+                        : "not destroyed before its share of the deadline; NCCL frees it with its communicator");
+            } else if (status == Integer.MIN_VALUE) {
+                d.settle(Outcome.FAILED, "cannot call " + ExitCalls.DEVCOMM_DESTROY + ": " + d.callFailure);
+            } else if (status != Status.NCCL_SUCCESS) {
+                d.settle(Outcome.FAILED, ExitCalls.DEVCOMM_DESTROY + " returned " + status);
+            } else {
+                d.settle(Outcome.DESTROYED, null);
+            }
+        }
+    }
+
+    // ---- last: memory, once the communicators that may have it registered are gone ----
+
+    private void freeMemory() {
+        List<Item> memory = new ArrayList<>();
+        String inUse = null;
+        for (Item item : items) {
+            if (item.view.kind() == Kind.COMM && inUse == null) {
+                LeakOutcome done = item.result.get();
+                if (done == null || (done.outcome() != Outcome.DESTROYED && done.outcome() != Outcome.ABORTED)) {
+                    inUse = "communicator " + item.view.hexHandle() + " was not released by cleanup ("
+                            + (done == null ? "not reached" : done.outcome().word()) + ") and may still use it";
+                }
+            } else if (item.view.kind() == Kind.MEMORY) {
+                memory.add(item);
+            }
+        }
+        if (memory.isEmpty()) {
+            return;
+        }
+        List<Item> toFree = new ArrayList<>();
+        for (Item m : memory) {
+            if (inUse != null) {
+                m.settle(Outcome.FAILED, "not freed: " + inUse);
+            } else if (m.view.access() == null) {
+                m.settle(Outcome.FAILED, "no library instance was recorded to free it");
+            } else if (claim(m)) {
+                toFree.add(m);
+            }
+        }
+        if (toFree.isEmpty()) {
+            return;
+        }
+        AtomicReference<Item> inCall = new AtomicReference<>();
+        long started = System.nanoTime();
+        Future<Void> freer = callAsync("ncclguard-cleanup-memory", () -> {
+            for (Item m : toFree) {
+                inCall.set(m);
+                setDevice(m.view.device());
+                m.destroyStatus = callNoting(m, ExitCalls.MEM_FREE, m.view.handle());
+            }
+            inCall.set(null);
+            return null;
+        });
+        await(freer, deadline);
+        for (Item m : toFree) {
+            Integer status = m.destroyStatus;
+            if (status == null) {
+                m.settle(Outcome.TIMED_OUT, m == inCall.get()
+                        ? ExitCalls.MEM_FREE + " did not return within " + millisSince(started) + " ms"
+                        : "not freed before the deadline");
+            } else if (status == Integer.MIN_VALUE) {
+                m.settle(Outcome.FAILED, "cannot call " + ExitCalls.MEM_FREE + ": " + m.callFailure);
+            } else if (status != Status.NCCL_SUCCESS) {
+                m.settle(Outcome.FAILED, ExitCalls.MEM_FREE + " returned " + status);
+            } else {
+                m.settle(Outcome.FREED, null);
+            }
+        }
+    }
+
     // ---- shared ----
 
     private void setDevice(int device) {
@@ -573,6 +697,16 @@ public final class Cleanup {
         try {
             return call(access, symbol, args);
         } catch (Throwable t) {
+            return Integer.MIN_VALUE;
+        }
+    }
+
+    /** {@link #callStatus} through the item's own access, keeping why a call could not be made. */
+    private int callNoting(Item item, String symbol, Object... args) {
+        try {
+            return call(item.view.access(), symbol, args);
+        } catch (Throwable t) {
+            item.callFailure = String.valueOf(t);
             return Integer.MIN_VALUE;
         }
     }
@@ -665,6 +799,7 @@ public final class Cleanup {
         volatile Integer destroyStatus;
         /** What waiting for its operations in flight came to, for a communicator; null if none were. */
         volatile String inFlightNote;
+        volatile String callFailure;
 
         Item(HandleView view) {
             this.view = view;

@@ -23,7 +23,7 @@ public record CudaRuntime(NativeAccess cudart) {
      */
     public static CudaRuntime from(List<HandleView> leaks) {
         for (HandleView view : leaks) {
-            if (view.kind() != Kind.COMM && view.access() != null) {
+            if ((view.kind() == Kind.EVENT || view.kind() == Kind.STREAM) && view.access() != null) {
                 return new CudaRuntime(view.access());
             }
         }

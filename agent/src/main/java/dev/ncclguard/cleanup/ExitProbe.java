@@ -95,8 +95,8 @@ public final class ExitProbe {
         }
 
         private void probe(HandleView view) {
-            if (view.kind() == Kind.COMM || view.access() == null) {
-                return;
+            if ((view.kind() != Kind.EVENT && view.kind() != Kind.STREAM) || view.access() == null) {
+                return; // only events and streams have work to be pending
             }
             if (view.kind() == Kind.STREAM) {
                 answer(view, call(view.access(), ExitCalls.STREAM_QUERY, view.handle()));

@@ -13,6 +13,8 @@ public enum Outcome {
     /** Its work completed while cleanup polled; an event is then also destroyed. */
     SYNCHRONIZED("synchronized"),
     DESTROYED("destroyed"),
+    /** ncclMemAlloc's memory, freed with ncclMemFree; an addition to the contract's values. */
+    FREED("freed"),
     ABORTED("aborted"),
     /** A native call did not return, or the work did not complete, before the deadline. */
     TIMED_OUT("timed-out"),
@@ -49,7 +51,9 @@ public enum Outcome {
             case SYNCHRONIZED -> kind == Kind.EVENT
                     ? "synchronized (its work completed while cleanup waited), then destroyed with cudaEventDestroy"
                     : "synchronized (its work completed while cleanup waited); the stream is left to the application";
-            case DESTROYED -> kind == Kind.COMM ? "destroyed with ncclCommDestroy" : "destroyed with cudaEventDestroy";
+            case DESTROYED -> kind == Kind.COMM ? "destroyed with ncclCommDestroy"
+                    : kind == Kind.DEVCOMM ? "destroyed with ncclDevCommDestroy" : "destroyed with cudaEventDestroy";
+            case FREED -> "freed with ncclMemFree";
             case ABORTED -> "aborted with ncclCommAbort";
             case TIMED_OUT, FAILED -> word;
         };
@@ -57,7 +61,7 @@ public enum Outcome {
 
     /** Whether the leak counts as cleaned in the report's summary. */
     public boolean cleaned() {
-        return this == SYNCHRONIZED || this == DESTROYED || this == ABORTED;
+        return this == SYNCHRONIZED || this == DESTROYED || this == FREED || this == ABORTED;
     }
 
     /** Whether the leak counts as a cleanup failure in the report's summary. */

@@ -43,6 +43,8 @@ final class CheckCommand implements Callable<Integer> {
         long comms = 0;
         long events = 0;
         long streams = 0;
+        long devComms = 0;
+        long memory = 0;
         long suppressed = 0;
         long created = 0;
         long released = 0;
@@ -89,8 +91,11 @@ final class CheckCommand implements Callable<Integer> {
                     comms += s.leakedComms();
                     events += s.pendingEvents();
                     streams += s.unsyncedStreams();
+                    devComms += s.leakedDevComms();
+                    memory += s.leakedMemory();
                     out.println("LEAKS " + r.path() + " (" + Words.clean(r.process()) + "): "
-                            + Words.leakCounts(s.leakedComms(), s.pendingEvents(), s.unsyncedStreams()) + tail);
+                            + Words.leakCounts(s.leakedComms(), s.pendingEvents(), s.unsyncedStreams(),
+                                    s.leakedDevComms(), s.leakedMemory()) + tail);
                     for (String line : groups.lines()) {
                         out.println("      " + line);
                     }
@@ -120,7 +125,7 @@ final class CheckCommand implements Callable<Integer> {
             StringBuilder verdict = new StringBuilder("ncclguard check: FAILED: ").append(reportsWord);
             if (leaky > 0) {
                 verdict.append(", ").append(leaky).append(" with leaks (")
-                        .append(Words.leakCounts(comms, events, streams)).append(sup).append(')');
+                        .append(Words.leakCounts(comms, events, streams, devComms, memory)).append(sup).append(')');
             }
             if (!failures.isEmpty()) {
                 verdict.append(", ").append(failures.size()).append(" unreadable (missing, malformed or truncated)");

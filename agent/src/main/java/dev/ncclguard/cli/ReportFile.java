@@ -42,12 +42,19 @@ record ReportFile(
 
     static final String SCHEMA = ReportSchema.NAME;
 
+    /** The summary; {@code leakedDevComms} and {@code leakedMemory} are additions, 0 in reports without them. */
     record Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
-            long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed) {
+            long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed, long leakedDevComms,
+            long leakedMemory) {
         long leaks() {
-            return leakedComms + pendingEvents + unsyncedStreams;
+            return leakedComms + pendingEvents + unsyncedStreams + leakedDevComms + leakedMemory;
         }
     }
+
+    /** The leak kinds, in the order of {@link Reading}'s counts, and their summary fields. */
+    private static final String[] KINDS = {"comm", "event", "stream", "devcomm", "memory"};
+    private static final String[] KIND_FIELDS = {"leakedComms", "pendingEvents", "unsyncedStreams", "leakedDevComms",
+        "leakedMemory"};
 
     /** An entry of {@code leaks} or {@code suppressed}; {@code suppression} is the rule, for the latter. */
     record LeakEntry(String kind, String handle, String api, String bridge, String thread, Instant createdAt,
@@ -178,7 +185,7 @@ record ReportFile(
         private final JsonReader json;
         private final Path path;
         private final Entries entries;
-        private final long[] listed = new long[3];
+        private final long[] listed = new long[KINDS.length];
         private long suppressedListed;
         private boolean hasSuppressed;
 
@@ -255,9 +262,19 @@ record ReportFile(
             if (!hasLeaks) {
                 throw new BadReportException("missing field leaks");
             }
-            agree(summary.leakedComms(), listed[0], "comm", "leakedComms");
-            agree(summary.pendingEvents(), listed[1], "event", "pendingEvents");
-            agree(summary.unsyncedStreams(), listed[2], "stream", "unsyncedStreams");
+            long[] counted = {summary.leakedComms(), summary.pendingEvents(), summary.unsyncedStreams(),
+                summary.leakedDevComms(), summary.leakedMemory()};
+            for (int k = 0; k < KINDS.length; k++) {
+                // a report of an agent before the additions has no count for their kinds, nor such leaks
+                if (counted[k] >= 0 || listed[k] > 0) {
+                    agree(counted[k], listed[k], KINDS[k], KIND_FIELDS[k]);
+                }
+            }
+            if (summary.leakedDevComms() < 0 || summary.leakedMemory() < 0) {
+                summary = new Summary(summary.commsCreated(), summary.commsReleased(), summary.leakedComms(),
+                        summary.pendingEvents(), summary.unsyncedStreams(), summary.cleaned(), summary.cleanupFailed(),
+                        summary.suppressed(), Math.max(0, summary.leakedDevComms()), Math.max(0, summary.leakedMemory()));
+            }
             if (hasSuppressed && summary.suppressed() >= 0 && summary.suppressed() != suppressedListed) {
                 throw new BadReportException("summary.suppressed is " + summary.suppressed() + " but suppressed lists "
                         + suppressedListed);
@@ -270,7 +287,17 @@ record ReportFile(
 
         private static Summary withSuppressed(Summary s, long suppressed) {
             return new Summary(s.commsCreated(), s.commsReleased(), s.leakedComms(), s.pendingEvents(),
-                    s.unsyncedStreams(), s.cleaned(), s.cleanupFailed(), suppressed);
+                    s.unsyncedStreams(), s.cleaned(), s.cleanupFailed(), suppressed, s.leakedDevComms(),
+                    s.leakedMemory());
+        }
+
+        private static int kindIndex(String kind) {
+            for (int k = 0; k < KINDS.length; k++) {
+                if (KINDS[k].equals(kind)) {
+                    return k;
+                }
+            }
+            return -1;
         }
 
         private static <T> T required(T value, String name) throws BadReportException {
@@ -294,9 +321,9 @@ record ReportFile(
 
         private Summary summary(JsonReader.Token v) throws IOException, JsonReader.ParseException, BadReportException {
             object(v, "summary");
-            long[] n = {-1, -1, -1, -1, -1, -1, -1, -1};
+            long[] n = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
             String[] names = {"commsCreated", "commsReleased", "leakedComms", "pendingEvents", "unsyncedStreams",
-                "cleaned", "cleanupFailed", "suppressed"};
+                "cleaned", "cleanupFailed", "suppressed", "leakedDevComms", "leakedMemory"};
             for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
                 String name = json.text();
                 JsonReader.Token value = json.next();
@@ -312,7 +339,7 @@ record ReportFile(
                     throw new BadReportException("missing field summary." + names[i]);
                 }
             }
-            return new Summary(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]);
+            return new Summary(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]);
         }
 
         private void leaks(JsonReader.Token v, String field, boolean counted)
@@ -322,7 +349,7 @@ record ReportFile(
             for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
                 LeakEntry leak = leak(t, field + "[" + i + "]", counted);
                 if (counted) {
-                    listed[leak.kind().equals("comm") ? 0 : leak.kind().equals("event") ? 1 : 2]++;
+                    listed[kindIndex(leak.kind())]++;
                     entries.leak(leak);
                 } else {
                     suppressedListed++;
@@ -353,8 +380,9 @@ record ReportFile(
                 switch (name) {
                     case "kind" -> {
                         kind = string(value, at);
-                        if (!kind.equals("comm") && !kind.equals("event") && !kind.equals("stream")) {
-                            throw new BadReportException(at + " is \"" + kind + "\", expected comm, event or stream");
+                        if (kindIndex(kind) < 0) {
+                            throw new BadReportException(at + " is \"" + kind + "\", expected comm, event, stream,"
+                                    + " devcomm or memory");
                         }
                     }
                     case "handle" -> handle = string(value, at);

@@ -24,6 +24,11 @@ final class Words {
 
     /** "2 leaked communicators, 1 pending event"; "no leaks" when all are 0. */
     static String leakCounts(long comms, long events, long streams) {
+        return leakCounts(comms, events, streams, 0, 0);
+    }
+
+    /** With the leaks of the kinds NCCL 2.28 added: device communicators and ncclMemAlloc memory. */
+    static String leakCounts(long comms, long events, long streams, long devComms, long memory) {
         List<String> parts = new ArrayList<>();
         if (comms > 0) {
             parts.add(count(comms, "leaked communicator", "leaked communicators"));
@@ -34,6 +39,12 @@ final class Words {
         if (streams > 0) {
             parts.add(count(streams, "unsynchronized stream", "unsynchronized streams"));
         }
+        if (devComms > 0) {
+            parts.add(count(devComms, "leaked device communicator", "leaked device communicators"));
+        }
+        if (memory > 0) {
+            parts.add(count(memory, "unfreed NCCL allocation", "unfreed NCCL allocations"));
+        }
         return parts.isEmpty() ? "no leaks" : String.join(", ", parts);
     }
 
@@ -41,6 +52,8 @@ final class Words {
         return switch (kind) {
             case "comm" -> "leaked communicator";
             case "event" -> "pending event";
+            case "devcomm" -> "leaked device communicator";
+            case "memory" -> "unfreed NCCL memory";
             default -> "unsynchronized stream";
         };
     }

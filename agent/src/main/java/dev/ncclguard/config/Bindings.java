@@ -24,7 +24,7 @@ import net.bytebuddy.jar.asm.Type;
  * Left of {@code =}: the class's binary name, {@code #}, the method name, and optionally its JVM
  * descriptor (without it, every native method of that name in the class). Right: the catalog
  * function, then where each of its arguments is: a role of the function (handle, rank, nranks,
- * uniqueId, stream, event, device, parentComm, color, key, count, rankList) = the 0-based Java
+ * uniqueId, stream, event, device, parentComm, color, key, count, rankList, comm, bytes) = the 0-based Java
  * argument index, or {@code handle=return} when the method returns the handle as a long.
  */
 public final class Bindings {
@@ -38,8 +38,7 @@ public final class Bindings {
         }
     }
 
-    private static final List<String> ROLES = List.of("handle", "parentComm", "stream", "event", "rank",
-            "nranks", "uniqueId", "device", "color", "key", "count", "rankList");
+    private static final List<String> ROLES = NativeFunction.ROLES;
 
     private final Map<String, List<Entry>> byClass;
 
@@ -245,7 +244,7 @@ public final class Bindings {
         NativeFunction mapped = new NativeFunction(fn.symbol(), fn.effect(), pos(at, "handle"),
                 pos(at, "parentComm"), pos(at, "stream"), pos(at, "event"), pos(at, "rank"), pos(at, "nranks"),
                 pos(at, "uniqueId"), pos(at, "device"), pos(at, "color"), pos(at, "key"), pos(at, "count"),
-                pos(at, "rankList"), fn.id());
+                pos(at, "rankList"), pos(at, "comm"), pos(at, "bytes"), fn.id());
         return new Entry(className.replace('.', '/'), method, descriptor, mapped, line);
     }
 
@@ -285,6 +284,8 @@ public final class Bindings {
             case "key": return fn.key();
             case "count": return fn.count();
             case "rankList": return fn.rankList();
+            case "comm": return fn.comm();
+            case "bytes": return fn.bytes();
             default: return NativeFunction.NONE;
         }
     }

@@ -8,7 +8,7 @@ import java.util.Locale;
 
 /**
  * Known, accepted leaks (option {@code suppress=PATH}), after LeakSanitizer's suppression files:
- * one {@code KIND:PATTERN} per line, KIND one of comm, event, stream or leak (any kind); '#'
+ * one {@code KIND:PATTERN} per line, KIND one of comm, event, stream, devcomm, memory or leak (any kind); '#'
  * starts a comment. A leak is suppressed when a frame of its creating stack matches a pattern:
  * {@code *} matches any run of characters, and the pattern matches anywhere in the frame unless
  * it starts with {@code ^} or ends with {@code $}. Frames read as in the report:
@@ -93,7 +93,7 @@ public final class Suppressions {
             int colon = line.indexOf(':');
             if (colon < 0) {
                 throw new IllegalArgumentException("line " + (i + 1) + ": expected KIND:PATTERN"
-                        + " (KIND comm, event, stream or leak), got '" + line + "'");
+                        + " (KIND comm, event, stream, devcomm, memory or leak), got '" + line + "'");
             }
             String word = line.substring(0, colon).strip().toLowerCase(Locale.ROOT);
             String pattern = line.substring(colon + 1).strip();
@@ -112,7 +112,7 @@ public final class Suppressions {
                 }
                 if (kind == null) {
                     throw new IllegalArgumentException("line " + (i + 1) + ": unknown kind '" + word
-                            + "' (expected comm, event, stream, leak or library)");
+                            + "' (expected comm, event, stream, devcomm, memory, leak or library)");
                 }
             }
             if (pattern.isEmpty() || pattern.equals("^") || pattern.equals("$") || pattern.equals("^$")) {

@@ -16,8 +16,8 @@ public final class ReportSchema {
 
     /**
      * The report's summary: each component is the JSON field of its name ({@link #FIELDS}, in
-     * the order written). {@code suppressed} is an addition to the SPEC's fields; a report without
-     * it reads as 0.
+     * the order written). {@code suppressed}, {@code leakedDevComms} and {@code leakedMemory} are
+     * additions to the SPEC's fields ({@link #OPTIONAL}).
      */
     public record Summary(
             long commsCreated,
@@ -27,23 +27,33 @@ public final class ReportSchema {
             long unsyncedStreams,
             long cleaned,
             long cleanupFailed,
-            long suppressed) {
+            long suppressed,
+            long leakedDevComms,
+            long leakedMemory) {
 
         public static final List<String> FIELDS = List.of("commsCreated", "commsReleased", "leakedComms",
-                "pendingEvents", "unsyncedStreams", "cleaned", "cleanupFailed", "suppressed");
-        /** The one field a report may lack: {@code suppressed}, an addition. */
-        public static final String OPTIONAL = "suppressed";
+                "pendingEvents", "unsyncedStreams", "cleaned", "cleanupFailed", "suppressed", "leakedDevComms",
+                "leakedMemory");
+        /** The fields a report may lack, additions to the SPEC's: a report without them reads them as 0. */
+        public static final List<String> OPTIONAL = List.of("suppressed", "leakedDevComms", "leakedMemory");
+
+        /** The SPEC's seven fields and {@code suppressed}, the additions of NCCL 2.28's kinds as 0. */
+        public Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
+                long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed) {
+            this(commsCreated, commsReleased, leakedComms, pendingEvents, unsyncedStreams, cleaned, cleanupFailed,
+                    suppressed, 0, 0);
+        }
 
         /** The values in the order of {@link #FIELDS}. */
         public long[] values() {
             return new long[] {commsCreated, commsReleased, leakedComms, pendingEvents, unsyncedStreams, cleaned,
-                cleanupFailed, suppressed};
+                cleanupFailed, suppressed, leakedDevComms, leakedMemory};
         }
 
         /** From values in the order of {@link #FIELDS}. */
         public static Summary of(long[] values) {
             return new Summary(values[0], values[1], values[2], values[3], values[4], values[5], values[6],
-                    values[7]);
+                    values[7], values[8], values[9]);
         }
     }
 }

@@ -140,4 +140,39 @@ final class TrackerBean implements TrackerMXBean {
     public String reportText() {
         return TextReportWriter.toText(state.liveReport());
     }
+
+    @Override
+    public long getLiveMemory() {
+        return state.tracker().resourceCounts().memory();
+    }
+
+    @Override
+    public long getLiveMemoryBytes() {
+        return state.tracker().resourceCounts().memoryBytes();
+    }
+
+    @Override
+    public long getLiveRegistrations() {
+        return state.tracker().resourceCounts().registrations();
+    }
+
+    @Override
+    public long getRegisteredBytes() {
+        return state.tracker().resourceCounts().registeredBytes();
+    }
+
+    @Override
+    public long getLiveWindows() {
+        return state.tracker().resourceCounts().windows();
+    }
+
+    @Override
+    public long getWindowBytes() {
+        return state.tracker().resourceCounts().windowBytes();
+    }
+
+    @Override
+    public long getLiveDeviceCommunicators() {
+        return state.tracker().resourceCounts().deviceCommunicators();
+    }
 }

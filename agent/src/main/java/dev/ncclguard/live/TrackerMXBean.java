@@ -69,4 +69,27 @@ public interface TrackerMXBean {
 
     /** The live report as text. */
     String reportText();
+
+    // --- NCCL's other resources (NCCL 2.28/2.29): what grows in a service that never releases them ---
+
+    /** ncclMemAlloc allocations not freed. */
+    long getLiveMemory();
+
+    /** Their bytes, as asked for. */
+    long getLiveMemoryBytes();
+
+    /** Buffer registrations (ncclCommRegister) of live communicators not deregistered. */
+    long getLiveRegistrations();
+
+    /** Bytes those registrations cover. */
+    long getRegisteredBytes();
+
+    /** Windows (ncclCommWindowRegister) of live communicators not deregistered. */
+    long getLiveWindows();
+
+    /** Bytes those windows cover. */
+    long getWindowBytes();
+
+    /** Device communicators (ncclDevCommCreate) of live communicators not destroyed. */
+    long getLiveDeviceCommunicators();
 }

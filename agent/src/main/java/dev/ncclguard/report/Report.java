@@ -241,7 +241,7 @@ public record Report(
 
         /** Formats the creating stacks now: the only place they are ever formatted. */
         public Report build() {
-            // Communicators first, then events, then streams, oldest first: stable across runs.
+            // Communicators first, then events, streams, device communicators and memory, oldest first: stable across runs.
             List<HandleView> ordered = sortNearlyOrdered(leaks);
             Entries e = new Entries(ordered.size());
             for (HandleView view : ordered) {
@@ -256,7 +256,7 @@ public record Report(
                     startedAt != null ? startedAt : written,
                     written,
                     new Summary(commsCreated, commsReleased, e.comms, e.events, e.streams, e.cleaned, e.failed,
-                            e.suppressed.size()),
+                            e.suppressed.size(), e.devComms, e.memory),
                     Collections.unmodifiableList(e.leaks),
                     Collections.unmodifiableList(e.suppressed),
                     communicatorEntries(e.leakedComms, e.suppressedComms),
@@ -292,6 +292,8 @@ public record Report(
             int comms;
             int events;
             int streams;
+            int devComms;
+            int memory;
             int cleaned;
             int failed;
 
@@ -322,6 +324,8 @@ public record Report(
                     case COMM -> comms++;
                     case EVENT -> events++;
                     case STREAM -> streams++;
+                    case DEVCOMM -> devComms++;
+                    case MEMORY -> memory++;
                 }
                 if (result.outcome().cleaned()) {
                     cleaned++;
@@ -394,7 +398,7 @@ public record Report(
         }
 
         private Leak leak(HandleView view, LeakOutcome result, StackFrames.Cache stacks) {
-            Boolean pending = view.kind() == Kind.COMM ? null : stillPending.get(view);
+            Boolean pending = view.kind() == Kind.EVENT || view.kind() == Kind.STREAM ? stillPending.get(view) : null;
             // "none" has a note when the application released it meanwhile
             return new Leak(view, stacks.format(view.creation()), pending, result.outcome(), result.note());
         }

@@ -83,12 +83,14 @@ public final class TextReportWriter {
         return DOCS + "#" + title(kind).toLowerCase(java.util.Locale.ROOT).replace(' ', '-');
     }
 
-    /** The logger of a kind's leak blocks: dev.ncclguard.leak.communicator, .event, .stream. */
+    /** The logger of a kind's leak blocks: dev.ncclguard.leak.communicator, .event, .stream, .devcomm, .memory. */
     public static String leakLogger(Kind kind) {
         return LEAK_LOGGER + "." + switch (kind) {
             case COMM -> "communicator";
             case EVENT -> "event";
             case STREAM -> "stream";
+            case DEVCOMM -> "devcomm";
+            case MEMORY -> "memory";
         };
     }
 
@@ -152,6 +154,8 @@ public final class TextReportWriter {
                     + " cudaEventQuery) before the JVM exited: event ";
             case STREAM -> "work was enqueued after the last synchronization of a stream (cudaStreamSynchronize)"
                     + " before the JVM exited: stream ";
+            case DEVCOMM -> "ncclDevCommDestroy was not called before the JVM exited: device communicator ";
+            case MEMORY -> "ncclMemFree was not called before the JVM exited: NCCL memory ";
         };
         out.append("LEAK: ").append(what).append(leak.handle());
         if (!details.isEmpty()) {
@@ -450,11 +454,16 @@ public final class TextReportWriter {
             case COMM -> "Leaked communicator";
             case EVENT -> "Pending event";
             case STREAM -> "Unsynchronized stream";
+            case DEVCOMM -> "Leaked device communicator";
+            case MEMORY -> "Unfreed NCCL memory";
         };
     }
 
     /** "pending events", "leaked communicators", "unsynchronized streams" (or one of them). */
     private static String plural(Kind kind, int n) {
+        if (kind == Kind.MEMORY) {
+            return n == 1 ? "unfreed NCCL allocation" : "unfreed NCCL allocations";
+        }
         String one = title(kind).toLowerCase(java.util.Locale.ROOT);
         return n == 1 ? one : one + "s";
     }
@@ -464,9 +473,12 @@ public final class TextReportWriter {
         String atExit = Boolean.TRUE.equals(pending) ? "; still pending at exit"
                 : Boolean.FALSE.equals(pending) ? "; its work had completed by exit" : "";
         return switch (leak.kind()) {
-            case COMM -> "never destroyed or aborted";
+            case COMM -> Boolean.TRUE.equals(leak.details().get("revoked"))
+                    ? "revoked (ncclCommRevoke) and never destroyed or aborted" : "never destroyed or aborted";
             case EVENT -> "recorded and never seen complete" + atExit;
             case STREAM -> "work enqueued after its last synchronization" + atExit;
+            case DEVCOMM -> "never destroyed, its communicator alive";
+            case MEMORY -> "never freed";
         };
     }
 
@@ -475,6 +487,8 @@ public final class TextReportWriter {
             case COMM -> "destroy it with ncclCommDestroy before exit, or ncclCommAbort on error paths.";
             case EVENT -> "synchronize it (cudaEventSynchronize) before exit.";
             case STREAM -> "cudaStreamSynchronize it before exit.";
+            case DEVCOMM -> "destroy it with ncclDevCommDestroy before its communicator is destroyed.";
+            case MEMORY -> "free it with ncclMemFree once no communicator uses it (deregister it first).";
         };
     }
 
@@ -483,7 +497,10 @@ public final class TextReportWriter {
         return leak.cleanup().describe(leak.kind());
     }
 
-    /** rank 0 of 2, device 0, commId 9f3c…; recorded on stream 0x…; 4 pending operations; then any other field. */
+    /**
+     * rank 0 of 2, device 0, commId 9f3c…; recorded on stream 0x…; 4 pending operations; revoked;
+     * 1048576 bytes; registrations and windows; then any other field.
+     */
     private static String details(Leak leak) {
         Map<String, Object> rest = new LinkedHashMap<>(leak.details());
         rest.remove("stillPending");
@@ -524,6 +541,20 @@ public final class TextReportWriter {
         if (inFlight instanceof Map<?, ?> work) {
             parts.add(inFlight(work));
         }
+        if (Boolean.TRUE.equals(rest.remove("revoked"))) {
+            parts.add("revoked");
+        }
+        Object bytes = rest.remove("bytes");
+        if (bytes != null) {
+            parts.add(bytes + " bytes");
+        }
+        registry(parts, rest.remove("registrations"), "registration", "registrations");
+        registry(parts, rest.remove("windows"), "window", "windows");
+        Object devComms = rest.remove("deviceCommunicators");
+        if (devComms != null) {
+            parts.add(devComms + (devComms instanceof Number n && n.longValue() == 1
+                    ? " device communicator" : " device communicators"));
+        }
         for (Map.Entry<String, Object> field : rest.entrySet()) {
             parts.add(printable(field.getKey()) + " " + printable(String.valueOf(field.getValue())));
         }
@@ -550,6 +581,17 @@ public final class TextReportWriter {
         return b.toString();
     }
 
+    /** "2 of 5 registrations still registered (8192 bytes)", from a communicator's counts. */
+    private static void registry(List<String> parts, Object counts, String one, String many) {
+        if (!(counts instanceof Map<?, ?> m)) {
+            return;
+        }
+        Object made = m.get("registered");
+        Object live = m.get("stillRegistered");
+        long n = made instanceof Number x ? x.longValue() : 0;
+        parts.add(live + " of " + n + " " + (n == 1 ? one : many) + " still registered (" + m.get("bytes") + " bytes)");
+    }
+
     static String summary(Report report) {
         ReportSchema.Summary s = report.summary();
         String suppressed = s.suppressed() > 0 ? s.suppressed() + " suppressed" : null;
@@ -566,6 +608,12 @@ public final class TextReportWriter {
         }
         if (s.unsyncedStreams() > 0) {
             parts.add(count(s.unsyncedStreams(), "unsynchronized stream", "unsynchronized streams"));
+        }
+        if (s.leakedDevComms() > 0) {
+            parts.add(count(s.leakedDevComms(), "leaked device communicator", "leaked device communicators"));
+        }
+        if (s.leakedMemory() > 0) {
+            parts.add(count(s.leakedMemory(), "unfreed NCCL allocation", "unfreed NCCL allocations"));
         }
         String line = SUMMARY_PREFIX + String.join(", ", parts);
         if (Report.ACTION_CLEANUP.equals(report.action()) && !report.live()) {

@@ -62,6 +62,24 @@ final class CommIds {
 
     // --- NCCL's bitops.h, transcribed: unsigned 64-bit arithmetic is Java's long arithmetic ---
 
+    /** NCCL's bootstrap magic of a communicator made from this unique id: its first 8 bytes, little-endian. */
+    static long ncclMagic(byte[] uniqueId) {
+        long v = 0;
+        for (int i = 7; i >= 0; i--) {
+            v = (v << 8) | (uniqueId[i] & 0xffL);
+        }
+        return v;
+    }
+
+    /** src/misc/utils.cc hashCombine: a grow's magic (parent magic, childCount) and its commHash (magic, nRanks). */
+    static long ncclHashCombine(long base, long value) {
+        long[] acc = {1, 1};
+        eatLong(acc, base);
+        eatLong(acc, value);
+        return digest(acc);
+    }
+
+
     /** eatHash: {@code size} bytes into the accumulator, 8 at a time, a short tail zero-extended. */
     private static void eat(long[] acc, byte[] bytes, int size) {
         acc[0] ^= size;

@@ -22,25 +22,47 @@ final class CommRecord extends Tracked {
     volatile boolean finalized;
     /** NCCL's profiler plugin's record of this communicator, claimed at its creation; 0 for none. */
     volatile long profilerRecord;
+    /** ncclCommRevoke succeeded: it takes no more work, and still needs destroy or abort. */
+    volatile boolean revoked;
     /**
      * When the earliest application release still in flight was called (a destroy that waits for
      * other ranks, and an abort of it from another thread: the destroy's); 0 while none is.
      */
     private volatile long releaseStartedAtMillis;
-    /** How many splits and shrinks of this communicator succeeded; guarded by this. */
-    private int splits;
-    private int shrinks;
+    /**
+     * NCCL's bootstrap magic, where {@link #commId} is NCCL's commHash as the agent computes it
+     * ({@link CommIds}); 0 where it is not (a 64-bit hash is 0 once in 2^64: no flag of its own, so
+     * the record stays within its 128 bytes). A grow's commId follows from it on every rank, new
+     * ones (who have only the grow's id) and existing ones alike.
+     */
+    final long ncclMagic;
+    /** Registrations, windows, device communicators and the child counts; made at the first. */
+    private volatile CommResources resources;
 
     CommRecord(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
             Throwable creation, int device, NativeAccess access, int rank, int nranks,
             boolean hasCommId, long commId, boolean hasParent, long parentCommId) {
+        this(handle, serial, api, bridge, thread, createdAtMillis, creation, device, access, rank, nranks, hasCommId,
+                commId, hasParent, parentCommId, false, 0);
+    }
+
+    CommRecord(long handle, long serial, String api, String bridge, String thread, long createdAtMillis,
+            Throwable creation, int device, NativeAccess access, int rank, int nranks,
+            boolean hasCommId, long commId, boolean hasParent, long parentCommId,
+            boolean hasNcclIdentity, long ncclMagic) {
         super(handle, serial, api, bridge, thread, createdAtMillis, creation, device, access);
+        this.ncclMagic = hasNcclIdentity ? ncclMagic : 0;
         this.rank = rank;
         this.nranks = nranks;
         this.hasCommId = hasCommId;
         this.commId = commId;
         this.hasParent = hasParent;
         this.parentCommId = parentCommId;
+    }
+
+    /** Whether the agent knows NCCL's own identity of this communicator (its magic). */
+    boolean hasNcclIdentity() {
+        return ncclMagic != 0;
     }
 
     long releaseStartedAtMillis() {
@@ -59,11 +81,41 @@ final class CommRecord extends Tracked {
         }
     }
 
-    synchronized int nextSplit() {
-        return ++splits;
+    /**
+     * Counts a split: NCCL's childCount after it, the same on every rank. The counts live with the
+     * registrations ({@link CommResources}, made at the first): most communicators never have a
+     * child, and a live one stays within 256 bytes (TrackerAllocationTest).
+     */
+    int nextSplit() {
+        return resources().nextChild();
     }
 
-    synchronized int nextShrink() {
-        return ++shrinks;
+    /** A grow counts a child as a split does. */
+    int nextGrow() {
+        return resources().nextChild();
+    }
+
+    /** The registrations, windows and device communicators, null before the first. */
+    CommResources resourcesOrNull() {
+        return resources;
+    }
+
+    CommResources resources() {
+        CommResources r = resources;
+        if (r == null) {
+            synchronized (this) {
+                r = resources;
+                if (r == null) {
+                    r = new CommResources();
+                    resources = r;
+                }
+            }
+        }
+        return r;
+    }
+
+    /** The agent's own count of shrinks (NCCL counts none), for the n-th shrink's commId. */
+    int nextShrink() {
+        return resources().nextShrink();
     }
 }

@@ -56,7 +56,8 @@ final class Communicators {
         boolean hasId = id != null && id.length == Catalog.UNIQUE_ID_BYTES;
         add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(), tracker.now(),
                 tracker.stack(), tracker.currentDevice(), access, rankOrUnknown(args, fn.rank()),
-                rankOrUnknown(args, fn.nranks()), hasId, hasId ? CommIds.ofUniqueId(id) : 0, false, 0), args);
+                rankOrUnknown(args, fn.nranks()), hasId, hasId ? CommIds.ofUniqueId(id) : 0, false, 0,
+                hasId, hasId ? CommIds.ncclMagic(id) : 0), args);
     }
 
     /** ncclCommInitAll: one communicator per devlist entry (device i when devlist is null). */
@@ -83,8 +84,8 @@ final class Communicators {
     void childCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
         boolean split = fn.change() == Change.SPLIT_COMMUNICATOR;
         CommRecord parent = records.get(args.handle(fn.parentComm()));
-        // counted also on a rank that gets no child (NCCL_SPLIT_NOCOLOR), so that the n-th split
-        // of a parent is the same split on every rank
+        // NCCL's childCount after a split, counted also on a rank that gets no child
+        // (NCCL_SPLIT_NOCOLOR), so that the n-th split of a parent is the same split on every rank
         int nth = parent == null ? 0 : split ? parent.nextSplit() : parent.nextShrink();
         long h = args.handleOut(fn.handle());
         if (h == 0) {
@@ -113,8 +114,53 @@ final class Communicators {
             }
         }
         int device = parent != null ? parent.device : tracker.currentDevice();
+        // a split's or shrink's child: its magic is its commHash (bootstrapSplit)
         add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(), tracker.now(),
-                tracker.stack(), device, access, rank, nranks, hasId, commId, hasId, hasId ? parent.commId : 0), args);
+                tracker.stack(), device, access, rank, nranks, hasId, commId, hasId, hasId ? parent.commId : 0,
+                hasId, commId), args);
+    }
+
+    /**
+     * ncclCommGrow (NCCL 2.29): an existing rank passes its communicator (and rank -1) and keeps its
+     * rank and device; a new rank passes the grow's unique id and its rank. Every rank names the new
+     * communicator by the commHash NCCL gives it, hashCombine(the grow's magic, nRanks): the new
+     * ranks know only the id, whose first 8 bytes are that magic, and an existing rank that got no
+     * id computes it from its parent as NCCL does, hashCombine(parent's magic, its childCount).
+     */
+    void grown(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+        CommRecord parent = records.get(args.handle(fn.parentComm()));
+        int nth = parent == null ? 0 : parent.nextGrow();
+        long h = args.handleOut(fn.handle());
+        if (h == 0) {
+            return;
+        }
+        int nRanks = args.intArg(fn.nranks());
+        byte[] id = args.bytes(fn.uniqueId(), Catalog.UNIQUE_ID_BYTES);
+        boolean known = true;
+        long magic;
+        if (id != null && id.length == Catalog.UNIQUE_ID_BYTES) {
+            magic = CommIds.ncclMagic(id);
+        } else if (parent != null && parent.hasNcclIdentity()) {
+            magic = CommIds.ncclHashCombine(parent.ncclMagic, nth);
+        } else {
+            known = false;
+            magic = 0;
+        }
+        long commHash = known ? CommIds.ncclHashCombine(magic, nRanks) : 0;
+        boolean hasParent = parent != null && parent.hasCommId;
+        int rank = parent != null ? parent.rank : rankOrUnknown(args, fn.rank());
+        int device = parent != null ? parent.device : tracker.currentDevice();
+        add(new CommRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(), tracker.now(),
+                tracker.stack(), device, access, rank, nRanks > 0 ? nRanks : CommRecord.UNKNOWN, known, commHash,
+                hasParent, hasParent ? parent.commId : 0, known, magic), args);
+    }
+
+    /** ncclCommRevoke: a step; the communicator is still live until destroyed or aborted. */
+    void revoked(long handle) {
+        CommRecord c = records.get(handle);
+        if (c != null) {
+            c.revoked = true;
+        }
     }
 
     /** How many excluded ranks are below {@code rank}, or -1 if the list cannot be read. */
@@ -183,8 +229,12 @@ final class Communicators {
             }
         }
         created.incrementAndGet();
-        if (records.put(c.handle, c) != null) {
+        CommRecord old = records.put(c.handle, c);
+        if (old != null) {
             released.incrementAndGet();
+            if (old.resourcesOrNull() != null) {
+                old.resourcesOrNull().close();
+            }
         }
         try {
             tracker.listener().communicatorCreated(c.handle, c.api, c.bridge, c.rank, c.nranks, c.device,
@@ -222,6 +272,10 @@ final class Communicators {
         if (status == Status.NCCL_SUCCESS) {
             CommRecord c = records.removeIfSerial(handle, token);
             if (c != null) {
+                CommResources held = c.resourcesOrNull();
+                if (held != null) {
+                    held.close(); // NCCL frees the registrations, windows and device communicators with it
+                }
                 released.incrementAndGet();
                 history.add(CommLife.of(c, tracker.now(), fn.symbol()));
                 try {

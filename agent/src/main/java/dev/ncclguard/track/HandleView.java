@@ -6,7 +6,9 @@ import java.util.Map;
 /**
  * One tracked handle as the tracker saw it at a snapshot: immutable, safe to hand to cleanup and
  * reporters. {@code details} holds the kind's fields of the report (comm: rank, nranks, device,
- * commId, finalized; event: stream, device; stream: pendingOps, device) in report order.
+ * commId, finalized, revoked, registrations, windows, deviceCommunicators; event: stream, device;
+ * stream: pendingOps, device; devcomm: comm, commId, rank, nranks, device; memory: bytes,
+ * device) in report order.
  *
  * @param creation the creating stack as captured (formatting is the reporter's job), or null
  *                 when stacks=off
@@ -16,6 +18,7 @@ import java.util.Map;
  *                 an ordinary one (not 0x0, cudaStreamLegacy or cudaStreamPerThread, which mean
  *                 another stream on another thread or device): once that stream is idle, so is
  *                 the event. 0 otherwise
+ * @param devComm  for a device communicator, what its ncclDevCommDestroy needs; null otherwise
  */
 public record HandleView(
         Kind kind,
@@ -29,7 +32,15 @@ public record HandleView(
         Map<String, Object> details,
         NativeAccess access,
         ReleaseClaim claim,
-        long recordedOn) {
+        long recordedOn,
+        DevCommStruct devComm) {
+
+    public HandleView(Kind kind, long handle, String api, String bridge, String thread, long createdAtMillis,
+            Throwable creation, int device, Map<String, Object> details, NativeAccess access, ReleaseClaim claim,
+            long recordedOn) {
+        this(kind, handle, api, bridge, thread, createdAtMillis, creation, device, details, access, claim, recordedOn,
+                null);
+    }
 
     public HandleView(Kind kind, long handle, String api, String bridge, String thread, long createdAtMillis,
             Throwable creation, int device, Map<String, Object> details, NativeAccess access, ReleaseClaim claim) {

@@ -9,8 +9,9 @@ public interface NativeAccess {
     String library();
 
     /**
-     * Calls {@code symbol} with handle and int arguments (each a {@code Long} handle or an
-     * {@code Integer}) and returns its int status. Throws if the symbol cannot be called.
+     * Calls {@code symbol} with handle and int arguments (each a {@code Long} handle, an
+     * {@code Integer}, or a {@code byte[]}: a struct passed by pointer, these bytes its copy) and
+     * returns its int status. Throws if the symbol cannot be called.
      */
     int call(String symbol, Object... args);
 

@@ -26,12 +26,17 @@ final class Snapshots {
     /** The details of an event and of a stream leak, in report order: shared by every leak. */
     private static final String[] EVENT_DETAILS = {"stream", "device"};
     private static final String[] STREAM_DETAILS = {"pendingOps", "device"};
+    private static final String[] MEMORY_DETAILS = {"bytes", "device"};
+    /** Of a registration or a window's counts on its communicator. */
+    private static final String[] REGISTRY_DETAILS = {"registered", "stillRegistered", "bytes"};
+    /** Bytes of a device communicator's struct cleanup hands to ncclDevCommDestroy (zero-padded). */
+    private static final int DEVCOMM_STRUCT_PADDED = Resources.DEVCOMM_STRUCT_BYTES[0];
 
     private Snapshots() {
     }
 
     /** The leaks and counters now; consistent per handle while other threads keep calling. */
-    static Snapshot of(Tracker tracker, Communicators comms, Streams work) {
+    static Snapshot of(Tracker tracker, Communicators comms, Streams work, Resources resources) {
         List<CommRecord> cs = new ArrayList<>(comms.records.size() + 16);
         comms.records.valuesTo(cs);
         List<EventRecord> es = new ArrayList<>(work.events.size() + 16);
@@ -92,9 +97,23 @@ final class Snapshots {
         if (special != null) {
             special.addTo(streamLeaks);
         }
-        return new Snapshot(commLeaks, eventLeaks.views, streamLeaks, created, released,
-                liveComms, es.size(), ss.size(), tracker.internalErrors(), tracker.firstInternalError());
+        List<DevCommRecord> ds = Resources.devComms(cs);
+        List<HandleView> devCommLeaks = new ArrayList<>(ds.size());
+        for (DevCommRecord d : ds) {
+            devCommLeaks.add(devCommView(d));
+        }
+        List<MemoryRecord> ms = new ArrayList<>(resources.memory.size() + 16);
+        resources.memory.valuesTo(ms);
+        sortBySerial(ms);
+        List<HandleView> memoryLeaks = new ArrayList<>(ms.size());
+        for (MemoryRecord m : ms) {
+            memoryLeaks.add(view(Kind.MEMORY, m, Details.of(MEMORY_DETAILS, m.bytes, m.device), 0));
+        }
+        return new Snapshot(commLeaks, eventLeaks.views, streamLeaks, devCommLeaks, memoryLeaks, created,
+                released, liveComms, es.size(), ss.size(), ds.size(), ms.size(), tracker.internalErrors(),
+                tracker.firstInternalError());
     }
+
 
     /** Communicators whose plugin record came after their creation (nonblocking inits) claim it now. */
     private static void lateClaims(NcclProfiler profiler, List<CommRecord> cs, Tracker tracker) {
@@ -198,6 +217,52 @@ final class Snapshots {
                 leaks.add(view(Kind.STREAM, s, Details.of(STREAM_DETAILS, pending.get(e.getKey()), s.device), 0));
             }
         }
+    }
+
+    /** The live view's counts of what live communicators hold, and of the memory. */
+    static ResourceCounts resourceCounts(Communicators comms, Resources resources) {
+        List<CommRecord> cs = new ArrayList<>(comms.records.size() + 16);
+        comms.records.valuesTo(cs);
+        long registrations = 0;
+        long registeredBytes = 0;
+        long windows = 0;
+        long windowBytes = 0;
+        long devComms = 0;
+        for (CommRecord c : cs) {
+            CommResources held = c.resourcesOrNull();
+            if (held != null) {
+                long[] r = held.counts(false);
+                long[] w = held.counts(true);
+                registrations += r[1];
+                registeredBytes += r[2];
+                windows += w[1];
+                windowBytes += w[2];
+                devComms += held.liveDevComms();
+            }
+        }
+        List<MemoryRecord> ms = new ArrayList<>(resources.memory.size() + 16);
+        resources.memory.valuesTo(ms);
+        long memoryBytes = 0;
+        for (MemoryRecord m : ms) {
+            memoryBytes += m.bytes;
+        }
+        return new ResourceCounts(ms.size(), memoryBytes, resources.memoryAllocatedCount(),
+                resources.memoryFreedCount(), registrations, registeredBytes, windows, windowBytes, devComms);
+    }
+
+    private static HandleView devCommView(DevCommRecord d) {
+        CommRecord c = d.comm;
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("comm", hex(c.handle));
+        if (c.hasCommId) {
+            details.put("commId", CommIds.hex(c.commId));
+        }
+        details.put("rank", d.rank);
+        details.put("nranks", d.nranks);
+        details.put("device", d.device);
+        byte[] struct = d.struct == null ? null : Arrays.copyOf(d.struct, DEVCOMM_STRUCT_PADDED);
+        return new HandleView(Kind.DEVCOMM, d.handle, d.api, d.bridge, d.thread, d.createdAtMillis, d.creation,
+                d.device, Details.copyOf(details), d.access, d, 0, new DevCommStruct(c.handle, struct));
     }
 
     /** Oldest first (see {@link #bySerial}). */
@@ -329,6 +394,24 @@ final class Snapshots {
                 }
             } catch (RuntimeException e) {
                 // what is in flight is left out; the leak is still reported
+            }
+        }
+        if (c.revoked) {
+            details.put("revoked", true);
+        }
+        CommResources held = c.resourcesOrNull();
+        if (held != null && held.any()) {
+            long[] r = held.counts(false);
+            if (r[0] > 0) {
+                details.put("registrations", Details.of(REGISTRY_DETAILS, r[0], r[1], r[2]));
+            }
+            long[] w = held.counts(true);
+            if (w[0] > 0) {
+                details.put("windows", Details.of(REGISTRY_DETAILS, w[0], w[1], w[2]));
+            }
+            int devComms = held.liveDevComms();
+            if (devComms > 0) {
+                details.put("deviceCommunicators", devComms);
             }
         }
         return Details.copyOf(details);

@@ -60,6 +60,9 @@ public final class Tracker {
 
     private final Communicators comms = new Communicators(this);
     private final Streams work = new Streams(this);
+    /** NCCL's memory, registrations, windows and device communicators: made at the first such call, so premain loads none of it. */
+    private volatile Resources resources;
+    private final Object resourcesLock = new Object();
 
     private final AtomicLong serials = new AtomicLong();
     private final AtomicLong internalErrors = new AtomicLong();
@@ -131,6 +134,10 @@ public final class Tracker {
                     return work.enterStreamRelease(args.handle(fn.stream()));
                 case SYNCHRONIZE_DEVICE:
                     return work.deviceSyncStarts(!args.fromNativeCode());
+                case RELEASE_MEMORY:
+                    return resources().enterMemoryRelease(args.handle(fn.handle()));
+                case RELEASE_DEVICE_COMMUNICATOR:
+                    return resources().enterDevCommRelease(fn, args);
                 default:
                     return 0;
             }
@@ -348,6 +355,39 @@ public final class Tracker {
                 }
             }
             case CLOSE_GROUP -> work.groupClosed(status);
+            case GROW_COMMUNICATOR -> {
+                if (succeededOrInProgress(status)) {
+                    comms.grown(fn, args, bridge, access);
+                }
+            }
+            case REVOKE_COMMUNICATOR -> {
+                // a nonblocking revoke returns ncclInProgress and goes on inside NCCL
+                if (succeededOrInProgress(status)) {
+                    comms.revoked(args.handle(fn.handle()));
+                }
+            }
+            case NEW_MEMORY -> {
+                if (status == 0) {
+                    resources().memoryAllocated(fn, args, bridge, access);
+                }
+            }
+            case RELEASE_MEMORY -> resources().memoryReleased(args.handle(fn.handle()), status, token);
+            case REGISTER_BUFFER, REGISTER_WINDOW -> {
+                if (status == 0) {
+                    resources().registered(fn, args, fn.change() == Change.REGISTER_WINDOW);
+                }
+            }
+            case DEREGISTER_BUFFER, DEREGISTER_WINDOW -> {
+                if (status == 0) {
+                    resources().deregistered(fn, args, fn.change() == Change.DEREGISTER_WINDOW);
+                }
+            }
+            case NEW_DEVICE_COMMUNICATOR -> {
+                if (status == 0) {
+                    resources().devCommCreated(fn, args, bridge, access);
+                }
+            }
+            case RELEASE_DEVICE_COMMUNICATOR -> resources().devCommReleased(fn, args, status, token);
             case COMPLETE_EVENT, COMPLETE_STREAM, RECORD_EVENT, ENQUEUE_COLLECTIVE, ENQUEUE_WAIT -> {
                 // on their handles: changedOnHandles
             }
@@ -431,9 +471,28 @@ public final class Tracker {
 
     // --- what the tracker knows ---
 
+    private Resources resources() {
+        Resources r = resources;
+        if (r == null) {
+            synchronized (resourcesLock) {
+                r = resources;
+                if (r == null) {
+                    r = new Resources(this);
+                    resources = r;
+                }
+            }
+        }
+        return r;
+    }
+
     /** The leaks and counters now; consistent per handle while other threads keep calling. */
     public Snapshot snapshot() {
-        return Snapshots.of(this, comms, work);
+        return Snapshots.of(this, comms, work, resources());
+    }
+
+    /** What live communicators hold and the memory alive now, for the live view; cheaper than a snapshot. */
+    public ResourceCounts resourceCounts() {
+        return Snapshots.resourceCounts(comms, resources());
     }
 
     /**

@@ -46,6 +46,22 @@ class CHeaderTest {
     }
 
     @Test
+    void aConstHandleIsDeclaredConstAndItsSlotHoldsThePointer() {
+        String line = CHeader.generate().lines().filter(l -> l.contains(" ncclCommRegister, ")).findFirst().orElseThrow();
+        assertTrue(line.contains("(const ncclComm_t comm, void* buff, size_t size, void** handle), (comm, buff, size, handle), 4,"
+                + " NG_SLOT_PTR(0, comm) NG_SLOT_PTR(1, buff) NG_SLOT_UINT(2, size) NG_SLOT_PTR(3, handle), 1)"), line);
+    }
+
+    @Test
+    void positionsNameEveryRoleCommAndBytesLast() {
+        String text = CHeader.generate();
+        assertTrue(text.contains(" *   P(id, handle, parentComm, stream, event, rank, nranks, uniqueId, device, color, key,"
+                + " count, rankList, comm, bytes) */"), text);
+        int id = Catalog.lookup("ncclMemAlloc").id();
+        assertTrue(text.contains("  P(" + id + ", 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1) \\"), text);
+    }
+
+    @Test
     void functionsWithoutParametersForwardWithNone() {
         String line = CHeader.generate().lines().filter(l -> l.contains(" ncclGroupStart, ")).findFirst().orElseThrow();
         assertTrue(line.contains("NCCL, NG_EFFECT_GROUP_START, (void), (), 0, , 1)"), line);

@@ -73,6 +73,50 @@ class CatalogTest {
                         fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()));
     }
 
+    // symbol, effect, handle, parentComm, rank, nranks, uniqueId, comm, bytes: NCCL 2.28.3 and 2.29.3
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "ncclCommGrow,             COMM_GROW,          4,  0,  3,  1,  2, -1, -1",
+        "ncclCommRevoke,           COMM_REVOKE,        0, -1, -1, -1, -1, -1, -1",
+        "ncclMemAlloc,             MEM_ALLOC,          0, -1, -1, -1, -1, -1,  1",
+        "ncclMemFree,              MEM_FREE,           0, -1, -1, -1, -1, -1, -1",
+        "ncclCommRegister,         COMM_REGISTER,      3, -1, -1, -1, -1,  0,  2",
+        "ncclCommDeregister,       COMM_DEREGISTER,    1, -1, -1, -1, -1,  0, -1",
+        "ncclCommWindowRegister,   WINDOW_REGISTER,    3, -1, -1, -1, -1,  0,  2",
+        "ncclCommWindowDeregister, WINDOW_DEREGISTER,  1, -1, -1, -1, -1,  0, -1",
+        "ncclDevCommCreate,        DEVCOMM_CREATE,     2, -1, -1, -1, -1,  0, -1",
+        "ncclDevCommDestroy,       DEVCOMM_DESTROY,    1, -1, -1, -1, -1,  0, -1",
+    })
+    void ncclsOtherResourcesHaveTheirEffectAndArgumentPositions(String symbol, Effect effect, int handle,
+            int parentComm, int rank, int nranks, int uniqueId, int comm, int bytes) {
+        NativeFunction fn = Catalog.lookup(symbol);
+        assertNotNull(fn, symbol);
+        assertEquals(effect, fn.effect());
+        assertEquals(List.of(handle, parentComm, rank, nranks, uniqueId, comm, bytes),
+                List.of(fn.handle(), fn.parentComm(), fn.rank(), fn.nranks(), fn.uniqueId(), fn.comm(), fn.bytes()));
+    }
+
+    /**
+     * The parameter lists as NVIDIA/nccl v2.28.3-1 and v2.29.3-1 declare them (src/nccl.h.in;
+     * src/include/nccl_device/core.h, whose unnamed parameters are named comm and reqs here).
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "ncclCommGrow | ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm, ncclConfig_t* config",
+        "ncclCommRevoke | ncclComm_t comm, int revokeFlags",
+        "ncclMemAlloc | void** ptr, size_t size",
+        "ncclMemFree | void* ptr",
+        "ncclCommRegister | const ncclComm_t comm, void* buff, size_t size, void** handle",
+        "ncclCommDeregister | const ncclComm_t comm, void* handle",
+        "ncclCommWindowRegister | ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags",
+        "ncclCommWindowDeregister | ncclComm_t comm, ncclWindow_t win",
+        "ncclDevCommCreate | ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* outDevComm",
+        "ncclDevCommDestroy | ncclComm_t comm, ncclDevComm_t const* devComm",
+    })
+    void ncclsOtherResourcesAreDeclaredAsNcclDeclaresThem(String symbol, String parameters) {
+        assertEquals(parameters, Catalog.cParameters(Catalog.lookup(symbol)));
+    }
+
     @Test
     void ncclProfilingAliasesNameTheSameFunction() {
         for (NativeFunction fn : Catalog.all()) {

@@ -58,11 +58,26 @@ class ReportFileTest {
     void reportWithoutTheAdditionsOfDocsSpecStillReads() throws Exception {
         String text = Files.readString(leaky());
         String old = text.substring(0, text.indexOf(",\n  \"suppressed\"")) + "\n}\n";
-        old = old.replace(",\n    \"suppressed\": 0", "");
+        old = old.replace(",\n    \"suppressed\": 0,\n    \"leakedDevComms\": 0,\n    \"leakedMemory\": 0", "");
+        assertFalse(old.contains("leakedMemory"), old);
         ReportFile.Kept kept = new ReportFile.Kept();
         ReportFile r = ReportFile.read(Files.writeString(dir.resolve("old.json"), old), kept);
         assertFalse(r.communicatorsListed());
         assertEquals(2, kept.leaks.size());
+    }
+
+    @Test
+    void deviceCommunicatorsAndMemoryAreLeaksCountedByTheirSummaryFields() throws Exception {
+        String text = Files.readString(leaky());
+        String withMemory = text.replace("\"leakedMemory\": 0", "\"leakedMemory\": 1")
+                .replace("\"kind\": \"event\"", "\"kind\": \"memory\"").replace("\"pendingEvents\": 1", "\"pendingEvents\": 0");
+        ReportFile.Kept kept = new ReportFile.Kept();
+        ReportFile r = ReportFile.read(Files.writeString(dir.resolve("memory.json"), withMemory), kept);
+        assertEquals(1, r.summary().leakedMemory());
+        assertEquals("memory", kept.leaks.get(1).kind());
+        assertTrue(r.hasLeaks());
+        assertEquals("summary.leakedMemory is 0 but leaks lists 1 of kind memory",
+                bad(withMemory.replace("\"leakedMemory\": 1", "\"leakedMemory\": 0")));
     }
 
     @Test
@@ -83,7 +98,7 @@ class ReportFileTest {
         String text = Files.readString(leaky());
         assertEquals("missing field leaks[0].bridge", bad(text.replaceFirst("\"bridge\": \"jna-interface\",", "")));
         assertEquals("pid is not a whole number of 0 or more", bad(text.replace("\"pid\": 4242", "\"pid\": \"4242\"")));
-        assertEquals("leaks[1].kind is \"handle\", expected comm, event or stream",
+        assertEquals("leaks[1].kind is \"handle\", expected comm, event, stream, devcomm or memory",
                 bad(text.replace("\"kind\": \"event\"", "\"kind\": \"handle\"")));
         assertEquals("writtenAt is not an ISO-8601 time: \"yesterday\"",
                 bad(text.replaceFirst("\"writtenAt\": \"[^\"]+\"", "\"writtenAt\": \"yesterday\"")));

@@ -67,10 +67,10 @@ class SuppressionsTest {
     void badLinesNameTheirNumberAndFault() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Suppressions.parse(List.of("# x", "Rank.initCommunicator")));
-        assertEquals("line 2: expected KIND:PATTERN (KIND comm, event, stream or leak), got 'Rank.initCommunicator'",
+        assertEquals("line 2: expected KIND:PATTERN (KIND comm, event, stream, devcomm, memory or leak), got 'Rank.initCommunicator'",
                 e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> Suppressions.parse(List.of("handle:x")));
-        assertEquals("line 1: unknown kind 'handle' (expected comm, event, stream, leak or library)", e.getMessage());
+        assertEquals("line 1: unknown kind 'handle' (expected comm, event, stream, devcomm, memory, leak or library)", e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> Suppressions.parse(List.of("comm:  ")));
         assertEquals("line 1: empty pattern", e.getMessage());
     }
@@ -95,7 +95,7 @@ class SuppressionsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Suppressions.option(bad.toString()));
         assertEquals("ncclguard: invalid suppression file '" + bad + "' for option suppress: line 2: unknown kind "
-                + "'thread' (expected comm, event, stream, leak or library)", e.getMessage());
+                + "'thread' (expected comm, event, stream, devcomm, memory, leak or library)", e.getMessage());
         assertFalse(e.getMessage().contains("\n"));
     }
 

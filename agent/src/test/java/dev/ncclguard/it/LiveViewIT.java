@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.MBeanApp;
+import dev.ncclguard.it.apps.RegisteringServiceApp;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -27,6 +28,35 @@ class LiveViewIT {
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stdout().contains("platform MBean server 2 s into main: absent"), r.describe());
         assertTrue(r.stdout().contains("after the first call: registered, 1 event created"), r.describe());
+    }
+
+    /**
+     * A service that registers and never deregisters: the MBean counts its memory, registrations,
+     * windows and device communicators as they grow and shrink, and the live report's communicator
+     * carries the counts.
+     */
+    @Test
+    void mbeanCountsRegistrationsWindowsDeviceCommunicatorsAndMemoryOfLiveCommunicators() throws Exception {
+        ChildJvm.Result r = ChildJvm.sample().agent("text=none")
+                .mainClass(AgentSafetyIT.testClasspath(), RegisteringServiceApp.class.getName()).run();
+        assertEquals(0, r.exitCode(), r.describe());
+        assertTrue(r.stdout().contains("registered: LiveMemory=1 LiveMemoryBytes=1048576 LiveRegistrations=3"
+                + " RegisteredBytes=12288 LiveWindows=1 WindowBytes=4096 LiveDeviceCommunicators=1"), r.describe());
+        assertTrue(r.stdout().contains("after one deregister: LiveMemory=1 LiveMemoryBytes=1048576 LiveRegistrations=2"
+                + " RegisteredBytes=8192 LiveWindows=1 WindowBytes=4096 LiveDeviceCommunicators=1"), r.describe());
+        String json = r.stdout().lines().filter(l -> l.startsWith("live-json: ")).findFirst()
+                .orElseThrow(() -> new AssertionError("no live report: " + r.describe())).substring("live-json: ".length());
+        JsonNode live = Reports.parse(json, "the MBean's reportJson");
+        assertTrue(live.path("live").asBoolean(), json);
+        JsonNode comm = Reports.leaks(live, "comm").get(0);
+        JsonNode registrations = comm.path("details").path("registrations");
+        assertEquals(3, registrations.path("registered").asInt(), comm.toString());
+        assertEquals(2, registrations.path("stillRegistered").asInt(), comm.toString());
+        assertEquals(8192, registrations.path("bytes").asLong(), comm.toString());
+        assertEquals(1, comm.path("details").path("windows").path("stillRegistered").asInt(), comm.toString());
+        assertEquals(1, comm.path("details").path("deviceCommunicators").asInt(), comm.toString());
+        assertEquals(1, Reports.leaks(live, "memory").size(), json);
+        assertEquals(1, Reports.leaks(live, "devcomm").size(), json);
     }
 
     @Test

@@ -77,7 +77,7 @@ class JsonReportWriterTest {
         assertEquals("2025-06-01T10:05:00.123Z", root.get("writtenAt").asText());
         JsonNode summary = root.get("summary");
         assertEquals(List.of("commsCreated", "commsReleased", "leakedComms", "pendingEvents", "unsyncedStreams",
-                "cleaned", "cleanupFailed", "suppressed"), fieldNames(summary));
+                "cleaned", "cleanupFailed", "suppressed", "leakedDevComms", "leakedMemory"), fieldNames(summary));
         assertEquals(List.of(2, 0, 1, 1, 1, 2, 1), List.of(summary.get("commsCreated").asInt(),
                 summary.get("commsReleased").asInt(), summary.get("leakedComms").asInt(),
                 summary.get("pendingEvents").asInt(), summary.get("unsyncedStreams").asInt(),

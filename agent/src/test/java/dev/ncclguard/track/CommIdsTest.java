@@ -40,4 +40,19 @@ class CommIdsTest {
         assertEquals(0x1b640a33d9edf41fL, CommIds.ofSplit(0xdcfaa36e8534502L, 0, 1));
         assertEquals(0xa36e470c46669af0L, CommIds.ofSplit(0x5720d6e6ef45e93eL, 0, 1));
     }
+
+    /** src/misc/utils.cc hashCombine, the grow's hash, as the emulator's C test has it. */
+    @Test
+    void growsHashCombineIsNcclsOwn() {
+        assertEquals(0x8e136f84506edd7bL, CommIds.ncclHashCombine(0x1122334455667788L, 5));
+    }
+
+    @Test
+    void ncclMagicIsTheUniqueIdsFirstEightBytesLittleEndian() {
+        byte[] id = new byte[128];
+        for (int i = 0; i < 8; i++) {
+            id[i] = (byte) (i + 1);
+        }
+        assertEquals(0x0807060504030201L, CommIds.ncclMagic(id));
+    }
 }

@@ -64,7 +64,20 @@ public final class NcclGuardMetrics implements MeterBinder {
             new Metric("ncclguard.stream.ops.pending", "StreamOpsPending", Type.GAUGE, "operations",
                     "work enqueued on live CUDA streams (collectives, event records, waits) not seen complete"),
             new Metric("ncclguard.nccl.ops.in.flight", "NcclOpsInFlight", Type.GAUGE, "operations",
-                    "NCCL operations in flight as its profiler plugin counts them (NaN while nothing reports them)"));
+                    "NCCL operations in flight as its profiler plugin counts them (NaN while nothing reports them)"),
+            new Metric("ncclguard.nccl.memory.live", "LiveMemory", Type.GAUGE, "allocations",
+                    "ncclMemAlloc allocations not freed"),
+            new Metric("ncclguard.nccl.memory.live.bytes", "LiveMemoryBytes", Type.GAUGE, "bytes",
+                    "bytes of those allocations, as asked for"),
+            new Metric("ncclguard.registrations.live", "LiveRegistrations", Type.GAUGE, "registrations",
+                    "buffer registrations (ncclCommRegister) of live communicators not deregistered"),
+            new Metric("ncclguard.registered.bytes", "RegisteredBytes", Type.GAUGE, "bytes",
+                    "bytes those registrations cover"),
+            new Metric("ncclguard.windows.live", "LiveWindows", Type.GAUGE, "windows",
+                    "windows (ncclCommWindowRegister) of live communicators not deregistered"),
+            new Metric("ncclguard.window.bytes", "WindowBytes", Type.GAUGE, "bytes", "bytes those windows cover"),
+            new Metric("ncclguard.device.communicators.live", "LiveDeviceCommunicators", Type.GAUGE, "communicators",
+                    "device communicators (ncclDevCommCreate) of live communicators not destroyed"));
 
     private final MBeanServer server;
     private final ObjectName name;

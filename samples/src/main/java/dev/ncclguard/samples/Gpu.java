@@ -65,4 +65,78 @@ public interface Gpu {
     void commDestroy(long comm);
 
     void commAbort(long comm);
+
+    // --- NCCL 2.28/2.29's other resources; a bridge that cannot reach one says so ---
+
+    /** sizeof(struct ncclDevComm) of NCCL 2.29.3, the largest layout: what a bridge keeps of one. */
+    int DEV_COMM_BYTES = 200;
+    /** NCCL_WIN_COLL_SYMMETRIC: a window every rank registers alike. */
+    int NCCL_WIN_COLL_SYMMETRIC = 1;
+
+    /** ncclMemAlloc. */
+    default long memAlloc(long bytes) {
+        throw unsupported("ncclMemAlloc");
+    }
+
+    /** ncclMemFree. */
+    default void memFree(long pointer) {
+        throw unsupported("ncclMemFree");
+    }
+
+    /** ncclCommRegister: the registration's handle. */
+    default long commRegister(long comm, long buffer, long bytes) {
+        throw unsupported("ncclCommRegister");
+    }
+
+    default void commDeregister(long comm, long handle) {
+        throw unsupported("ncclCommDeregister");
+    }
+
+    /** ncclCommWindowRegister: the window (ncclWindow_t). */
+    default long windowRegister(long comm, long buffer, long bytes, int flags) {
+        throw unsupported("ncclCommWindowRegister");
+    }
+
+    default void windowDeregister(long comm, long window) {
+        throw unsupported("ncclCommWindowDeregister");
+    }
+
+    /**
+     * ncclDevCommCreate with NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER's requirements: the struct NCCL
+     * filled in, held as the bridge passes structs (JNA Memory, a MemorySegment, a byte[]).
+     */
+    default Object devCommCreate(long comm) {
+        throw unsupported("ncclDevCommCreate");
+    }
+
+    default void devCommDestroy(long comm, Object devComm) {
+        throw unsupported("ncclDevCommDestroy");
+    }
+
+    /** Whether {@link #devCommCreate} reaches NCCL through this bridge (JavaCPP's presets map no nccl_device/core.h). */
+    default boolean reachesDeviceCommunicators() {
+        return true;
+    }
+
+    /** ncclCommGetUniqueId (NCCL 2.29): the id of a grow of {@code comm}. */
+    default byte[] commGetUniqueId(long comm) {
+        throw unsupported("ncclCommGetUniqueId");
+    }
+
+    /**
+     * ncclCommGrow (NCCL 2.29): an existing rank passes its communicator, rank -1 and the id or
+     * null; a new rank passes 0, the id and its rank.
+     */
+    default long commGrow(long comm, int nranks, byte[] uniqueId, int rank) {
+        throw unsupported("ncclCommGrow");
+    }
+
+    /** ncclCommRevoke (NCCL 2.29) with revokeFlags 0. */
+    default void commRevoke(long comm) {
+        throw unsupported("ncclCommRevoke");
+    }
+
+    private SampleFailure unsupported(String function) {
+        return new SampleFailure(function + " is not reachable through the " + bridge() + " bridge");
+    }
 }

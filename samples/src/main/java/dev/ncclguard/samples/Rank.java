@@ -1,6 +1,7 @@
 package dev.ncclguard.samples;
 
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One rank of the job: its GPU, its CUDA stream, its send and receive buffers and its NCCL
@@ -152,6 +153,104 @@ final class Rank {
             gpu.commAbort(comm);
             comm = 0;
         }
+    }
+
+    // --- NCCL 2.28's other resources and 2.29's grow and revoke: one step each, as above ---
+
+    /** Bytes of the NCCL memory a rank registers: one buffer, registered and windowed in halves. */
+    static final long NCCL_MEMORY_BYTES = 1 << 20;
+    private long ncclMemory;
+    private long registration;
+    private long window;
+    private Object devComm;
+    private long grown;
+
+    /** ncclMemAlloc: NCCL's own memory, for registration and windows. */
+    void allocateNcclMemory() {
+        ncclMemory = gpu.memAlloc(NCCL_MEMORY_BYTES);
+    }
+
+    /** ncclCommRegister of the memory's first half with this rank's communicator. */
+    void registerBuffer() {
+        registration = gpu.commRegister(comm, ncclMemory, NCCL_MEMORY_BYTES / 2);
+    }
+
+    /** ncclCommWindowRegister of the memory's second half, a symmetric window (collective: every rank). */
+    void registerWindow() {
+        window = gpu.windowRegister(comm, ncclMemory + NCCL_MEMORY_BYTES / 2, NCCL_MEMORY_BYTES / 2,
+                Gpu.NCCL_WIN_COLL_SYMMETRIC);
+    }
+
+    /** ncclDevCommCreate with the default requirements (collective: every rank), where the bridge reaches it. */
+    void createDeviceCommunicator() {
+        if (gpu.reachesDeviceCommunicators()) {
+            devComm = gpu.devCommCreate(comm);
+        }
+    }
+
+    void destroyDeviceCommunicator() {
+        if (devComm != null) {
+            gpu.devCommDestroy(comm, devComm);
+            devComm = null;
+        }
+    }
+
+    void deregisterWindow() {
+        gpu.windowDeregister(comm, window);
+        window = 0;
+    }
+
+    void deregisterBuffer() {
+        gpu.commDeregister(comm, registration);
+        registration = 0;
+    }
+
+    void freeNcclMemory() {
+        gpu.memFree(ncclMemory);
+        ncclMemory = 0;
+    }
+
+    /** ncclCommGetUniqueId: the id of a grow of this rank's communicator (one rank makes it). */
+    byte[] growId() {
+        return gpu.commGetUniqueId(comm);
+    }
+
+    /** ncclCommGrow on an existing rank: rank -1, the id on the rank that made it, null on the others. */
+    void growCommunicator(int newRanks, byte[] idOrNull) {
+        grown = gpu.commGrow(comm, newRanks, idOrNull, -1);
+    }
+
+    /**
+     * The grow's new rank (rank {@code nranks}), on a thread of its own, on the next device (round):
+     * ncclCommGrow with no parent, the grow's id and its rank; then revoke, and if {@code release}
+     * destroy. Its failure, if any, is in {@code failure} once the thread is done.
+     */
+    Thread startNewRank(int newRanks, byte[] id, boolean release, AtomicReference<RuntimeException> failure) {
+        Thread t = new Thread(() -> {
+            try {
+                gpu.setDevice(nranks % gpu.deviceCount());
+                long joined = gpu.commGrow(0, newRanks, id, nranks);
+                gpu.commRevoke(joined);
+                if (release) {
+                    gpu.commDestroy(joined);
+                }
+                System.out.println("rank " + nranks + " (new): joined the grow to " + newRanks + " ranks");
+            } catch (RuntimeException e) {
+                failure.set(e);
+            }
+        }, "rank-" + nranks + "-new");
+        t.start();
+        return t;
+    }
+
+    /** ncclCommRevoke of the grown communicator: a step, it still needs destroy or abort. */
+    void revokeGrown() {
+        gpu.commRevoke(grown);
+    }
+
+    void destroyGrown() {
+        gpu.commDestroy(grown);
+        grown = 0;
     }
 
     /** Releases the stream and the buffers. */

@@ -58,12 +58,14 @@ public final class Samples {
             return;
         }
         Gpu gpu = Bridges.open(options.bridge(), libraries);
+        // NCCL's first: beside a foreign CUDA runtime the emulated NCCL says so at its first call
+        int version = gpu.ncclVersionCode();
         int devices = gpu.deviceCount();
         if (devices < 1) {
             throw new SampleFailure("no CUDA device");
         }
         int nranks = Math.min(options.ranks(), devices);
-        System.out.println("samples: NCCL " + ncclVersion(gpu.ncclVersionCode()) + ", " + devices + " CUDA devices; "
+        System.out.println("samples: NCCL " + ncclVersion(version) + ", " + devices + " CUDA devices; "
                 + scenario.name() + " on " + nranks + (nranks == 1 ? " rank, " : " ranks, ") + options.iterations() + " allreduces of "
                 + options.count() + " floats, communicators by "
                 + (options.initAll() ? "ncclCommInitAll" : "ncclCommInitRank") + ", through " + gpu.bridge());

@@ -2,6 +2,8 @@ package dev.ncclguard.samples;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What each rank does in each scenario. Every method runs on the rank's own thread, with the
@@ -27,6 +29,13 @@ final class Scenarios {
         add("destroy-in-hook", "allreduces checked; communicators destroyed in the application's shutdown hook",
                 Scenarios::destroyInHook);
         add("pending", "allreduces and an event enqueued, exit without waiting for them", Scenarios::pending);
+        add("resources-leaky", "ncclMemAlloc memory registered and windowed with each communicator, a device"
+                + " communicator each; nothing of it released", Scenarios::resourcesLeaky);
+        add("resources-clean", "as resources-leaky, then the device communicators, windows, registrations,"
+                + " communicators and memory released in that order", Scenarios::resourcesClean);
+        add("grow-revoke", "each communicator grown by one new rank (ncclCommGrow, NCCL 2.29), the grown ones"
+                + " revoked (ncclCommRevoke) and left alive; the parents destroyed", Scenarios::growRevoke);
+        add("grow-clean", "as grow-revoke, then the grown communicators destroyed", Scenarios::growClean);
         add("serve", "runs until 'stop' on stdin, creating and releasing events and communicators;"
                 + " 'leak' leaves one of each per rank", Serve::rank);
     }
@@ -69,6 +78,87 @@ final class Scenarios {
         rank.allReduce();
         long lastStep = rank.createEvent();
         rank.recordEvent(lastStep);
+    }
+
+    /** Memory, a registration, a window and a device communicator on a communicator. */
+    private static void holdResources(Rank rank) {
+        rank.useDevice();
+        rank.initCommunicator();
+        rank.allocateNcclMemory();
+        rank.registerBuffer();
+        rank.registerWindow();
+        rank.createDeviceCommunicator();
+    }
+
+    static void resourcesLeaky(Rank rank, int iterations) {
+        holdResources(rank);
+        System.out.println("rank " + rank.rank + ": NCCL memory, a registration, a window and a device communicator;"
+                + " not released");
+    }
+
+    static void resourcesClean(Rank rank, int iterations) {
+        holdResources(rank);
+        rank.destroyDeviceCommunicator();
+        rank.deregisterWindow();
+        rank.deregisterBuffer();
+        rank.destroyCommunicator();
+        rank.freeNcclMemory();
+    }
+
+    /** The grow's id, made by rank 0 and read by every other rank: one grow per run. */
+    private static final CompletableFuture<byte[]> GROW_ID = new CompletableFuture<>();
+
+    private static void grow(Rank rank, boolean release) {
+        rank.useDevice();
+        rank.initCommunicator();
+        int newRanks = rank.nranks + 1;
+        Thread newRank = null;
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
+        if (rank.rank == 0) {
+            byte[] id;
+            try {
+                id = rank.growId();
+            } catch (RuntimeException e) {
+                GROW_ID.completeExceptionally(e); // the other ranks fail too rather than wait for good
+                throw e;
+            }
+            GROW_ID.complete(id);
+            newRank = rank.startNewRank(newRanks, id, release, failure);
+            rank.growCommunicator(newRanks, id);
+        } else {
+            try {
+                GROW_ID.join(); // the id is made before any rank grows, as NCCL asks
+            } catch (java.util.concurrent.CompletionException e) {
+                throw new SampleFailure("rank 0 made no grow id: " + e.getCause().getMessage());
+            }
+            rank.growCommunicator(newRanks, null);
+        }
+        rank.revokeGrown();
+        if (release) {
+            rank.destroyGrown();
+        }
+        rank.destroyCommunicator();
+        if (newRank != null) {
+            try {
+                newRank.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SampleFailure("interrupted while waiting for the new rank");
+            }
+            if (failure.get() != null) {
+                throw new SampleFailure("new rank: " + failure.get().getMessage());
+            }
+        }
+        System.out.println("rank " + rank.rank + ": grew its communicator to " + newRanks + " ranks and revoked it"
+                + (release ? ", then destroyed it" : ", left alive"));
+    }
+
+    static void growRevoke(Rank rank, int iterations) {
+        grow(rank, false);
+    }
+
+    static void growClean(Rank rank, int iterations) {
+        grow(rank, true);
     }
 
     static void destroyInHook(Rank rank, int iterations) {

@@ -143,6 +143,10 @@ public final class FfmBridge implements FfmSink {
                 Object[] values = new Object[args.length];
                 for (int i = 0; i < args.length; i++) {
                     Class<?> p = type.parameterType(i);
+                    if (args[i] instanceof byte[] struct) {
+                        values[i] = copy(p, struct);
+                        continue;
+                    }
                     Number v = (Number) args[i];
                     if (p == int.class) {
                         values[i] = v.intValue();
@@ -159,6 +163,15 @@ public final class FfmBridge implements FfmSink {
             } catch (Throwable t) {
                 throw new IllegalStateException("cannot call " + symbol + ": " + t, t);
             }
+        }
+
+        /** A struct passed by pointer: a native copy of its bytes (an automatic arena's, freed once unreachable). */
+        private static Object copy(Class<?> segment, byte[] struct) throws ReflectiveOperationException {
+            Class<?> arenas = Class.forName("java.lang.foreign.Arena", false, null);
+            Object arena = arenas.getMethod("ofAuto").invoke(null);
+            Object memory = arenas.getMethod("allocate", long.class).invoke(arena, (long) struct.length);
+            ((java.nio.ByteBuffer) segment.getMethod("asByteBuffer").invoke(memory)).put(struct);
+            return memory;
         }
 
         @Override

@@ -144,7 +144,8 @@ final class NativeMethodAccess implements NativeAccess {
             try {
                 Object[] javaArgs = new Object[fromC.length];
                 for (int j = 0; j < fromC.length; j++) {
-                    javaArgs[j] = converters[j].convert((Number) args[fromC[j]]);
+                    Object a = args[fromC[j]];
+                    javaArgs[j] = a instanceof byte[] struct ? converters[j].struct(struct) : converters[j].convert((Number) a);
                 }
                 Object result = method.invoke(receiver, javaArgs);
                 return result instanceof Number ? ((Number) result).intValue() : 0;
@@ -163,6 +164,14 @@ final class NativeMethodAccess implements NativeAccess {
     private interface Converter {
         Object convert(Number value) throws ReflectiveOperationException;
 
+        /**
+         * A struct passed by pointer (its bytes): a byte[] parameter takes them as they are, a
+         * pointer object a native copy of them (JNA's Memory, JavaCPP's BytePointer).
+         */
+        default Object struct(byte[] bytes) throws ReflectiveOperationException {
+            throw new IllegalArgumentException("cannot pass a struct (" + bytes.length + " bytes) as this parameter");
+        }
+
         static Converter of(Class<?> type) throws ReflectiveOperationException {
             if (type == long.class) {
                 return Number::longValue;
@@ -170,10 +179,41 @@ final class NativeMethodAccess implements NativeAccess {
             if (type == int.class) {
                 return Number::intValue;
             }
+            if (type == byte[].class) {
+                return new Converter() {
+                    @Override
+                    public Object convert(Number value) {
+                        throw new IllegalArgumentException("cannot pass a handle or an int as byte[]");
+                    }
+
+                    @Override
+                    public Object struct(byte[] bytes) {
+                        return bytes.clone();
+                    }
+                };
+            }
             Class<?> jna = ancestor(type, "com.sun.jna.Pointer");
             if (jna != null) {
                 Constructor<?> make = type.getConstructor(long.class);
-                return v -> v.longValue() == 0 ? null : make.newInstance(v.longValue());
+                Class<?> memoryClass = Class.forName("com.sun.jna.Memory", false, type.getClassLoader());
+                boolean memoryFits = type.isAssignableFrom(memoryClass);
+                return new Converter() {
+                    @Override
+                    public Object convert(Number v) throws ReflectiveOperationException {
+                        return v.longValue() == 0 ? null : make.newInstance(v.longValue());
+                    }
+
+                    @Override
+                    public Object struct(byte[] bytes) throws ReflectiveOperationException {
+                        if (!memoryFits) {
+                            return Converter.super.struct(bytes);
+                        }
+                        Object memory = memoryClass.getConstructor(long.class).newInstance((long) bytes.length);
+                        memoryClass.getMethod("write", long.class, byte[].class, int.class, int.class)
+                                .invoke(memory, 0L, bytes, 0, bytes.length);
+                        return memory;
+                    }
+                };
             }
             Class<?> pointerType = ancestor(type, "com.sun.jna.PointerType");
             if (pointerType != null) {
@@ -193,10 +233,20 @@ final class NativeMethodAccess implements NativeAccess {
                 address.setAccessible(true);
                 Constructor<?> base = javacpp.getConstructor();
                 Constructor<?> make = type == javacpp ? null : type.getConstructor(javacpp);
-                return v -> {
-                    Object p = base.newInstance();
-                    address.setLong(p, v.longValue());
-                    return make == null ? p : make.newInstance(p);
+                Class<?> bytePointer = Class.forName("org.bytedeco.javacpp.BytePointer", false, type.getClassLoader());
+                return new Converter() {
+                    @Override
+                    public Object convert(Number v) throws ReflectiveOperationException {
+                        Object p = base.newInstance();
+                        address.setLong(p, v.longValue());
+                        return make == null ? p : make.newInstance(p);
+                    }
+
+                    @Override
+                    public Object struct(byte[] bytes) throws ReflectiveOperationException {
+                        Object copy = bytePointer.getConstructor(byte[].class).newInstance((Object) bytes);
+                        return make == null ? copy : make.newInstance(copy);
+                    }
                 };
             }
             throw new IllegalArgumentException("cannot pass a handle or an int as " + type.getName());

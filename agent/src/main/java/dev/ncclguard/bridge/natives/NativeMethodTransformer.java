@@ -208,9 +208,7 @@ public final class NativeMethodTransformer implements ClassFileTransformer {
         if (fn.handle() == NativeSite.RESULT && returned.getSort() != Type.LONG) {
             return "returns " + returned.getClassName() + ", not the long handle=return needs";
         }
-        int[] positions = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
-            fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
-        for (int position : positions) {
+        for (int position : fn.positions()) {
             if (position != NativeSite.RESULT && position >= paramCount) {
                 return "has " + paramCount + " argument(s), the bindings line names argument " + position;
             }

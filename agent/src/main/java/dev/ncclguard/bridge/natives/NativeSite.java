@@ -113,8 +113,7 @@ public final class NativeSite {
      * a position of one of its roles, ascending; null if more than {@link Slots#COUNT}.
      */
     static Slots slots(NativeFunction fn, Type[] params) {
-        int[] roles = {fn.handle(), fn.parentComm(), fn.stream(), fn.event(), fn.rank(), fn.nranks(),
-            fn.uniqueId(), fn.device(), fn.color(), fn.key(), fn.count(), fn.rankList()};
+        int[] roles = fn.positions();
         TreeSet<Integer> used = new TreeSet<>();
         for (int p : roles) {
             if (p >= 0 && p < params.length && kind(fn, p, params[p]) != Slots.NOT_PASSED) {

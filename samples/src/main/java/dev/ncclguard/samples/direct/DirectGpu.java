@@ -5,6 +5,7 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
+import dev.ncclguard.samples.DevCommRequirements;
 import dev.ncclguard.samples.Gpu;
 import dev.ncclguard.samples.SampleFailure;
 import dev.ncclguard.samples.jna.NcclUniqueId;
@@ -14,16 +15,44 @@ import java.nio.file.Path;
 public final class DirectGpu implements Gpu {
     private static final int CUDA_ERROR_NOT_READY = 600;
     private final DirectCudart cuda;
+    private final NativeLibrary ncclLibrary;
+    /** Whether DirectNcclResources and DirectNcclGrow are bound: at their first use, as NCCL may lack them. */
+    private boolean resourcesBound;
+    private boolean growBound;
 
-    private DirectGpu(DirectCudart cuda) {
+    private DirectGpu(DirectCudart cuda, NativeLibrary ncclLibrary) {
         this.cuda = cuda;
+        this.ncclLibrary = ncclLibrary;
     }
 
     /** Binds both classes to the given library files (already loaded by the caller). */
     public static DirectGpu open(Path nccl, Path cudart) {
         DirectCudart cuda = new DirectCudart(NativeLibrary.getInstance(cudart.toString()));
-        DirectNccl.register(NativeLibrary.getInstance(nccl.toString()));
-        return new DirectGpu(cuda);
+        NativeLibrary library = NativeLibrary.getInstance(nccl.toString());
+        DirectNccl.register(library);
+        return new DirectGpu(cuda, library);
+    }
+
+    private synchronized void resources() {
+        if (!resourcesBound) {
+            try {
+                DirectNcclResources.register(ncclLibrary);
+            } catch (UnsatisfiedLinkError e) {
+                throw new SampleFailure("this NCCL lacks NCCL 2.28's memory and registration functions: " + e.getMessage());
+            }
+            resourcesBound = true;
+        }
+    }
+
+    private synchronized void grow() {
+        if (!growBound) {
+            try {
+                DirectNcclGrow.register(ncclLibrary);
+            } catch (UnsatisfiedLinkError e) {
+                throw new SampleFailure("this NCCL lacks NCCL 2.29's grow and revoke: " + e.getMessage());
+            }
+            growBound = true;
+        }
     }
 
     private static Pointer p(long address) {
@@ -166,6 +195,93 @@ public final class DirectGpu implements Gpu {
     @Override
     public void commAbort(long comm) {
         nccl(DirectNccl.ncclCommAbort(p(comm)), "ncclCommAbort");
+    }
+
+    @Override
+    public long memAlloc(long bytes) {
+        resources();
+        PointerByReference ref = new PointerByReference();
+        nccl(DirectNcclResources.ncclMemAlloc(ref, bytes), "ncclMemAlloc");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void memFree(long pointer) {
+        resources();
+        nccl(DirectNcclResources.ncclMemFree(p(pointer)), "ncclMemFree");
+    }
+
+    @Override
+    public long commRegister(long comm, long buffer, long bytes) {
+        resources();
+        PointerByReference ref = new PointerByReference();
+        nccl(DirectNcclResources.ncclCommRegister(p(comm), p(buffer), bytes, ref), "ncclCommRegister");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void commDeregister(long comm, long handle) {
+        resources();
+        nccl(DirectNcclResources.ncclCommDeregister(p(comm), p(handle)), "ncclCommDeregister");
+    }
+
+    @Override
+    public long windowRegister(long comm, long buffer, long bytes, int flags) {
+        resources();
+        PointerByReference ref = new PointerByReference();
+        nccl(DirectNcclResources.ncclCommWindowRegister(p(comm), p(buffer), bytes, ref, flags), "ncclCommWindowRegister");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void windowDeregister(long comm, long window) {
+        resources();
+        nccl(DirectNcclResources.ncclCommWindowDeregister(p(comm), p(window)), "ncclCommWindowDeregister");
+    }
+
+    @Override
+    public Object devCommCreate(long comm) {
+        resources();
+        byte[] reqs = DevCommRequirements.bytes(ncclVersionCode());
+        Memory requirements = new Memory(reqs.length);
+        requirements.write(0, reqs, 0, reqs.length);
+        Memory devComm = new Memory(DEV_COMM_BYTES);
+        devComm.clear();
+        nccl(DirectNcclResources.ncclDevCommCreate(p(comm), requirements, devComm), "ncclDevCommCreate");
+        return devComm;
+    }
+
+    @Override
+    public void devCommDestroy(long comm, Object devComm) {
+        resources();
+        nccl(DirectNcclResources.ncclDevCommDestroy(p(comm), (Memory) devComm), "ncclDevCommDestroy");
+    }
+
+    @Override
+    public byte[] commGetUniqueId(long comm) {
+        grow();
+        NcclUniqueId id = new NcclUniqueId();
+        nccl(DirectNcclGrow.ncclCommGetUniqueId(p(comm), id), "ncclCommGetUniqueId");
+        return id.internal.clone();
+    }
+
+    @Override
+    public long commGrow(long comm, int nranks, byte[] uniqueId, int rank) {
+        grow();
+        NcclUniqueId id = null;
+        if (uniqueId != null) {
+            id = new NcclUniqueId();
+            id.internal = uniqueId.clone();
+        }
+        PointerByReference ref = new PointerByReference();
+        nccl(DirectNcclGrow.ncclCommGrow(p(comm), nranks, id, rank, ref, null), "ncclCommGrow");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void commRevoke(long comm) {
+        grow();
+        nccl(DirectNcclGrow.ncclCommRevoke(p(comm), 0), "ncclCommRevoke");
     }
 
     private static void nccl(int status, String call) {

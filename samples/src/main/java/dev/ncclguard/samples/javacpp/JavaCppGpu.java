@@ -22,6 +22,15 @@ import static org.bytedeco.cuda.global.nccl.ncclCommInitRank;
 import static org.bytedeco.cuda.global.nccl.ncclGetErrorString;
 import static org.bytedeco.cuda.global.nccl.ncclGetUniqueId;
 import static org.bytedeco.cuda.global.nccl.ncclGetVersion;
+import static org.bytedeco.cuda.global.nccl.ncclCommDeregister;
+import static org.bytedeco.cuda.global.nccl.ncclCommGetUniqueId;
+import static org.bytedeco.cuda.global.nccl.ncclCommGrow;
+import static org.bytedeco.cuda.global.nccl.ncclCommRegister;
+import static org.bytedeco.cuda.global.nccl.ncclCommRevoke;
+import static org.bytedeco.cuda.global.nccl.ncclCommWindowDeregister;
+import static org.bytedeco.cuda.global.nccl.ncclCommWindowRegister;
+import static org.bytedeco.cuda.global.nccl.ncclMemAlloc;
+import static org.bytedeco.cuda.global.nccl.ncclMemFree;
 
 import dev.ncclguard.samples.Gpu;
 import dev.ncclguard.samples.SampleFailure;
@@ -29,7 +38,9 @@ import java.nio.file.Path;
 import org.bytedeco.cuda.cudart.CUevent_st;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.cuda.nccl.ncclConfig_t;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
+import org.bytedeco.cuda.nccl.ncclWindow_vidmem;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
@@ -215,6 +226,76 @@ public final class JavaCppGpu implements Gpu {
     @Override
     public void commAbort(long comm) {
         nccl(ncclCommAbort(comm(comm)), "ncclCommAbort");
+    }
+
+    // NCCL 2.28/2.29's other resources, as the presets map them: out-parameters are Pointer objects
+    // JavaCPP fills in place (@ByPtrPtr); the presets map no device communicator (nccl_device/core.h)
+
+    @Override
+    public long memAlloc(long bytes) {
+        Pointer p = new Pointer();
+        nccl(ncclMemAlloc(p, bytes), "ncclMemAlloc");
+        return p.address();
+    }
+
+    @Override
+    public void memFree(long pointer) {
+        nccl(ncclMemFree(new Address(pointer)), "ncclMemFree");
+    }
+
+    @Override
+    public long commRegister(long comm, long buffer, long bytes) {
+        Pointer handle = new Pointer();
+        nccl(ncclCommRegister(comm(comm), new Address(buffer), bytes, handle), "ncclCommRegister");
+        return handle.address();
+    }
+
+    @Override
+    public void commDeregister(long comm, long handle) {
+        nccl(ncclCommDeregister(comm(comm), new Address(handle)), "ncclCommDeregister");
+    }
+
+    @Override
+    public long windowRegister(long comm, long buffer, long bytes, int flags) {
+        ncclWindow_vidmem win = new ncclWindow_vidmem();
+        nccl(ncclCommWindowRegister(comm(comm), new Address(buffer), bytes, win, flags), "ncclCommWindowRegister");
+        return win.address();
+    }
+
+    @Override
+    public void windowDeregister(long comm, long window) {
+        nccl(ncclCommWindowDeregister(comm(comm), new ncclWindow_vidmem(new Address(window))), "ncclCommWindowDeregister");
+    }
+
+    @Override
+    public byte[] commGetUniqueId(long comm) {
+        ncclUniqueId id = new ncclUniqueId();
+        nccl(ncclCommGetUniqueId(comm(comm), id), "ncclCommGetUniqueId");
+        byte[] bytes = new byte[UNIQUE_ID_BYTES];
+        id.internal().get(bytes);
+        return bytes;
+    }
+
+    @Override
+    public long commGrow(long comm, int nranks, byte[] uniqueId, int rank) {
+        ncclUniqueId id = null;
+        if (uniqueId != null) {
+            id = new ncclUniqueId();
+            id.internal().put(uniqueId, 0, UNIQUE_ID_BYTES);
+        }
+        ncclComm grown = new ncclComm();
+        nccl(ncclCommGrow(comm == 0 ? null : comm(comm), nranks, id, rank, grown, (ncclConfig_t) null), "ncclCommGrow");
+        return grown.address();
+    }
+
+    @Override
+    public boolean reachesDeviceCommunicators() {
+        return false;
+    }
+
+    @Override
+    public void commRevoke(long comm) {
+        nccl(ncclCommRevoke(comm(comm), 0), "ncclCommRevoke");
     }
 
     private static void nccl(int status, String call) {

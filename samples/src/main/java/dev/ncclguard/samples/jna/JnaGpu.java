@@ -4,6 +4,7 @@ import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
+import dev.ncclguard.samples.DevCommRequirements;
 import dev.ncclguard.samples.Gpu;
 import dev.ncclguard.samples.SampleFailure;
 
@@ -161,6 +162,82 @@ public final class JnaGpu implements Gpu {
     @Override
     public void commAbort(long comm) {
         nccl(nccl.ncclCommAbort(p(comm)), "ncclCommAbort");
+    }
+
+    @Override
+    public long memAlloc(long bytes) {
+        PointerByReference ref = new PointerByReference();
+        nccl(nccl.ncclMemAlloc(ref, bytes), "ncclMemAlloc");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void memFree(long pointer) {
+        nccl(nccl.ncclMemFree(p(pointer)), "ncclMemFree");
+    }
+
+    @Override
+    public long commRegister(long comm, long buffer, long bytes) {
+        PointerByReference ref = new PointerByReference();
+        nccl(nccl.ncclCommRegister(p(comm), p(buffer), bytes, ref), "ncclCommRegister");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void commDeregister(long comm, long handle) {
+        nccl(nccl.ncclCommDeregister(p(comm), p(handle)), "ncclCommDeregister");
+    }
+
+    @Override
+    public long windowRegister(long comm, long buffer, long bytes, int flags) {
+        PointerByReference ref = new PointerByReference();
+        nccl(nccl.ncclCommWindowRegister(p(comm), p(buffer), bytes, ref, flags), "ncclCommWindowRegister");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void windowDeregister(long comm, long window) {
+        nccl(nccl.ncclCommWindowDeregister(p(comm), p(window)), "ncclCommWindowDeregister");
+    }
+
+    @Override
+    public Object devCommCreate(long comm) {
+        byte[] reqs = DevCommRequirements.bytes(ncclVersionCode());
+        Memory requirements = new Memory(reqs.length);
+        requirements.write(0, reqs, 0, reqs.length);
+        Memory devComm = new Memory(DEV_COMM_BYTES);
+        devComm.clear();
+        nccl(nccl.ncclDevCommCreate(p(comm), requirements, devComm), "ncclDevCommCreate");
+        return devComm;
+    }
+
+    @Override
+    public void devCommDestroy(long comm, Object devComm) {
+        nccl(nccl.ncclDevCommDestroy(p(comm), (Memory) devComm), "ncclDevCommDestroy");
+    }
+
+    @Override
+    public byte[] commGetUniqueId(long comm) {
+        NcclUniqueId id = new NcclUniqueId();
+        nccl(nccl.ncclCommGetUniqueId(p(comm), id), "ncclCommGetUniqueId");
+        return id.internal.clone();
+    }
+
+    @Override
+    public long commGrow(long comm, int nranks, byte[] uniqueId, int rank) {
+        NcclUniqueId id = null;
+        if (uniqueId != null) {
+            id = new NcclUniqueId();
+            id.internal = uniqueId.clone();
+        }
+        PointerByReference ref = new PointerByReference();
+        nccl(nccl.ncclCommGrow(p(comm), nranks, id, rank, ref, null), "ncclCommGrow");
+        return Pointer.nativeValue(ref.getValue());
+    }
+
+    @Override
+    public void commRevoke(long comm) {
+        nccl(nccl.ncclCommRevoke(p(comm), 0), "ncclCommRevoke");
     }
 
     private void nccl(int status, String call) {

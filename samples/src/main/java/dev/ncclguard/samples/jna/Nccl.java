@@ -38,4 +38,31 @@ public interface Nccl extends Library {
     int ncclGroupStart();
 
     int ncclGroupEnd();
+
+    // NCCL 2.28/2.29's other resources
+
+    int ncclMemAlloc(PointerByReference ptr, long size);
+
+    int ncclMemFree(Pointer ptr);
+
+    int ncclCommRegister(Pointer comm, Pointer buff, long size, PointerByReference handle);
+
+    int ncclCommDeregister(Pointer comm, Pointer handle);
+
+    int ncclCommWindowRegister(Pointer comm, Pointer buff, long size, PointerByReference win, int winFlags);
+
+    int ncclCommWindowDeregister(Pointer comm, Pointer win);
+
+    /** {@code outDevComm} is a struct ncclDevComm NCCL fills in: Memory of {@code DEV_COMM_BYTES}. */
+    int ncclDevCommCreate(Pointer comm, Pointer reqs, Pointer outDevComm);
+
+    int ncclDevCommDestroy(Pointer comm, Pointer devComm);
+
+    int ncclCommGetUniqueId(Pointer comm, NcclUniqueId uniqueId);
+
+    /** {@code uniqueId} is a pointer here ({@code const ncclUniqueId*}), null for existing ranks without one. */
+    int ncclCommGrow(Pointer comm, int nRanks, NcclUniqueId uniqueId, int rank, PointerByReference newcomm,
+            Pointer config);
+
+    int ncclCommRevoke(Pointer comm, int revokeFlags);
 }

@@ -187,6 +187,93 @@ public final class JniGpu implements Gpu {
         nccl(JniNccl.ncclCommAbort(comm), "ncclCommAbort");
     }
 
+    @Override
+    public long memAlloc(long bytes) {
+        if (customNames) {
+            return call(() -> Comms.allocate(bytes), "ncclMemAlloc");
+        }
+        long[] out = new long[1];
+        nccl(call(() -> JniNccl.ncclMemAlloc(out, bytes), "ncclMemAlloc"), "ncclMemAlloc");
+        return out[0];
+    }
+
+    @Override
+    public void memFree(long pointer) {
+        nccl(call(() -> customNames ? Comms.release(pointer) : JniNccl.ncclMemFree(pointer), "ncclMemFree"),
+                "ncclMemFree");
+    }
+
+    @Override
+    public long commRegister(long comm, long buffer, long bytes) {
+        if (customNames) {
+            return call(() -> Comms.register(comm, buffer, bytes), "ncclCommRegister");
+        }
+        long[] out = new long[1];
+        nccl(call(() -> JniNccl.ncclCommRegister(comm, buffer, bytes, out), "ncclCommRegister"), "ncclCommRegister");
+        return out[0];
+    }
+
+    @Override
+    public void commDeregister(long comm, long handle) {
+        nccl(call(() -> customNames ? Comms.unregister(comm, handle) : JniNccl.ncclCommDeregister(comm, handle),
+                "ncclCommDeregister"), "ncclCommDeregister");
+    }
+
+    @Override
+    public long windowRegister(long comm, long buffer, long bytes, int flags) {
+        long[] out = new long[1];
+        nccl(call(() -> JniNccl.ncclCommWindowRegister(comm, buffer, bytes, out, flags), "ncclCommWindowRegister"),
+                "ncclCommWindowRegister");
+        return out[0];
+    }
+
+    @Override
+    public void windowDeregister(long comm, long window) {
+        nccl(call(() -> JniNccl.ncclCommWindowDeregister(comm, window), "ncclCommWindowDeregister"),
+                "ncclCommWindowDeregister");
+    }
+
+    @Override
+    public Object devCommCreate(long comm) {
+        byte[] reqs = dev.ncclguard.samples.DevCommRequirements.bytes(ncclVersionCode());
+        byte[] devComm = new byte[DEV_COMM_BYTES];
+        nccl(call(() -> JniNccl.ncclDevCommCreate(comm, reqs, devComm), "ncclDevCommCreate"), "ncclDevCommCreate");
+        return devComm;
+    }
+
+    @Override
+    public void devCommDestroy(long comm, Object devComm) {
+        nccl(call(() -> JniNccl.ncclDevCommDestroy(comm, (byte[]) devComm), "ncclDevCommDestroy"), "ncclDevCommDestroy");
+    }
+
+    @Override
+    public byte[] commGetUniqueId(long comm) {
+        byte[] id = new byte[UNIQUE_ID_BYTES];
+        nccl(call(() -> JniNccl.ncclCommGetUniqueId(comm, id), "ncclCommGetUniqueId"), "ncclCommGetUniqueId");
+        return id;
+    }
+
+    @Override
+    public long commGrow(long comm, int nranks, byte[] uniqueId, int rank) {
+        long[] out = new long[1];
+        nccl(call(() -> JniNccl.ncclCommGrow(comm, nranks, uniqueId, rank, out, 0L), "ncclCommGrow"), "ncclCommGrow");
+        return out[0];
+    }
+
+    @Override
+    public void commRevoke(long comm) {
+        nccl(call(() -> JniNccl.ncclCommRevoke(comm, 0), "ncclCommRevoke"), "ncclCommRevoke");
+    }
+
+    /** A call of a function NCCL may lack: the JNI library throws UnsupportedOperationException then. */
+    private static <T> T call(java.util.function.Supplier<T> c, String function) {
+        try {
+            return c.get();
+        } catch (UnsupportedOperationException | IllegalStateException e) {
+            throw new SampleFailure(function + ": " + e.getMessage());
+        }
+    }
+
     private static void nccl(int status, String call) {
         if (status != 0) {
             throw new SampleFailure(call + " failed: " + JniNccl.ncclGetErrorString(status) + " (" + status + ")");

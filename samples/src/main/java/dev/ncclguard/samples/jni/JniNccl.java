@@ -29,4 +29,32 @@ public final class JniNccl {
     public static native int ncclGroupStart();
 
     public static native int ncclGroupEnd();
+
+    // NCCL 2.28's memory, registrations, windows and device communicators, NCCL 2.29's grow and
+    // revoke: each throws UnsupportedOperationException when the loaded libnccl.so.2 lacks it
+
+    public static native int ncclMemAlloc(long[] ptr, long size);
+
+    public static native int ncclMemFree(long ptr);
+
+    public static native int ncclCommRegister(long comm, long buff, long size, long[] handle);
+
+    public static native int ncclCommDeregister(long comm, long handle);
+
+    public static native int ncclCommWindowRegister(long comm, long buff, long size, long[] win, int winFlags);
+
+    public static native int ncclCommWindowDeregister(long comm, long win);
+
+    /** {@code reqs}: ncclDevCommRequirements' bytes (at most 72); {@code outDevComm}: 200 bytes, the struct NCCL filled in. */
+    public static native int ncclDevCommCreate(long comm, byte[] reqs, byte[] outDevComm);
+
+    /** {@code devComm}: the 200 bytes ncclDevCommCreate filled in (a copy: NCCL finds it by its resourceWindow). */
+    public static native int ncclDevCommDestroy(long comm, byte[] devComm);
+
+    public static native int ncclCommGetUniqueId(long comm, byte[] uniqueId);
+
+    /** {@code uniqueId} null for an existing rank given no id; {@code config} 0 for none. */
+    public static native int ncclCommGrow(long comm, int nRanks, byte[] uniqueId, int rank, long[] newcomm, long config);
+
+    public static native int ncclCommRevoke(long comm, int revokeFlags);
 }

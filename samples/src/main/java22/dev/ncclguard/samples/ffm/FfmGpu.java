@@ -48,6 +48,18 @@ public final class FfmGpu implements Gpu {
     private final MethodHandle cudaEventSynchronize;
     private final MethodHandle cudaEventQuery;
     private final MethodHandle cudaEventDestroy;
+    // NCCL 2.28/2.29's other resources: null where the library lacks the symbol
+    private final MethodHandle ncclMemAlloc;
+    private final MethodHandle ncclMemFree;
+    private final MethodHandle ncclCommRegister;
+    private final MethodHandle ncclCommDeregister;
+    private final MethodHandle ncclCommWindowRegister;
+    private final MethodHandle ncclCommWindowDeregister;
+    private final MethodHandle ncclDevCommCreate;
+    private final MethodHandle ncclDevCommDestroy;
+    private final MethodHandle ncclCommGetUniqueId;
+    private final MethodHandle ncclCommGrow;
+    private final MethodHandle ncclCommRevoke;
 
     private FfmGpu(SymbolLookup nccl, SymbolLookup cuda) {
         ncclGetVersion = handle(nccl, "ncclGetVersion", JAVA_INT, ADDRESS);
@@ -74,6 +86,31 @@ public final class FfmGpu implements Gpu {
         cudaEventSynchronize = handle(cuda, "cudaEventSynchronize", JAVA_INT, ADDRESS);
         cudaEventQuery = handle(cuda, "cudaEventQuery", JAVA_INT, ADDRESS);
         cudaEventDestroy = handle(cuda, "cudaEventDestroy", JAVA_INT, ADDRESS);
+        ncclMemAlloc = optional(nccl, "ncclMemAlloc", JAVA_INT, ADDRESS, JAVA_LONG);
+        ncclMemFree = optional(nccl, "ncclMemFree", JAVA_INT, ADDRESS);
+        ncclCommRegister = optional(nccl, "ncclCommRegister", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+        ncclCommDeregister = optional(nccl, "ncclCommDeregister", JAVA_INT, ADDRESS, ADDRESS);
+        ncclCommWindowRegister = optional(nccl, "ncclCommWindowRegister", JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG,
+                ADDRESS, JAVA_INT);
+        ncclCommWindowDeregister = optional(nccl, "ncclCommWindowDeregister", JAVA_INT, ADDRESS, ADDRESS);
+        ncclDevCommCreate = optional(nccl, "ncclDevCommCreate", JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+        ncclDevCommDestroy = optional(nccl, "ncclDevCommDestroy", JAVA_INT, ADDRESS, ADDRESS);
+        ncclCommGetUniqueId = optional(nccl, "ncclCommGetUniqueId", JAVA_INT, ADDRESS, ADDRESS);
+        ncclCommGrow = optional(nccl, "ncclCommGrow", JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS,
+                ADDRESS);
+        ncclCommRevoke = optional(nccl, "ncclCommRevoke", JAVA_INT, ADDRESS, JAVA_INT);
+    }
+
+    /** A handle made now where the library has the symbol (so the agent sees it, for cleanup too), else null. */
+    private static MethodHandle optional(SymbolLookup lookup, String name, MemoryLayout result, MemoryLayout... args) {
+        return lookup.find(name).isPresent() ? handle(lookup, name, result, args) : null;
+    }
+
+    private static MethodHandle present(MethodHandle h, String name) {
+        if (h == null) {
+            throw new SampleFailure(name + " is not in this NCCL library");
+        }
+        return h;
     }
 
     /** Binds to the given files (already loaded by the caller; the loader hands back the same ones). */
@@ -258,6 +295,94 @@ public final class FfmGpu implements Gpu {
     @Override
     public void commAbort(long comm) {
         nccl(call(ncclCommAbort, p(comm)), "ncclCommAbort");
+    }
+
+    @Override
+    public long memAlloc(long bytes) {
+        return out(present(ncclMemAlloc, "ncclMemAlloc"), "ncclMemAlloc", true, bytes);
+    }
+
+    @Override
+    public void memFree(long pointer) {
+        nccl(call(present(ncclMemFree, "ncclMemFree"), p(pointer)), "ncclMemFree");
+    }
+
+    @Override
+    public long commRegister(long comm, long buffer, long bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment handle = arena.allocate(ADDRESS);
+            nccl(call(present(ncclCommRegister, "ncclCommRegister"), p(comm), p(buffer), bytes, handle),
+                    "ncclCommRegister");
+            return handle.get(JAVA_LONG, 0);
+        }
+    }
+
+    @Override
+    public void commDeregister(long comm, long handle) {
+        nccl(call(present(ncclCommDeregister, "ncclCommDeregister"), p(comm), p(handle)), "ncclCommDeregister");
+    }
+
+    @Override
+    public long windowRegister(long comm, long buffer, long bytes, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment win = arena.allocate(ADDRESS);
+            nccl(call(present(ncclCommWindowRegister, "ncclCommWindowRegister"), p(comm), p(buffer), bytes, win, flags),
+                    "ncclCommWindowRegister");
+            return win.get(JAVA_LONG, 0);
+        }
+    }
+
+    @Override
+    public void windowDeregister(long comm, long window) {
+        nccl(call(present(ncclCommWindowDeregister, "ncclCommWindowDeregister"), p(comm), p(window)),
+                "ncclCommWindowDeregister");
+    }
+
+    /** The struct lives in an automatic arena: as long as the sample holds the segment. */
+    @Override
+    public Object devCommCreate(long comm) {
+        byte[] reqs = dev.ncclguard.samples.DevCommRequirements.bytes(ncclVersionCode());
+        Arena arena = Arena.ofAuto();
+        MemorySegment requirements = arena.allocate(reqs.length, 8);
+        MemorySegment.copy(reqs, 0, requirements, JAVA_BYTE, 0, reqs.length);
+        MemorySegment devComm = arena.allocate(DEV_COMM_BYTES, 8);
+        nccl(call(present(ncclDevCommCreate, "ncclDevCommCreate"), p(comm), requirements, devComm), "ncclDevCommCreate");
+        return devComm;
+    }
+
+    @Override
+    public void devCommDestroy(long comm, Object devComm) {
+        nccl(call(present(ncclDevCommDestroy, "ncclDevCommDestroy"), p(comm), (MemorySegment) devComm),
+                "ncclDevCommDestroy");
+    }
+
+    @Override
+    public byte[] commGetUniqueId(long comm) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment id = arena.allocate(UNIQUE_ID);
+            nccl(call(present(ncclCommGetUniqueId, "ncclCommGetUniqueId"), p(comm), id), "ncclCommGetUniqueId");
+            return id.toArray(JAVA_BYTE);
+        }
+    }
+
+    @Override
+    public long commGrow(long comm, int nranks, byte[] uniqueId, int rank) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment id = MemorySegment.NULL;
+            if (uniqueId != null) {
+                id = arena.allocate(UNIQUE_ID);
+                MemorySegment.copy(uniqueId, 0, id, JAVA_BYTE, 0, UNIQUE_ID_BYTES);
+            }
+            MemorySegment grown = arena.allocate(ADDRESS);
+            nccl(call(present(ncclCommGrow, "ncclCommGrow"), p(comm), nranks, id, rank, grown, MemorySegment.NULL),
+                    "ncclCommGrow");
+            return grown.get(JAVA_LONG, 0);
+        }
+    }
+
+    @Override
+    public void commRevoke(long comm) {
+        nccl(call(present(ncclCommRevoke, "ncclCommRevoke"), p(comm), 0), "ncclCommRevoke");
     }
 
     private static int call(MethodHandle h, Object... args) {
