@@ -181,10 +181,23 @@ final class Rank {
                 Gpu.NCCL_WIN_COLL_SYMMETRIC);
     }
 
-    /** ncclDevCommCreate with the default requirements (collective: every rank), where the bridge reaches it. */
+    /**
+     * ncclDevCommCreate with the default requirements (collective: every rank), where the bridge
+     * reaches it. A communicator without symmetric memory (one rank on one GPU of real NCCL 2.28:
+     * "Communicator does not support symmetric memory!") answers ncclInvalidUsage: said in one line,
+     * and the step is left out, so the other resources are still held.
+     */
     void createDeviceCommunicator() {
         if (gpu.reachesDeviceCommunicators()) {
-            devComm = gpu.devCommCreate(comm);
+            try {
+                devComm = gpu.devCommCreate(comm);
+            } catch (SampleFailure e) {
+                if (e.getMessage() == null || !e.getMessage().endsWith("(5)")) { // ncclInvalidUsage
+                    throw e;
+                }
+                System.out.println("rank " + rank + ": no device communicator: " + e.getMessage()
+                        + "; this communicator has no symmetric memory");
+            }
         }
     }
 
