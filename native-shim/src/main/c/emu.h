@@ -353,7 +353,8 @@ bool emu_unique_id_valid(const ncclUniqueId *id);
 ncclResult_t emu_hang(struct ncclComm *comm, const char *api);
 void emu_fail_slots_locked(struct emu_clique *c, int rank);
 /* Like emu_fail_slots_locked, but slots that already hold the rank's part may still complete:
- * for a rank of another process that left after its work, its input is here already. */
+ * for a rank of another process that left (destroyed, aborted or vanished), a part of it that
+ * came before it left holds a copy of its input. */
 void emu_fail_slots_missing_locked(struct emu_clique *c, int rank);
 /* Drops a reference on a clique (communicator, service thread, root hold); the last frees it. */
 void emu_clique_unref(struct emu_clique *c);

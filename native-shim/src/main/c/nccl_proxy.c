@@ -586,11 +586,12 @@ static void on_left(struct emu_clique *c, struct emu_net *net, struct peer *peer
   pthread_mutex_lock(&c->mu);
   c->left[h.rank] = h.how == LEFT_ABORTED ? LEFT_ABORTED : LEFT_DESTROYED;
   c->gone[h.rank] = 1;
-  /* as for a rank of this process: an abort fails what needs it; a destroy came after its work */
-  if (h.how == LEFT_ABORTED)
-    emu_fail_slots_locked(c, h.rank);
-  else
-    emu_fail_slots_missing_locked(c, h.rank);
+  /* What still needs the rank fails. A part of it that came before the goodbye (on this same
+   * connection) holds a copy of its input, so its operation can still complete here, and must:
+   * the rank may have seen that operation complete before it aborted (its peers' parts had all
+   * come to it), while a part of this process was announced but not yet in its slot. Unlike a
+   * rank of this process, whose buffers an abort may free, nothing here needs the aborted rank. */
+  emu_fail_slots_missing_locked(c, h.rank);
   pthread_cond_broadcast(&c->cv);
   pthread_mutex_unlock(&c->mu);
 }

@@ -414,6 +414,53 @@ static void abort_returns_promptly_and_a_peer_that_aborted_causes_no_warning(voi
   }
 }
 
+/* Rank 0's send reaches process 1 before rank 0 aborts; rank 1 posts the receive only after the
+ * goodbye. The send's input is in process 1 already, so the receive gets it: a peer's abort must
+ * not fail an operation whose part it had delivered (it cannot tell whether the aborting rank saw
+ * that operation complete). */
+static void abort_after_the_send_arrived(int proc, const ncclUniqueId *id) {
+  ncclComm_t comm = join(id, 2, proc);
+  cudaStream_t s;
+  REQUIRE_EQ(cudaStreamCreate(&s), cudaSuccess);
+  float send[COUNT], recv[COUNT], sum = 0, expected_sum = in(0, 0) + in(1, 0);
+  for (int i = 0; i < COUNT; i++) {
+    send[i] = in(proc, i);
+    recv[i] = -1;
+  }
+  if (proc == 0) {
+    /* one stream op: the send's part goes out before the all-reduce's, on the same connection */
+    CHECK_EQ(ncclGroupStart(), ncclSuccess);
+    CHECK_EQ(ncclSend(send, COUNT, ncclFloat, 1, comm, s), ncclSuccess);
+    CHECK_EQ(ncclAllReduce(send, &sum, 1, ncclFloat, ncclSum, comm, s), ncclSuccess);
+    CHECK_EQ(ncclGroupEnd(), ncclSuccess);
+    await_from(0, 1); /* the all-reduce completed in process 1: the send's part is there */
+    CHECK_EQ(ncclCommAbort(comm), ncclSuccess); /* the send never completes here */
+    tell(0, 1);
+    return;
+  }
+  CHECK_EQ(ncclAllReduce(send, &sum, 1, ncclFloat, ncclSum, comm, s), ncclSuccess);
+  CHECK_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  CHECK_EQ(sum, expected_sum);
+  tell(1, 0);
+  await_from(1, 0);
+  /* fails once the goodbye has come (before it, it fails when the goodbye comes) */
+  float v = 1;
+  CHECK_EQ(ncclAllReduce(&v, &v, 1, ncclFloat, ncclSum, comm, s), ncclSuccess);
+  CHECK_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  CHECK_EQ(async_error(comm), ncclRemoteError);
+  CHECK_EQ(ncclRecv(recv, COUNT, ncclFloat, 0, comm, s), ncclSuccess);
+  CHECK_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  for (int i = 0; i < COUNT; i++)
+    CHECK_EQ(recv[i], in(0, i));
+  CHECK_EQ(cudaStreamDestroy(s), cudaSuccess);
+  CHECK_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+static void a_send_that_reached_the_peer_before_its_sender_aborted_is_received(void) {
+  struct procs ps = {.n = 2, .maker_is_rank = true, .fn = abort_after_the_send_arrived};
+  run_procs(&ps);
+}
+
 /* ---------------------------------------------------------------- init failures */
 
 static void disagree_on_nranks(int proc, const ncclUniqueId *id) {
@@ -515,6 +562,8 @@ static const struct test_case cases[] = {
      destroy_with_a_vanished_peer_hangs_until_aborted, NULL, NULL},
     {"abort_returns_promptly_and_a_peer_that_aborted_causes_no_warning",
      abort_returns_promptly_and_a_peer_that_aborted_causes_no_warning, NULL, NULL},
+    {"a_send_that_reached_the_peer_before_its_sender_aborted_is_received",
+     a_send_that_reached_the_peer_before_its_sender_aborted_is_received, NULL, NULL},
     {"the_root_refuses_a_rank_that_disagrees", the_root_refuses_a_rank_that_disagrees, NULL,
      NULL},
     {"an_id_whose_maker_exited_cannot_be_joined", an_id_whose_maker_exited_cannot_be_joined, NULL,
