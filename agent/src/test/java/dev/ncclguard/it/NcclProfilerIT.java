@@ -174,6 +174,15 @@ class NcclProfilerIT {
     }
 
     @Test
+    void theMBeansNcclOpsInFlightCountsWhatThePluginSeesInFlightOnEveryCommunicator() throws Exception {
+        ChildJvm.Result r = ChildJvm.sample().agent("text=none").env("NCCLEMU_OP_DELAY_US", "3000000")
+                .run("ep-inflight", "--iters", "2");
+        assertEquals(0, r.exitCode(), r.describe());
+        // two ranks, each with its two last allreduces still running behind a 3 s delay
+        assertTrue(r.stdout().contains("NCCL operations in flight now (the agent's MBean): 4.0"), r.describe());
+    }
+
+    @Test
     void cleanupWaitsForWorkInFlightThenDestroys() throws Exception {
         Path report = dir.resolve("inflight-cleanup.json");
         Path alive = dir.resolve("alive.txt");

@@ -110,6 +110,12 @@ final class EpSample {
         }
         joinAll(threads);
         rethrowFirst(failures);
+        if (scenario.equals("ep-inflight")) {
+            Object n = agentAttribute("NcclOpsInFlight");
+            if (n != null) {
+                System.out.println("samples: ep-inflight: NCCL operations in flight now (the agent's MBean): " + n);
+            }
+        }
         System.out.println("samples: " + scenario + ": " + SCENARIOS.get(scenario));
     }
 
@@ -215,6 +221,31 @@ final class EpSample {
         rethrowFirst(failures);
         System.out.println("samples: ep-stress: " + opened.get() + " runtimes opened and closed, " + reports.get()
                 + " live reports read meanwhile");
+    }
+
+    /**
+     * An attribute of the agent's MBean, when the JVM runs the agent; null otherwise. The agent
+     * registers it shortly after the platform MBean server exists: asked for here, so waited for.
+     */
+    private static Object agentAttribute(String name) {
+        long deadline = System.nanoTime() + 2_000_000_000L;
+        while (true) {
+            try {
+                return ManagementFactory.getPlatformMBeanServer().getAttribute(new ObjectName("dev.ncclguard:type=Tracker"), name);
+            } catch (javax.management.InstanceNotFoundException e) {
+                if (System.nanoTime() > deadline) {
+                    return null; // no agent
+                }
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException stop) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+            } catch (Exception e) {
+                return null;
+            }
+        }
     }
 
     /** The agent's live report through its MBean, when the JVM runs the agent and it registered it. */

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
  * NCCL's own eye: the agent's native library loaded by NCCL as its profiler plugin
@@ -31,7 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Java stack of the thread that inited it. An application's own NCCL_PROFILER_PLUGIN is loaded
  * behind ours and sees what it saw; {@code none} is respected.
  */
-public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInits {
+public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInits, LongSupplier {
     public static final String BRIDGE = "nccl-profiler";
     public static final String PLUGIN_VARIABLE = "NCCL_PROFILER_PLUGIN";
     /** Where a process the agent did not start (a child of the application) finds the application's own plugin. */
@@ -107,6 +108,7 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
         ProfilerBridge bridge = new ProfilerBridge(tracker, stacks);
         Interposer.pluginInits(bridge);
         tracker.ncclProfiler(bridge);
+        tracker.inFlightSource(bridge);
         return bridge;
     }
 
@@ -288,6 +290,30 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
             }
         }
         return new long[] {inited, finalized};
+    }
+
+    /**
+     * NCCL's operations in flight now on every communicator NCCL has not finalized, as its plugin
+     * counts them: the MBean's NcclOpsInFlight. Read when the gauge is read, never on a call.
+     */
+    @Override
+    public synchronized long getAsLong() {
+        poll();
+        long[] out = new long[R * Math.max(16, records.size() + 16)];
+        int total = Interposer.pluginComms(out);
+        if (total * R > out.length) {
+            out = new long[R * total + R * 16];
+            total = Math.min(Interposer.pluginComms(out), out.length / R);
+        }
+        long[] work = new long[Interposer.IN_FLIGHT_LONGS];
+        long sum = 0;
+        for (int i = 0; i < total; i++) {
+            PluginRecord r = record(out, i);
+            if (!r.finalized()) {
+                sum += Math.max(0, Interposer.inFlight(r.id(), work));
+            }
+        }
+        return sum;
     }
 
     /** The records not finalized and not claimed now, as the library says. */
