@@ -41,6 +41,6 @@ class MicrometerIT {
         assertEquals(1.0, meters.get("ncclguard.communicators.live"), printed);
         assertEquals(60.0, meters.get("ncclguard.pending.threshold"), "the option's default: " + printed);
         assertTrue(meters.get("ncclguard.communicator.oldest.age") >= 0, printed);
-        assertTrue(meters.get("ncclguard.nccl.ops.in.flight").isNaN(), printed);
+        assertEquals(0.0, meters.get("ncclguard.nccl.ops.in.flight"), "none in flight as NCCL's profiler plugin counts: " + printed);
     }
 }
