@@ -428,9 +428,13 @@ static int init_common(int version, void **context, uint64_t comm_id, int *mask,
   }
   c->uctx = uctx;
   if (mask != NULL) {
+    /* this init's own mask, set here whatever other inits do meanwhile: real NCCL passes its one
+     * global every time, but an NCCL that gives each init an int of its own (the emulator) lost
+     * it when two inits ran at once and the other's pointer was the one synced */
+    int m = __atomic_load_n(&user_mask_store, __ATOMIC_RELAXED);
+    __atomic_store_n(mask, m | OUR_MASK, __ATOMIC_RELAXED);
     atomic_store_explicit(&nccl_mask, mask, NG_RELEASE);
-    atomic_store_explicit(&synced_mask, -1, NG_RELAXED);
-    sync_mask();
+    atomic_store_explicit(&synced_mask, m, NG_RELAXED);
   }
   c->mask = mask != NULL ? __atomic_load_n(mask, __ATOMIC_RELAXED) : 0;
   comm_add(c);
