@@ -29,13 +29,18 @@ public final class ReportSchema {
 
     /** The schema file in the repository: found from the test's working directory or one above it. */
     static Path file() {
+        return repositoryFile(FILE);
+    }
+
+    /** A file of the repository, found from the test's working directory or one above it. */
+    public static Path repositoryFile(String file) {
         for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path p = dir.resolve(FILE);
+            Path p = dir.resolve(file);
             if (Files.isRegularFile(p)) {
                 return p;
             }
         }
-        throw new IllegalStateException("no " + FILE + " from " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException("no " + file + " from " + Path.of("").toAbsolutePath());
     }
 
     private static synchronized Schema schema() {

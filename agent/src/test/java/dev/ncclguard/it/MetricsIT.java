@@ -32,17 +32,8 @@ import org.junit.jupiter.api.Test;
 class MetricsIT {
     private static final Path APP_LIBS = Path.of(System.getProperty("ncclguard.test.appLibs"));
     private static final Path SAMPLES_CLASSES = Path.of(System.getProperty("ncclguard.test.samplesClasses"));
-    static final Path RULES = fromRepository("docs/metrics/jmx-exporter.yaml");
+    static final Path RULES = dev.ncclguard.cli.ReportSchema.repositoryFile("docs/metrics/jmx-exporter.yaml");
 
-    /** A file of the repository, found from the working directory up (failsafe's is agent/target with a dependency-reduced POM). */
-    static Path fromRepository(String file) {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (java.nio.file.Files.isRegularFile(dir.resolve(file))) {
-                return dir.resolve(file);
-            }
-        }
-        throw new IllegalStateException("no " + file + " from " + Path.of("").toAbsolutePath());
-    }
     /** One rule: the MBean attribute, the metric's name and type. */
     private static final Pattern RULE = Pattern.compile(
             "- pattern: 'dev\\.ncclguard<type=Tracker><>(\\w+): \\(\\.\\*\\)'\\s+name: (\\w+)\\s+type: (\\w+)");
