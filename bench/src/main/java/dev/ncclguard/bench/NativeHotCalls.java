@@ -22,7 +22,10 @@ import java.util.Map;
  *      [--agentless agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so] [--iters N] [--rounds R]
  * </pre>
  * {@code --agentless}: promote the native library here, without the agent (its C state only, no
- * Java side); under {@code -javaagent} the agent has done it before main.
+ * Java side); under {@code -javaagent} the agent has done it before main. With
+ * {@code -Dncclguard.emu=bench/target/stub-gpu} the "real" functions are stand-ins that return at
+ * once (stub_gpu.c), and what is added is the agent's own work alone. Each round runs the wrapper
+ * and the real function in alternating pieces; "added" is the median of the rounds' differences.
  */
 public final class NativeHotCalls {
     private static final String LIBRARY = "dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so";
