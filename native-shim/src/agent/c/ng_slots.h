@@ -99,12 +99,14 @@ _Static_assert(offsetof(ng_eslot, stream_handle) == 64, "what a record and a que
 
 typedef struct {
   ng_head h;
-  _Atomic int64_t base;
-  _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
+  /* what counting an op reads and writes, in the first cache line */
   _Atomic int64_t enqueued;
-  _Atomic int64_t done;
   _Atomic int64_t last_seq; /* the highest op sequence number of the ops counted */
+  _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
+  _Atomic int64_t base;
+  _Atomic int64_t done;
 } __attribute__((aligned(64))) ng_sslot;
+_Static_assert(offsetof(ng_sslot, base) == 64, "what counting an op touches is in one cache line");
 
 #define CHUNK_BITS 12
 #define CHUNK (1 << CHUNK_BITS)
@@ -200,8 +202,8 @@ static inline void stream_enqueue(ng_sslot *s, uint32_t inc, int64_t seq) { (voi
  * now. count_at_enter < 0: the stream was not known at enter. */
 static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t seq, int64_t count_at_enter,
                                             int64_t *mine_out) {
-  int64_t base = atomic_load_explicit(&s->base, NG_RELAXED);
-  int64_t at_enter = count_at_enter > base ? count_at_enter : base;
+  /* a count read at enter is this incarnation's (else stream_count refuses) and so not below its base */
+  int64_t at_enter = count_at_enter >= 0 ? count_at_enter : atomic_load_explicit(&s->base, NG_RELAXED);
   int64_t mine = stream_count(s, inc, seq);
   if (mine < 0) return -1;
   *mine_out = mine;
@@ -301,9 +303,7 @@ static inline int64_t event_last_seq(ng_eslot *e, uint32_t inc) {
  * bits tell readers to ignore it. */
 static inline void event_recorded(ng_eslot *e, uint32_t inc, ng_sslot *s, uint32_t sinc, int64_t op, int64_t seq) {
   if (atomic_load_explicit(&e->h.inc, NG_ACQUIRE) != inc || ended(&e->h.lock)) return;
-  uint64_t stream_handle = atomic_load_explicit(&s->h.handle, NG_RELAXED);
-  if (atomic_load_explicit(&e->stream_handle, NG_RELAXED) != stream_handle)
-    atomic_store_explicit(&e->stream_handle, stream_handle, NG_RELAXED);
+  atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
   rec_store(e, seq, rec_where(s->h.index, sinc, inc, seq, op));
 }
 
