@@ -126,7 +126,7 @@ fi
 # noise of a real call: a cudaEventRecord is about a microsecond).
 bench=${bench:-.gpu/ncclguard-bench.jar}
 stub=${stub:-.gpu/stub-gpu}
-hot_worst() { awk '/^(cudaEventQuery|cudaEventRecord|ncclAllReduce) / {for (i = 1; i <= NF; i++) if ($i == "added") {v = $(i + 1); if (v > w) w = v}} END {print w + 0}' "$1"; }
+hot_worst() { awk '/^(cudaEventQuery|cudaEventRecord|ncclAllReduce)/ {for (i = 1; i <= NF; i++) if ($i == "added") {v = $(i + 1); if (v > w) w = v}} END {print w + 0}' "$1"; }
 if [ ! -f "$bench" ] || [ ! -f "$stub/libcudart.so.13" ]; then
   check "NativeHotCalls" 1 "no $bench or $stub (scripts/gpu-prepare.sh)"
 else

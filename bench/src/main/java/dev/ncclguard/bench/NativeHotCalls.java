@@ -30,7 +30,7 @@ import java.util.Map;
 public final class NativeHotCalls {
     private static final String LIBRARY = "dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so";
     private static final String[] FUNCTIONS = {"cudaEventQuery", "cudaEventRecord", "ncclAllReduce",
-        "cudaGetDevice (untracked)"};
+        "cudaGetDevice (untracked)", "cudaEventRecord (timing event)"};
     /** dlopen's RTLD_NOW | RTLD_GLOBAL on Linux. */
     private static final int NOW_GLOBAL = 0x2 | 0x100;
 
