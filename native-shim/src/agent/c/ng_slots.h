@@ -99,14 +99,17 @@ _Static_assert(offsetof(ng_eslot, stream_handle) == 64, "what a record and a que
 
 typedef struct {
   ng_head h;
-  /* what counting an op reads and writes, in the first cache line */
+  /* what counting an op reads and writes, in the first cache line... */
   _Atomic int64_t enqueued;
   _Atomic int64_t last_seq; /* the highest op sequence number of the ops counted */
   _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
+  /* ...and its owner's two words (see stream_count) */
+  _Atomic uintptr_t owner; /* the thread that counts with plain stores, SHARED, or 0 */
+  _Atomic uint32_t busy;   /* the owner is between its check and its store */
   _Atomic int64_t base;
   _Atomic int64_t done;
 } __attribute__((aligned(64))) ng_sslot;
-_Static_assert(offsetof(ng_sslot, base) == 64, "what counting an op touches is in one cache line");
+_Static_assert(offsetof(ng_sslot, owner) == 64, "what counting an op touches is in one cache line, its owner in the next");
 
 #define CHUNK_BITS 12
 #define CHUNK (1 << CHUNK_BITS)
@@ -176,20 +179,57 @@ static inline int64_t reserve(int64_t up_to) {
 }
 
 /* ---------------------------------------------------------------- streams (StreamRecord) */
-/* Counting an op is one atomic add, where StreamRecord takes its lock: the sequence number of the
- * op goes in first, so that a device synchronize that sees the op counted sees its sequence too
+/* Counting an op takes no lock, where StreamRecord takes its own: the sequence number of the op
+ * goes in first, so that a device synchronize that sees the op counted sees its sequence too
  * (stream_device_synchronized reads them in the other order). Op numbers past the reservation
- * reserve more, under the lock; a count made on a slot that was reused meanwhile is taken back. */
+ * reserve more, under the lock; a count made on a slot that was reused meanwhile is taken back.
+ *
+ * The count itself is a plain load and store by the stream's owner, the first thread that counted
+ * on it, and an atomic add by every thread once a second one did: most streams are fed by one
+ * thread, and a locked add costs a record a third of its time (and waits for the stores the real
+ * call left buffered). The owner says it is busy, then checks that it still owns the stream; a
+ * thread that takes the stream from it marks it SHARED, then runs membarrier(2), which makes every
+ * thread of the process pass a full barrier, so the owner either saw SHARED or its busy word is
+ * seen, and waits for busy to clear before its own add. Without membarrier there are no owners. */
+#define SHARED ((uintptr_t)1)
+extern int ng_owners; /* whether membarrier's private expedited command is registered */
 void ng_stream_reserve(ng_sslot *s, int64_t n);
+int64_t ng_stream_count_shared(ng_sslot *s);
+void ng_stream_uncount(ng_sslot *s);
+
+/* This thread's identity: its thread pointer. */
+static inline uintptr_t ng_me(void) {
+#if defined(__x86_64__)
+  uintptr_t p;
+  __asm__("mov %%fs:0, %0" : "=r"(p));
+  return p;
+#else
+  return (uintptr_t)__builtin_thread_pointer();
+#endif
+}
 
 static inline int64_t stream_count(ng_sslot *s, uint32_t inc, int64_t seq) {
   int64_t last = atomic_load_explicit(&s->last_seq, NG_RELAXED);
   while (last < seq && !atomic_compare_exchange_weak_explicit(&s->last_seq, &last, seq, NG_RELEASE, NG_RELAXED)) {
   }
-  int64_t mine = atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_acq_rel) + 1;
+  int64_t mine = 0;
+  uintptr_t me = ng_me();
+  int counted = 0;
+  if (NG_LIKELY(atomic_load_explicit(&s->owner, NG_RELAXED) == me)) {
+    atomic_store_explicit(&s->busy, 1, NG_RELAXED);
+    /* busy before the check: the compiler keeps the order, a taker's membarrier makes the CPU's */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (NG_LIKELY(atomic_load_explicit(&s->owner, NG_RELAXED) == me)) {
+      mine = atomic_load_explicit(&s->enqueued, NG_RELAXED) + 1;
+      atomic_store_explicit(&s->enqueued, mine, NG_RELEASE);
+      counted = 1;
+    }
+    atomic_store_explicit(&s->busy, 0, NG_RELEASE);
+  }
+  if (!counted) mine = ng_stream_count_shared(s);
   if (NG_UNLIKELY(mine > atomic_load_explicit(&s->reserved, NG_RELAXED))) ng_stream_reserve(s, mine);
   if (NG_UNLIKELY(atomic_load_explicit(&s->h.inc, NG_ACQUIRE) != inc)) {
-    atomic_fetch_sub_explicit(&s->enqueued, 1, memory_order_acq_rel);
+    ng_stream_uncount(s);
     return -1;
   }
   return mine;

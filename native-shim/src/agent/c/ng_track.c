@@ -19,8 +19,13 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+/* linux/membarrier.h's commands, named here: that header is not on every build machine */
+#define MEMBARRIER_PRIVATE_EXPEDITED (1 << 3)
+#define MEMBARRIER_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 
 #include "ng.h"
 
@@ -131,6 +136,34 @@ static void stream_device_synchronized(ng_sslot *s, uint32_t inc, int64_t seq) {
   if (before && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == inc) stream_mark_done(s, all);
 }
 
+int ng_owners;
+
+/* Makes this thread free to add to the count: the stream has no owner other than this thread. */
+static void stream_take(ng_sslot *s, uintptr_t me) {
+  uintptr_t o = atomic_load_explicit(&s->owner, NG_ACQUIRE);
+  while (o != me && o != SHARED) {
+    if (o == 0 && !ng_owners) return; /* no owners at all: adds only */
+    if (atomic_compare_exchange_weak_explicit(&s->owner, &o, o == 0 ? me : SHARED, memory_order_acq_rel, NG_ACQUIRE)) {
+      if (o == 0) return; /* this thread owns it now, and an owner may add too */
+      /* the owner either sees SHARED at its check or its busy word is seen here */
+      syscall(SYS_membarrier, MEMBARRIER_PRIVATE_EXPEDITED, 0, 0);
+      int spins = 0;
+      while (atomic_load_explicit(&s->busy, NG_ACQUIRE) != 0) back_off(&spins);
+      return;
+    }
+  }
+}
+
+int64_t ng_stream_count_shared(ng_sslot *s) {
+  stream_take(s, ng_me());
+  return atomic_fetch_add_explicit(&s->enqueued, 1, memory_order_acq_rel) + 1;
+}
+
+void ng_stream_uncount(ng_sslot *s) {
+  stream_take(s, ng_me());
+  atomic_fetch_sub_explicit(&s->enqueued, 1, memory_order_acq_rel);
+}
+
 void ng_stream_reserve(ng_sslot *s, int64_t n) {
   word_lock(&s->h.lock);
   if (n > atomic_load_explicit(&s->reserved, NG_RELAXED)) atomic_store_explicit(&s->reserved, reserve(n + RESERVED), NG_RELEASE);
@@ -232,6 +265,8 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   atomic_store_explicit(&s->reserved, base + RESERVED, NG_RELAXED);
   atomic_store_explicit(&s->last_seq, 0, NG_RELAXED);
   atomic_store_explicit(&s->enqueued, base, NG_RELAXED);
+  atomic_store_explicit(&s->owner, 0, NG_RELAXED);
+  atomic_store_explicit(&s->busy, 0, NG_RELAXED);
   atomic_store_explicit(&s->done, base, NG_RELAXED);
   atomic_store_explicit(&s->h.key, key, NG_RELEASE);
   *inc = atomic_load_explicit(&s->h.inc, NG_RELAXED);
@@ -332,6 +367,8 @@ void ng_track_init(void) {
   __builtin_cpu_init();
   ng_rec_whole = __builtin_cpu_supports("avx");
 #endif
+  /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (Linux 4.14); refused (seccomp, an older kernel): no owners */
+  ng_owners = syscall(SYS_membarrier, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
   ng_map_init(&ng_events, 1024);
   ng_map_init(&ng_streams, 256);
   ng_map_init(&ng_comms, 256);

@@ -1,6 +1,7 @@
 /* 16 threads create, use and release events and streams through the JNI library while 4 others
  * read the C slots as the exit report would: no false pending state, every slot freed once C
  * and "Java" let go, no crash; run under the thread sanitizer too. */
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "agent_test.h"
@@ -291,7 +292,52 @@ static void one_event_recorded_on_many_streams_at_once_is_always_one_record_whol
   for (int k = 0; k < RECORDERS; k++) REQUIRE_EQ(fj->stream_destroy(recorder_streams[k]), 0);
 }
 
+/* Two threads count ops on one stream as fast as they can (the counting Java's hot exits of C
+ * streams share with the wrappers), the second starting while the first, the stream's owner, which
+ * counts with plain stores, is in full flow: every op is counted exactly once. */
+#define CONTENDED_OPS (ITERATIONS * 500)
+static int contended_slot, fn_allreduce;
+static atomic_int second_may_start;
+
+static void *contender(void *arg) {
+  int first = (int)(intptr_t)arg;
+  if (!first) {
+    while (!atomic_load(&second_may_start)) sched_yield();
+  }
+  for (int i = 0; i < CONTENDED_OPS; i++) {
+    ng->slot_exit(fn_allreduce, contended_slot, 0, 0, 0);
+    if (first && i == CONTENDED_OPS / 8) atomic_store(&second_may_start, 1);
+  }
+  return NULL;
+}
+
+static void two_threads_counting_on_one_stream_lose_no_op(void) {
+  load_agent(&java_like, 1);
+  load_fake();
+  fn_event_create = fn_id("cudaEventCreateWithFlags");
+  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
+  fn_event_destroy = fn_id("cudaEventDestroy");
+  fn_stream_destroy = fn_id("cudaStreamDestroy");
+  fn_allreduce = fn_id("ncclAllReduce");
+  for (int round = 0; round < 8; round++) {
+    cudaStream_t s;
+    REQUIRE_EQ(fj->stream_create(&s), 0);
+    contended_slot = last_slot[1];
+    atomic_store(&second_may_start, 0);
+    pthread_t t[2];
+    pthread_create(&t[0], NULL, contender, (void *)(intptr_t)1);
+    pthread_create(&t[1], NULL, contender, (void *)(intptr_t)0);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    CHECK_EQ(stream_pending(contended_slot), 2 * CONTENDED_OPS);
+    REQUIRE_EQ(fj->stream_sync(s), 0);
+    CHECK_EQ(stream_pending(contended_slot), 0);
+    REQUIRE_EQ(fj->stream_destroy(s), 0);
+  }
+}
+
 static const struct test_case cases[] = {
+    {"two_threads_counting_on_one_stream_lose_no_op", two_threads_counting_on_one_stream_lose_no_op, NULL, NULL},
     {"one_event_recorded_on_many_streams_at_once_is_always_one_record_whole",
      one_event_recorded_on_many_streams_at_once_is_always_one_record_whole, NULL, NULL},
     {"sixteen_threads_create_use_and_release_while_others_read", sixteen_threads_create_use_and_release_while_others_read,
