@@ -285,14 +285,10 @@ public final class DirectGpu implements Gpu {
     }
 
     private static void nccl(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + DirectNccl.ncclGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, DirectNccl::ncclGetErrorString);
     }
 
     private void cuda(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + cuda.cudaGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, cuda::cudaGetErrorString);
     }
 }

@@ -299,16 +299,14 @@ public final class JavaCppGpu implements Gpu {
     }
 
     private static void nccl(int status, String call) {
-        if (status != 0) {
-            BytePointer text = ncclGetErrorString(status);
-            throw new SampleFailure(call + " failed: " + (text == null ? "?" : text.getString()) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, s -> text(ncclGetErrorString(s)));
     }
 
     private static void cuda(int status, String call) {
-        if (status != 0) {
-            BytePointer text = cudaGetErrorString(status);
-            throw new SampleFailure(call + " failed: " + (text == null ? "?" : text.getString()) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, s -> text(cudaGetErrorString(s)));
+    }
+
+    private static String text(BytePointer text) {
+        return text == null ? "?" : text.getString();
     }
 }

@@ -241,14 +241,10 @@ public final class JnaGpu implements Gpu {
     }
 
     private void nccl(int status, String call) {
-        if (status != Nccl.ncclSuccess) {
-            throw new SampleFailure(call + " failed: " + nccl.ncclGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, nccl::ncclGetErrorString);
     }
 
     private void cuda(int status, String call) {
-        if (status != Cudart.cudaSuccess) {
-            throw new SampleFailure(call + " failed: " + cuda.cudaGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, cuda::cudaGetErrorString);
     }
 }

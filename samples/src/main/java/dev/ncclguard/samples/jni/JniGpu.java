@@ -275,14 +275,10 @@ public final class JniGpu implements Gpu {
     }
 
     private static void nccl(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + JniNccl.ncclGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, JniNccl::ncclGetErrorString);
     }
 
     private static void cuda(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + JniCudart.cudaGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, JniCudart::cudaGetErrorString);
     }
 }

@@ -405,14 +405,10 @@ public final class FfmGpu implements Gpu {
     }
 
     private void nccl(int status, String name) {
-        if (status != 0) {
-            throw new SampleFailure(name + " failed: " + errorString(ncclGetErrorString, status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, name, s -> errorString(ncclGetErrorString, s));
     }
 
     private void cuda(int status, String name) {
-        if (status != 0) {
-            throw new SampleFailure(name + " failed: " + errorString(cudaGetErrorString, status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, name, s -> errorString(cudaGetErrorString, s));
     }
 }
