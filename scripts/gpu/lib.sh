@@ -7,6 +7,20 @@ samples=.gpu/ncclguard-samples.jar
 
 say() { echo "$@" | tee -a "$log"; }
 
+# gpu_env OUTDIR: what every run writes to and runs with: OUTDIR/gpu-check.log ($log),
+# OUTDIR/reports ($reports), NVLS off, and the CUDA runtime (not on the loader's default path there).
+gpu_env() {
+  out=$1
+  mkdir -p "$out/reports"
+  log="$out/gpu-check.log"
+  reports="$out/reports"
+  export NCCL_NVLS_ENABLE=0
+  local d
+  for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13.0/targets/x86_64-linux/lib; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+  done
+}
+
 # run NAME AGENT_OPTIONS [ENV=VALUE...] -- SAMPLE_ARGS...
 # Runs the samples jar (AGENT_OPTIONS "none": without the agent), logs its output, exit status and
 # wall time, then the JSON reports named "$reports/NAME*.json".
