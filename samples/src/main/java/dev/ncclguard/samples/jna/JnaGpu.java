@@ -108,12 +108,7 @@ public final class JnaGpu implements Gpu {
 
     @Override
     public boolean eventQuery(long event) {
-        int status = cuda.cudaEventQuery(p(event));
-        if (status == Cudart.cudaErrorNotReady) {
-            return false;
-        }
-        cuda(status, "cudaEventQuery");
-        return true;
+        return SampleFailure.done(cuda.cudaEventQuery(p(event)), "cudaEventQuery", cuda::cudaGetErrorString);
     }
 
     @Override

@@ -15,7 +15,6 @@ import java.nio.file.StandardCopyOption;
  */
 public final class JniGpu implements Gpu {
     static final String LIBRARY = "dev/ncclguard/samples/jni/linux-x86_64/libncclguard-samples-jni.so";
-    private static final int CUDA_ERROR_NOT_READY = 600;
     private static boolean loaded;
 
     private final boolean customNames;
@@ -131,12 +130,7 @@ public final class JniGpu implements Gpu {
 
     @Override
     public boolean eventQuery(long event) {
-        int status = JniCudart.cudaEventQuery(event);
-        if (status == CUDA_ERROR_NOT_READY) {
-            return false;
-        }
-        cuda(status, "cudaEventQuery");
-        return true;
+        return SampleFailure.done(JniCudart.cudaEventQuery(event), "cudaEventQuery", JniCudart::cudaGetErrorString);
     }
 
     @Override
