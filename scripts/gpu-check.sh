@@ -8,15 +8,8 @@ set -u
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUTDIR [PART...]}
 shift
-mkdir -p "$out/reports"
-log="$out/gpu-check.log"
-reports="$out/reports"
-export NCCL_NVLS_ENABLE=0
-# the CUDA runtime is not on the loader's default path there
-for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13.0/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
 . scripts/gpu/lib.sh
+gpu_env "$out"
 
 say "# ncclguard GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 nvidia-smi -L 2>&1 | tee -a "$log"

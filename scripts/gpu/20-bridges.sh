@@ -13,28 +13,16 @@ run jna-direct-pending "report=$r/jna-direct-pending.json" NCCL_DEBUG=WARN -- pe
 run jni-destroy-in-hook "report=$r/jni-destroy-in-hook.json" NCCL_DEBUG=WARN -- destroy-in-hook --bridge jni
 
 # JavaCPP's presets: the samples jar and .gpu/javacpp/*.jar on the class path (no -jar)
-if ls .gpu/javacpp/*.jar >/dev/null 2>&1; then
-  jcp=$samples$(printf ':%s' .gpu/javacpp/*.jar)
-  for case in "leaky:report" "leaky:action=cleanup,report" "clean:report"; do
-    scenario=${case%%:*}; opts=${case#*:}
-    name=javacpp-$scenario$( [ "${opts#action=cleanup}" != "$opts" ] && echo -release )
-    say ""
-    say "### $name"
-    say "\$ java -javaagent:$agent=$opts=$r/$name.json -cp ncclguard-samples.jar:javacpp/*.jar dev.ncclguard.samples.Samples $scenario --bridge javacpp"
-    start=$(date +%s%N)
-    NCCL_DEBUG=WARN "$java" "-javaagent:$agent=$opts=$r/$name.json" -Dorg.bytedeco.javacpp.cachedir=/tmp/ncclguard-javacpp-cache \
-      -cp "$jcp" dev.ncclguard.samples.Samples "$scenario" --bridge javacpp >>"$log" 2>&1
-    rc=$?
-    end=$(date +%s%N)
-    say "exit status $rc, wall $(( (end - start) / 1000000 )) ms"
-    [ -f "$r/$name.json" ] && { say "--- $name.json"; cat "$r/$name.json" >>"$log"; echo >>"$log"; }
-  done
+if has_javacpp; then
+  run_javacpp javacpp-leaky report leaky
+  run_javacpp javacpp-leaky-release action=cleanup,report leaky
+  run_javacpp javacpp-clean report clean
 else
   say "no .gpu/javacpp: JavaCPP scenarios not run (scripts/gpu-prepare.sh copies its jars)"
 fi
 
 # FFM (java.lang.foreign) needs JDK 22+: only when the runtime that travelled is one
-if [ "$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')" -ge 22 ] 2>/dev/null; then
+if java_at_least 22; then
   run ffm-leaky "report=$r/ffm-leaky.json" NCCL_DEBUG=WARN -- leaky --bridge ffm
   run ffm-release "action=cleanup,report=$r/ffm-release.json" NCCL_DEBUG=WARN -- leaky --bridge ffm
   run ffm-clean "report=$r/ffm-clean.json" NCCL_DEBUG=WARN -- clean --bridge ffm

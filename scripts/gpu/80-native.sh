@@ -10,14 +10,8 @@ if [ -z "${log:-}" ]; then
   set -u
   cd "$(dirname "$0")/../.."
   out=${1:-${OUT:?usage: scripts/gpu/80-native.sh OUTDIR (or set OUT)}}
-  mkdir -p "$out/reports"
-  log="$out/gpu-check.log"
-  reports="$out/reports"
-  export NCCL_NVLS_ENABLE=0
-  for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13.0/targets/x86_64-linux/lib; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-  done
   . scripts/gpu/lib.sh
+  gpu_env "$out"
   say "# ncclguard native part on $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 fi
 n=$reports/native

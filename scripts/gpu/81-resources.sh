@@ -16,28 +16,16 @@ for bridge in jna jna-direct jni; do
   run "grow-$bridge" "report=$r/grow-$bridge.json" NCCL_DEBUG=WARN -- grow-revoke --bridge "$bridge"
 done
 
-if [ "$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')" -ge 22 ] 2>/dev/null; then
+if java_at_least 22; then
   run res-ffm-release "action=cleanup,report=$r/res-ffm-release.json" NCCL_DEBUG=WARN -- resources-leaky --bridge ffm
   run grow-ffm "report=$r/grow-ffm.json" NCCL_DEBUG=WARN -- grow-revoke --bridge ffm
 fi
 
 # JavaCPP's presets link 2.29's API (libjninccl): on NCCL 2.28.3 their loader may refuse, which
 # is the presets' answer, not the agent's; the log shows which
-if ls .gpu/javacpp/*.jar >/dev/null 2>&1; then
-  jcp=$samples$(printf ':%s' .gpu/javacpp/*.jar)
-  for case in "resources-leaky:action=cleanup,report:res-javacpp-release" "grow-revoke:report:grow-javacpp"; do
-    scenario=${case%%:*}; rest=${case#*:}; opts=${rest%%:*}; name=${rest#*:}
-    say ""
-    say "### $name"
-    say "\$ java -javaagent:$agent=$opts=$r/$name.json -cp ncclguard-samples.jar:javacpp/*.jar dev.ncclguard.samples.Samples $scenario --bridge javacpp"
-    start=$(date +%s%N)
-    NCCL_DEBUG=WARN "$java" "-javaagent:$agent=$opts=$r/$name.json" -Dorg.bytedeco.javacpp.cachedir=/tmp/ncclguard-javacpp-cache \
-      -cp "$jcp" dev.ncclguard.samples.Samples "$scenario" --bridge javacpp >>"$log" 2>&1
-    rc=$?
-    end=$(date +%s%N)
-    say "exit status $rc, wall $(( (end - start) / 1000000 )) ms"
-    [ -f "$r/$name.json" ] && { say "--- $name.json"; cat "$r/$name.json" >>"$log"; echo >>"$log"; }
-  done
+if has_javacpp; then
+  run_javacpp res-javacpp-release action=cleanup,report resources-leaky
+  run_javacpp grow-javacpp report grow-revoke
 else
   say "no .gpu/javacpp: JavaCPP resource scenarios not run (scripts/gpu-prepare.sh copies its jars)"
 fi

@@ -7,6 +7,20 @@ samples=.gpu/ncclguard-samples.jar
 
 say() { echo "$@" | tee -a "$log"; }
 
+# gpu_env OUTDIR: what every run writes to and runs with: OUTDIR/gpu-check.log ($log),
+# OUTDIR/reports ($reports), NVLS off, and the CUDA runtime (not on the loader's default path there).
+gpu_env() {
+  out=$1
+  mkdir -p "$out/reports"
+  log="$out/gpu-check.log"
+  reports="$out/reports"
+  export NCCL_NVLS_ENABLE=0
+  local d
+  for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13.0/targets/x86_64-linux/lib; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+  done
+}
+
 # run NAME AGENT_OPTIONS [ENV=VALUE...] -- SAMPLE_ARGS...
 # Runs the samples jar (AGENT_OPTIONS "none": without the agent), logs its output, exit status and
 # wall time, then the JSON reports named "$reports/NAME*.json".
@@ -31,6 +45,36 @@ run() {
   for f in "$reports/$name"*.json; do
     [ -f "$f" ] && { say "--- $(basename "$f")"; cat "$f" >>"$log"; echo >>"$log"; }
   done
+}
+
+# java_at_least N: whether the runtime that travelled is Java N or later (FFM needs 22).
+java_at_least() {
+  [ "$("$java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')" -ge "$1" ] 2>/dev/null
+}
+
+# has_javacpp: whether scripts/gpu-prepare.sh put JavaCPP's presets (org.bytedeco:cuda) in .gpu/javacpp.
+has_javacpp() {
+  ls .gpu/javacpp/*.jar >/dev/null 2>&1
+}
+
+# run_javacpp NAME OPTIONS SCENARIO
+# Runs SCENARIO on JavaCPP's presets (the samples jar and .gpu/javacpp/*.jar on the class path, no
+# -jar) with the agent's OPTIONS, which end in "report": the report is "$reports/NAME.json". Logs
+# like run: the command, output, exit status, wall time, then the report.
+run_javacpp() {
+  local name=$1 opts=$2 scenario=$3
+  local jcp start end rc
+  jcp=$samples$(printf ':%s' .gpu/javacpp/*.jar)
+  say ""
+  say "### $name"
+  say "\$ java -javaagent:$agent=$opts=$reports/$name.json -cp ncclguard-samples.jar:javacpp/*.jar dev.ncclguard.samples.Samples $scenario --bridge javacpp"
+  start=$(date +%s%N)
+  NCCL_DEBUG=WARN "$java" "-javaagent:$agent=$opts=$reports/$name.json" -Dorg.bytedeco.javacpp.cachedir=/tmp/ncclguard-javacpp-cache \
+    -cp "$jcp" dev.ncclguard.samples.Samples "$scenario" --bridge javacpp >>"$log" 2>&1
+  rc=$?
+  end=$(date +%s%N)
+  say "exit status $rc, wall $(( (end - start) / 1000000 )) ms"
+  [ -f "$reports/$name.json" ] && { say "--- $name.json"; cat "$reports/$name.json" >>"$log"; echo >>"$log"; }
 }
 
 # cpu_setup: for the CPU parts (70-, 71-): sets cpu_out and emu, builds the emulator there with

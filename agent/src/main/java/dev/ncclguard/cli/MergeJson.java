@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.json.JsonOut;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Instant;
@@ -18,65 +19,60 @@ final class MergeJson {
 
     static void write(Job job, List<Inputs.Failure> failures, MergeCommand.Verdict verdict, OutputStream sink)
             throws IOException {
-        JsonWriter w = new JsonWriter(sink, true);
+        JsonOut w = new JsonOut(sink);
         w.beginObject();
-        w.name("schema").value(SCHEMA);
+        w.name("schema").string(SCHEMA);
         w.name("verdict").beginObject();
-        w.name("failed").value(verdict.failed());
-        w.name("line").value(verdict.line());
-        w.name("communicators").value(job.communicators().size());
-        w.name("leakedCommunicators").value(verdict.leakedComms());
-        w.name("anyLeak").value(verdict.anyLeak());
-        w.name("communicatorsMissingRanks").value(verdict.missingRanks().size());
-        w.name("missingRanksAllowed").value(verdict.missingAllowed());
-        w.name("unreadable").value(verdict.unreadable());
+        w.name("failed").bool(verdict.failed());
+        w.name("line").string(verdict.line());
+        w.name("communicators").number(job.communicators().size());
+        w.name("leakedCommunicators").number(verdict.leakedComms());
+        w.name("anyLeak").bool(verdict.anyLeak());
+        w.name("communicatorsMissingRanks").number(verdict.missingRanks().size());
+        w.name("missingRanksAllowed").bool(verdict.missingAllowed());
+        w.name("unreadable").number(verdict.unreadable());
         w.endObject();
-        w.name("timeZero").value(job.start().toString());
+        w.name("timeZero").string(job.start().toString());
         w.name("reports").beginArray();
         for (Job.Process p : job.processes()) {
             ReportFile r = p.report();
             ReportFile.Summary s = r.summary();
-            w.beginObject();
-            w.name("path").value(r.path().toString());
-            w.name("pid").value(r.pid());
-            w.name("host").value(r.host());
-            w.name("agentVersion").value(r.agentVersion());
-            w.name("action").value(r.action());
-            w.name("startedAt").value(time(r.startedAt()));
-            w.name("writtenAt").value(time(r.writtenAt()));
-            w.name("leakedComms").value(s.leakedComms());
-            w.name("pendingEvents").value(s.pendingEvents());
-            w.name("unsyncedStreams").value(s.unsyncedStreams());
-            w.name("suppressed").value(s.suppressed());
+            w.element().beginObject();
+            w.name("path").string(r.path().toString());
+            w.name("pid").number(r.pid());
+            w.name("host").string(r.host());
+            w.name("agentVersion").string(r.agentVersion());
+            w.name("action").string(r.action());
+            w.name("startedAt").string(time(r.startedAt()));
+            w.name("writtenAt").string(time(r.writtenAt()));
+            w.name("leakedComms").number(s.leakedComms());
+            w.name("pendingEvents").number(s.pendingEvents());
+            w.name("unsyncedStreams").number(s.unsyncedStreams());
+            w.name("suppressed").number(s.suppressed());
             w.endObject();
         }
         w.endArray();
         w.name("unreadable").beginArray();
         for (Inputs.Failure f : failures) {
-            w.beginObject().name("name").value(f.name()).name("why").value(f.why()).endObject();
+            w.element().beginObject().name("name").string(f.name()).name("why").string(f.why()).endObject();
         }
         w.endArray();
-        w.name("notes").strings(job.notes());
+        w.name("notes").value(job.notes());
         w.name("communicators").beginArray();
         for (Job.Communicator c : job.communicators()) {
-            w.beginObject();
-            w.name("commId").value(c.commId());
-            w.name("api").value(c.api());
-            w.name("nranks");
-            if (c.nranks() == null) {
-                w.nullValue();
-            } else {
-                w.value(c.nranks());
-            }
-            w.name("state").value(c.isLeaked() ? "leaked" : "released");
-            w.name("createdAt").value(time(c.createdAt()));
-            w.name("endedAt").value(time(c.endedAt()));
+            w.element().beginObject();
+            w.name("commId").string(c.commId());
+            w.name("api").string(c.api());
+            w.name("nranks").value(c.nranks());
+            w.name("state").string(c.isLeaked() ? "leaked" : "released");
+            w.name("createdAt").string(time(c.createdAt()));
+            w.name("endedAt").string(time(c.endedAt()));
             w.name("missingRanks").beginArray();
             for (int rank : c.missing()) {
-                w.value(rank);
+                w.element().number(rank);
             }
             w.endArray();
-            w.name("missingRanksUncertain").value(c.uncertain());
+            w.name("missingRanksUncertain").string(c.uncertain());
             w.name("ranks").beginArray();
             for (Job.Part part : c.parts()) {
                 rank(w, part);
@@ -90,46 +86,37 @@ final class MergeJson {
             if (p.events() + p.streams() == 0) {
                 continue;
             }
-            w.beginObject();
-            w.name("pid").value(p.report().pid());
-            w.name("host").value(p.report().host());
-            w.name("pendingEvents").value(p.events());
-            w.name("unsyncedStreams").value(p.streams());
+            w.element().beginObject();
+            w.name("pid").number(p.report().pid());
+            w.name("host").string(p.report().host());
+            w.name("pendingEvents").number(p.events());
+            w.name("unsyncedStreams").number(p.streams());
             w.endObject();
         }
         w.endArray();
         w.endObject();
-        w.finish();
+        w.newline();
+        w.flush();
     }
 
-    private static void rank(JsonWriter w, Job.Part part) throws IOException {
+    private static void rank(JsonOut w, Job.Part part) throws IOException {
         ReportFile.CommEntry e = part.comm();
-        w.beginObject();
-        w.name("rank");
-        integer(w, e.rank());
-        w.name("pid").value(part.report().pid());
-        w.name("host").value(part.report().host());
-        w.name("device");
-        integer(w, e.device());
-        w.name("handle").value(e.handle());
-        w.name("createdAt").value(time(e.createdAt()));
-        w.name("releaseStartedAt").value(time(e.releaseStartedAt()));
-        w.name("releasedAt").value(time(e.releasedAt()));
-        w.name("releasedBy").value(e.releasedBy());
-        w.name("leaked").value(e.leaked());
-        w.name("suppressed").value(e.suppressed());
-        w.name("cleanup").value(e.cleanup());
-        w.name("exitAt").value(time(part.report().writtenAt()));
-        w.name("stack").strings(part.leak() != null ? part.leak().stack() : List.of());
+        w.element().beginObject();
+        w.name("rank").value(e.rank());
+        w.name("pid").number(part.report().pid());
+        w.name("host").string(part.report().host());
+        w.name("device").value(e.device());
+        w.name("handle").string(e.handle());
+        w.name("createdAt").string(time(e.createdAt()));
+        w.name("releaseStartedAt").string(time(e.releaseStartedAt()));
+        w.name("releasedAt").string(time(e.releasedAt()));
+        w.name("releasedBy").string(e.releasedBy());
+        w.name("leaked").bool(e.leaked());
+        w.name("suppressed").bool(e.suppressed());
+        w.name("cleanup").string(e.cleanup());
+        w.name("exitAt").string(time(part.report().writtenAt()));
+        w.name("stack").value(part.leak() != null ? part.leak().stack() : List.of());
         w.endObject();
-    }
-
-    private static void integer(JsonWriter w, Integer v) throws IOException {
-        if (v == null) {
-            w.nullValue();
-        } else {
-            w.value(v);
-        }
     }
 
     private static String time(Instant t) {

@@ -1,16 +1,16 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.json.Json;
+import dev.ncclguard.json.JsonReader;
 import dev.ncclguard.json.ReportSchema;
 import java.io.IOException;
 import java.io.InputStream;
-import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -170,7 +170,7 @@ record ReportFile(
         JsonReader json = new JsonReader(in);
         try {
             return new Reading(json, path, entries).report();
-        } catch (JsonReader.ParseException e) {
+        } catch (Json.ParseException e) {
             throw new BadReportException((e.truncated ? "truncated or malformed JSON: " : "malformed JSON: ")
                     + e.getMessage());
         }
@@ -195,7 +195,7 @@ record ReportFile(
             this.entries = entries;
         }
 
-        ReportFile report() throws IOException, JsonReader.ParseException, BadReportException {
+        ReportFile report() throws IOException, Json.ParseException, BadReportException {
             JsonReader.Token first = json.next();
             if (first != JsonReader.Token.BEGIN_OBJECT) {
                 json.skip(first); // a fault in its syntax comes first
@@ -319,7 +319,7 @@ record ReportFile(
                     + SCHEMA + "\"");
         }
 
-        private Summary summary(JsonReader.Token v) throws IOException, JsonReader.ParseException, BadReportException {
+        private Summary summary(JsonReader.Token v) throws IOException, Json.ParseException, BadReportException {
             object(v, "summary");
             long[] n = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
             String[] names = {"commsCreated", "commsReleased", "leakedComms", "pendingEvents", "unsyncedStreams",
@@ -343,7 +343,7 @@ record ReportFile(
         }
 
         private void leaks(JsonReader.Token v, String field, boolean counted)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             array(v, field);
             long i = 0;
             for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
@@ -360,7 +360,7 @@ record ReportFile(
         }
 
         private LeakEntry leak(JsonReader.Token v, String where, boolean counted)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             object(v, where);
             String kind = null;
             String handle = null;
@@ -393,7 +393,7 @@ record ReportFile(
                     case "stack" -> stack = stack(value, at);
                     case "details" -> {
                         object(value, at);
-                        details = members();
+                        details = Collections.unmodifiableMap(Json.members(json));
                     }
                     case "cleanup" -> cleanup = string(value, at);
                     case "cleanupNote" -> cleanupNote = optionalString(value, at);
@@ -412,13 +412,13 @@ record ReportFile(
                     suppression);
         }
 
-        private String skipped(JsonReader.Token value) throws IOException, JsonReader.ParseException {
+        private String skipped(JsonReader.Token value) throws IOException, Json.ParseException {
             json.skip(value);
             return null;
         }
 
         private List<String> stack(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             array(v, where);
             List<String> frames = new ArrayList<>();
             int f = 0;
@@ -432,7 +432,7 @@ record ReportFile(
             return frames.isEmpty() ? List.of() : Collections.unmodifiableList(frames);
         }
 
-        private void communicators(JsonReader.Token v) throws IOException, JsonReader.ParseException, BadReportException {
+        private void communicators(JsonReader.Token v) throws IOException, Json.ParseException, BadReportException {
             array(v, "communicators");
             long i = 0;
             for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
@@ -489,46 +489,8 @@ record ReportFile(
             }
         }
 
-        /** The members of an object whose BEGIN_OBJECT was just read, as plain Java values. */
-        private Map<String, Object> members() throws IOException, JsonReader.ParseException {
-            Map<String, Object> map = new LinkedHashMap<>();
-            for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
-                String name = json.text();
-                map.put(name, value(json.next()));
-            }
-            return Collections.unmodifiableMap(map);
-        }
-
-        private Object value(JsonReader.Token t) throws IOException, JsonReader.ParseException {
-            switch (t) {
-                case STRING:
-                    return json.text();
-                case NUMBER:
-                    if (json.fitsLong()) {
-                        return json.longValue();
-                    }
-                    return json.integral() ? new BigDecimal(json.text()) : (Object) Double.parseDouble(json.text());
-                case TRUE:
-                    return Boolean.TRUE;
-                case FALSE:
-                    return Boolean.FALSE;
-                case NULL:
-                    return null;
-                case BEGIN_OBJECT:
-                    return members();
-                case BEGIN_ARRAY:
-                    List<Object> list = new ArrayList<>();
-                    for (JsonReader.Token e = json.next(); e != JsonReader.Token.END_ARRAY; e = json.next()) {
-                        list.add(value(e));
-                    }
-                    return Collections.unmodifiableList(list);
-                default:
-                    throw new IllegalStateException("a value starts with " + t);
-            }
-        }
-
         private void object(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             if (v != JsonReader.Token.BEGIN_OBJECT) {
                 json.skip(v);
                 throw new BadReportException(where + " is not a JSON object");
@@ -536,7 +498,7 @@ record ReportFile(
         }
 
         private void array(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             if (v != JsonReader.Token.BEGIN_ARRAY) {
                 json.skip(v);
                 throw new BadReportException(where + " is not a JSON array");
@@ -544,7 +506,7 @@ record ReportFile(
         }
 
         private String string(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             if (v != JsonReader.Token.STRING) {
                 json.skip(v);
                 throw new BadReportException(where + " is not a string");
@@ -553,12 +515,12 @@ record ReportFile(
         }
 
         private String optionalString(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             return v == JsonReader.Token.NULL ? null : string(v, where);
         }
 
         private long count(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             if (v != JsonReader.Token.NUMBER || !json.fitsLong() || json.longValue() < 0) {
                 json.skip(v);
                 throw new BadReportException(where + " is not a whole number of 0 or more");
@@ -567,7 +529,7 @@ record ReportFile(
         }
 
         private Integer optionalInt(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             if (v == JsonReader.Token.NULL) {
                 return null;
             }
@@ -579,7 +541,7 @@ record ReportFile(
         }
 
         private boolean bool(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             if (v != JsonReader.Token.TRUE && v != JsonReader.Token.FALSE) {
                 json.skip(v);
                 throw new BadReportException(where + " is not true or false");
@@ -588,7 +550,7 @@ record ReportFile(
         }
 
         private Instant instant(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             String text = string(v, where);
             Instant at = IsoInstant.parse(text);
             if (at == null) {
@@ -598,7 +560,7 @@ record ReportFile(
         }
 
         private Instant optionalInstant(JsonReader.Token v, String where)
-                throws IOException, JsonReader.ParseException, BadReportException {
+                throws IOException, Json.ParseException, BadReportException {
             return v == JsonReader.Token.NULL ? null : instant(v, where);
         }
 

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.json.JsonOut;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -36,11 +37,11 @@ final class TraceEvents {
 
     static void write(Job job, OutputStream sink) throws IOException {
         Instant t0 = job.start();
-        JsonWriter w = new JsonWriter(sink, false);
+        JsonOut w = new JsonOut(sink, JsonOut.Layout.ELEMENT_LINES);
         w.beginObject();
-        w.name("displayTimeUnit").value("ms");
-        w.name("otherData").beginObject().name("source").value("ncclguard merge " + Cli.Version.line())
-                .name("timeZero").value(t0.toString()).endObject();
+        w.name("displayTimeUnit").string("ms");
+        w.name("otherData").beginObject().name("source").string("ncclguard merge " + Cli.Version.line())
+                .name("timeZero").string(t0.toString()).endObject();
         w.name("traceEvents").beginArray();
 
         Map<Job.Process, Integer> pids = tracePids(job.processes());
@@ -62,11 +63,11 @@ final class TraceEvents {
             metadata(w, "process_name", pid, null, "name", p.name() + " (" + p.report().path().getFileName() + ")");
             metadata(w, "process_sort_index", pid, null, "sort_index", sort++);
             tracks(w, pid, e.getValue(), t0);
-            w.beginObject().name("name").value("exit (report written)").name("cat").value("process").name("ph")
-                    .value("i").name("s").value("p").name("ts").value(micros(t0, p.report().writtenAt()))
-                    .name("pid").value(pid).name("tid").value(0)
-                    .name("args").beginObject().name("leaks").value(p.report().summary().leaks())
-                    .name("pendingEvents").value(p.events()).name("unsyncedStreams").value(p.streams())
+            w.element().beginObject().name("name").string("exit (report written)").name("cat").string("process")
+                    .name("ph").string("i").name("s").string("p").name("ts").number(micros(t0, p.report().writtenAt()))
+                    .name("pid").number(pid).name("tid").number(0)
+                    .name("args").beginObject().name("leaks").number(p.report().summary().leaks())
+                    .name("pendingEvents").number(p.events()).name("unsyncedStreams").number(p.streams())
                     .endObject().endObject();
         }
         if (!missing.isEmpty()) {
@@ -77,7 +78,8 @@ final class TraceEvents {
         }
         w.endArray();
         w.endObject();
-        w.finish();
+        w.newline();
+        w.flush();
     }
 
     /** The real pid where it is unique among the reports (in containers every JVM may be pid 1). */
@@ -95,7 +97,7 @@ final class TraceEvents {
     }
 
     /** One track per rank (more when its communicators overlap without nesting), and the slices on them. */
-    private static void tracks(JsonWriter w, int pid, List<Slice> slices, Instant t0) throws IOException {
+    private static void tracks(JsonOut w, int pid, List<Slice> slices, Instant t0) throws IOException {
         slices.sort(Comparator.comparing(Slice::from));
         Map<Integer, List<Instant>> laneEnds = new HashMap<>();
         Map<Integer, Boolean> named = new HashMap<>();
@@ -123,54 +125,54 @@ final class TraceEvents {
         }
     }
 
-    private static void slice(JsonWriter w, int pid, int tid, Slice s, Instant t0) throws IOException {
+    private static void slice(JsonOut w, int pid, int tid, Slice s, Instant t0) throws IOException {
         Job.Communicator c = s.comm;
         long ts = micros(t0, s.from);
         long dur = Math.max(1, micros(t0, s.to) - ts);
         String state = s.part == null ? "missing" : s.part.leaked() ? "leaked" : "released";
-        w.beginObject();
-        w.name("name").value("communicator " + c.name() + (s.part == null ? " (no report)" : ""));
-        w.name("cat").value("communicator," + state);
-        w.name("ph").value("X");
-        w.name("ts").value(ts);
-        w.name("dur").value(dur);
-        w.name("pid").value(pid);
-        w.name("tid").value(tid);
-        w.name("cname").value(s.part == null ? MISSING_COLOR : s.part.leaked() ? LEAKED_COLOR : RELEASED_COLOR);
+        w.element().beginObject();
+        w.name("name").string("communicator " + c.name() + (s.part == null ? " (no report)" : ""));
+        w.name("cat").string("communicator," + state);
+        w.name("ph").string("X");
+        w.name("ts").number(ts);
+        w.name("dur").number(dur);
+        w.name("pid").number(pid);
+        w.name("tid").number(tid);
+        w.name("cname").string(s.part == null ? MISSING_COLOR : s.part.leaked() ? LEAKED_COLOR : RELEASED_COLOR);
         w.name("args").beginObject();
-        w.name("state").value(state);
-        w.name("commId").value(c.commId());
-        w.name("api").value(c.api());
+        w.name("state").string(state);
+        w.name("commId").string(c.commId());
+        w.name("api").string(c.api());
         if (c.nranks() != null) {
-            w.name("nranks").value(c.nranks());
+            w.name("nranks").number(c.nranks());
         }
         if (s.part == null) {
-            w.name("rank").value(s.missingRank);
-            w.name("note").value(Job.aboutMissing(c));
+            w.name("rank").number(s.missingRank);
+            w.name("note").string(Job.aboutMissing(c));
         } else {
             ReportFile.CommEntry e = s.part.comm();
             if (e.rank() != null) {
-                w.name("rank").value(e.rank());
+                w.name("rank").number(e.rank());
             }
             if (e.device() != null) {
-                w.name("device").value(e.device());
+                w.name("device").number(e.device());
             }
-            w.name("handle").value(e.handle());
-            w.name("thread").value(e.thread());
+            w.name("handle").string(e.handle());
+            w.name("thread").string(e.thread());
             if (e.releasedBy() != null) {
-                w.name("releasedBy").value(e.releasedBy());
+                w.name("releasedBy").string(e.releasedBy());
             }
             if (s.part.releaseTook() != null) {
-                w.name("releaseTookMs").value(s.part.releaseTook().toMillis());
+                w.name("releaseTookMs").number(s.part.releaseTook().toMillis());
             }
             if (e.cleanup() != null) {
-                w.name("cleanup").value(e.cleanup());
+                w.name("cleanup").string(e.cleanup());
             }
             if (e.suppressed()) {
-                w.name("suppressed").value(true);
+                w.name("suppressed").bool(true);
             }
             if (s.part.leak() != null) {
-                w.name("stack").strings(s.part.leak().stack());
+                w.name("stack").value(s.part.leak().stack());
             }
         }
         w.endObject();
@@ -178,28 +180,29 @@ final class TraceEvents {
         if (s.part != null && s.part.releaseTook() != null) {
             // the destroy nested in its communicator's slice: visible when it waited for peers
             long start = Math.max(ts, micros(t0, s.part.comm().releaseStartedAt()));
-            w.beginObject().name("name").value(s.part.comm().releasedBy()).name("cat").value("release")
-                    .name("ph").value("X").name("ts").value(start)
-                    .name("dur").value(Math.max(0, Math.min(ts + dur, micros(t0, s.part.comm().releasedAt())) - start))
-                    .name("pid").value(pid).name("tid").value(tid).endObject();
+            w.element().beginObject().name("name").string(s.part.comm().releasedBy()).name("cat").string("release")
+                    .name("ph").string("X").name("ts").number(start)
+                    .name("dur").number(Math.max(0, Math.min(ts + dur, micros(t0, s.part.comm().releasedAt())) - start))
+                    .name("pid").number(pid).name("tid").number(tid).endObject();
         }
         if (s.part != null && s.part.leaked() && s.part.comm().cleanup() != null
                 && !s.part.comm().cleanup().equals("none")) {
-            w.beginObject().name("name").value("cleanup: " + s.part.comm().cleanup()).name("cat").value("cleanup")
-                    .name("ph").value("i").name("s").value("t").name("ts").value(ts + dur)
-                    .name("pid").value(pid).name("tid").value(tid).endObject();
+            w.element().beginObject().name("name").string("cleanup: " + s.part.comm().cleanup())
+                    .name("cat").string("cleanup").name("ph").string("i").name("s").string("t").name("ts").number(ts + dur)
+                    .name("pid").number(pid).name("tid").number(tid).endObject();
         }
     }
 
-    private static void metadata(JsonWriter w, String name, int pid, Integer tid, String key, Object value)
+    private static void metadata(JsonOut w, String name, int pid, Integer tid, String key, Object value)
             throws IOException {
-        w.beginObject().name("name").value(name).name("ph").value("M").name("ts").value(0).name("pid").value(pid);
+        w.element().beginObject().name("name").string(name).name("ph").string("M").name("ts").number(0)
+                .name("pid").number(pid);
         if (tid != null) {
-            w.name("tid").value(tid);
+            w.name("tid").number(tid);
         } else {
-            w.name("tid").value(0);
+            w.name("tid").number(0);
         }
-        w.name("args").beginObject().name(key).any(value).endObject();
+        w.name("args").beginObject().name(key).value(value).endObject();
         w.endObject();
     }
 

@@ -1,33 +1,30 @@
 package dev.ncclguard.json;
 
-import dev.ncclguard.config.TextFile;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A strict JSON reader (RFC 8259, nothing more) for reports and for NCCL's RAS answers: objects
- * become LinkedHashMaps, arrays Lists, integers Long (BigDecimal beyond), other numbers Double.
- * Strict, because a report cut short by a crash or a full disk must be named as such: no trailing
- * commas, no comments, no duplicate keys, nothing after the value. No library: the agent jar
- * brings none onto an application's class path.
+ * JSON as a tree, for reports and for NCCL's RAS answers: objects become LinkedHashMaps, arrays
+ * Lists, integers Long (BigDecimal beyond), other numbers Double. Built on {@link JsonReader}, so
+ * it is as strict: no trailing commas, no comments, no duplicate keys, nothing after the value,
+ * UTF-8 checked. No library: the agent jar brings none onto an application's class path.
  */
 public final class Json {
-    private static final int MAX_DEPTH = 256;
-
-    private final String text;
-    private int pos;
-
-    /** A fault and where: line and column count from 1. */
+    /** A fault and where: line and column (in characters) count from 1. */
     public static final class ParseException extends Exception {
         private static final long serialVersionUID = 1L;
-        public final int line;
-        public final int column;
+        public final long line;
+        public final long column;
+        /** The input ended where more was expected: a file cut short. */
         public final boolean truncated;
 
-        ParseException(String message, int line, int column, boolean truncated) {
+        ParseException(String message, long line, long column, boolean truncated) {
             super(message + " at line " + line + ", column " + column);
             this.line = line;
             this.column = column;
@@ -35,286 +32,61 @@ public final class Json {
         }
     }
 
-    private Json(String text) {
-        this.text = text;
+    private Json() {
     }
 
-    /** Decodes strict UTF-8, then parses. */
+    /** The one value of UTF-8 bytes, whole. */
     public static Object parse(byte[] bytes) throws ParseException {
-        String text;
+        JsonReader json = new JsonReader(bytes);
         try {
-            text = TextFile.decode(bytes);
-        } catch (TextFile.NotUtf8 e) {
-            // at the fault's own place: a report cut by a crash is named apart from one that is not text
-            throw new ParseException("not UTF-8 text", e.line, e.column, false);
+            Object value = value(json, json.next());
+            json.next(); // END, or the fault of what follows the value
+            return value;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // bytes in memory: no read fails
         }
-        return parse(text);
     }
 
     public static Object parse(String text) throws ParseException {
-        Json json = new Json(text);
-        json.skipSpace();
-        if (json.pos == text.length()) {
-            throw json.error(text.isEmpty() ? "empty file" : "no JSON value, only white space", true);
-        }
-        Object value = json.value(0);
-        json.skipSpace();
-        if (json.pos < text.length()) {
-            throw json.error("unexpected " + json.describe(json.pos) + " after the end of the JSON value", false);
-        }
-        return value;
+        return parse(text.getBytes(StandardCharsets.UTF_8));
     }
 
-    private Object value(int depth) throws ParseException {
-        if (depth > MAX_DEPTH) {
-            throw error("nested deeper than " + MAX_DEPTH, false);
-        }
-        char c = peek("a value");
-        switch (c) {
-            case '{':
-                return object(depth);
-            case '[':
-                return array(depth);
-            case '"':
-                return string();
-            case 't':
-                return literal("true", Boolean.TRUE);
-            case 'f':
-                return literal("false", Boolean.FALSE);
-            case 'n':
-                return literal("null", null);
-            default:
-                if (c == '-' || (c >= '0' && c <= '9')) {
-                    return number();
+    /** The value that starts with {@code token}, just returned by {@code json}, read whole as a tree. */
+    public static Object value(JsonReader json, JsonReader.Token token) throws IOException, ParseException {
+        switch (token) {
+            case STRING:
+                return json.text();
+            case NUMBER:
+                if (json.fitsLong()) {
+                    return json.longValue();
                 }
-                throw error("unexpected " + describe(pos) + " where a value was expected", false);
-        }
-    }
-
-    private Map<String, Object> object(int depth) throws ParseException {
-        pos++; // '{'
-        Map<String, Object> map = new LinkedHashMap<>();
-        skipSpace();
-        if (peek("'}' or a key") == '}') {
-            pos++;
-            return map;
-        }
-        while (true) {
-            skipSpace();
-            if (peek("a key") != '"') {
-                throw error("unexpected " + describe(pos) + " where a key in double quotes was expected", false);
-            }
-            int keyAt = pos;
-            String key = string();
-            skipSpace();
-            expect(':');
-            skipSpace();
-            Object value = value(depth + 1);
-            if (map.containsKey(key)) {
-                pos = keyAt;
-                throw error("duplicate key \"" + key + "\"", false);
-            }
-            map.put(key, value);
-            skipSpace();
-            char c = peek("',' or '}'");
-            pos++;
-            if (c == '}') {
-                return map;
-            }
-            if (c != ',') {
-                pos--;
-                throw error("unexpected " + describe(pos) + " where ',' or '}' was expected", false);
-            }
-        }
-    }
-
-    private List<Object> array(int depth) throws ParseException {
-        pos++; // '['
-        List<Object> list = new ArrayList<>();
-        skipSpace();
-        if (peek("']' or a value") == ']') {
-            pos++;
-            return list;
-        }
-        while (true) {
-            skipSpace();
-            list.add(value(depth + 1));
-            skipSpace();
-            char c = peek("',' or ']'");
-            pos++;
-            if (c == ']') {
+                return json.integral() ? new BigDecimal(json.text()) : (Object) Double.parseDouble(json.text());
+            case TRUE:
+                return Boolean.TRUE;
+            case FALSE:
+                return Boolean.FALSE;
+            case NULL:
+                return null;
+            case BEGIN_OBJECT:
+                return members(json);
+            case BEGIN_ARRAY:
+                List<Object> list = new ArrayList<>();
+                for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
+                    list.add(value(json, t));
+                }
                 return list;
-            }
-            if (c != ',') {
-                pos--;
-                throw error("unexpected " + describe(pos) + " where ',' or ']' was expected", false);
-            }
+            default:
+                throw new IllegalStateException("a value starts with " + token);
         }
     }
 
-    private String string() throws ParseException {
-        pos++; // '"'
-        StringBuilder out = new StringBuilder();
-        while (true) {
-            if (pos >= text.length()) {
-                throw error("unexpected end of input inside a string", true);
-            }
-            char c = text.charAt(pos++);
-            if (c == '"') {
-                return out.toString();
-            }
-            if (c < 0x20) {
-                pos--;
-                throw error("unescaped control character U+" + String.format("%04X", (int) c) + " in a string", false);
-            }
-            if (c != '\\') {
-                out.append(c);
-                continue;
-            }
-            if (pos >= text.length()) {
-                throw error("unexpected end of input inside a string", true);
-            }
-            char e = text.charAt(pos++);
-            switch (e) {
-                case '"' -> out.append('"');
-                case '\\' -> out.append('\\');
-                case '/' -> out.append('/');
-                case 'b' -> out.append('\b');
-                case 'f' -> out.append('\f');
-                case 'n' -> out.append('\n');
-                case 'r' -> out.append('\r');
-                case 't' -> out.append('\t');
-                case 'u' -> {
-                    if (pos + 4 > text.length()) {
-                        pos = text.length();
-                        throw error("unexpected end of input inside a \\u escape", true);
-                    }
-                    int code = 0;
-                    for (int i = 0; i < 4; i++) {
-                        int digit = Character.digit(text.charAt(pos), 16);
-                        if (digit < 0) {
-                            throw error("bad \\u escape", false);
-                        }
-                        code = code * 16 + digit;
-                        pos++;
-                    }
-                    out.append((char) code);
-                }
-                default -> {
-                    pos--;
-                    throw error("bad escape \\" + e, false);
-                }
-            }
+    /** The members of the object whose BEGIN_OBJECT {@code json} just returned, read whole. */
+    public static Map<String, Object> members(JsonReader json) throws IOException, ParseException {
+        Map<String, Object> map = new LinkedHashMap<>();
+        for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
+            String name = json.text();
+            map.put(name, value(json, json.next()));
         }
-    }
-
-    private Object number() throws ParseException {
-        int start = pos;
-        if (text.charAt(pos) == '-') {
-            pos++;
-        }
-        if (pos >= text.length()) {
-            throw error("unexpected end of input inside a number", true);
-        }
-        if (text.charAt(pos) == '0') {
-            pos++;
-        } else if (!digits()) {
-            throw error("unexpected " + describe(pos) + " in a number", false);
-        }
-        boolean integral = true;
-        if (pos < text.length() && text.charAt(pos) == '.') {
-            pos++;
-            integral = false;
-            if (!digits()) {
-                throw pos >= text.length() ? error("unexpected end of input inside a number", true)
-                        : error("unexpected " + describe(pos) + " in a number", false);
-            }
-        }
-        if (pos < text.length() && (text.charAt(pos) == 'e' || text.charAt(pos) == 'E')) {
-            pos++;
-            integral = false;
-            if (pos < text.length() && (text.charAt(pos) == '+' || text.charAt(pos) == '-')) {
-                pos++;
-            }
-            if (!digits()) {
-                throw pos >= text.length() ? error("unexpected end of input inside a number", true)
-                        : error("unexpected " + describe(pos) + " in a number", false);
-            }
-        }
-        String literal = text.substring(start, pos);
-        if (integral) {
-            try {
-                return Long.parseLong(literal);
-            } catch (NumberFormatException e) {
-                return new BigDecimal(literal);
-            }
-        }
-        return Double.parseDouble(literal);
-    }
-
-    private boolean digits() {
-        int start = pos;
-        while (pos < text.length() && text.charAt(pos) >= '0' && text.charAt(pos) <= '9') {
-            pos++;
-        }
-        return pos > start;
-    }
-
-    private Object literal(String word, Object value) throws ParseException {
-        for (int i = 0; i < word.length(); i++) {
-            if (pos + i >= text.length()) {
-                pos = text.length();
-                throw error("unexpected end of input inside '" + word + "'", true);
-            }
-            if (text.charAt(pos + i) != word.charAt(i)) {
-                pos += i;
-                throw error("unexpected " + describe(pos) + " where '" + word + "' was expected", false);
-            }
-        }
-        pos += word.length();
-        return value;
-    }
-
-    private void expect(char c) throws ParseException {
-        if (peek("'" + c + "'") != c) {
-            throw error("unexpected " + describe(pos) + " where '" + c + "' was expected", false);
-        }
-        pos++;
-    }
-
-    private char peek(String expected) throws ParseException {
-        if (pos >= text.length()) {
-            throw error("unexpected end of input where " + expected + " was expected", true);
-        }
-        return text.charAt(pos);
-    }
-
-    private void skipSpace() {
-        while (pos < text.length()) {
-            char c = text.charAt(pos);
-            if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-                return;
-            }
-            pos++;
-        }
-    }
-
-    private String describe(int at) {
-        char c = text.charAt(at);
-        return c >= 0x20 && c < 0x7f ? "'" + c + "'" : "character U+" + String.format("%04X", (int) c);
-    }
-
-    private ParseException error(String message, boolean truncated) {
-        int line = 1;
-        int column = 1;
-        for (int i = 0; i < Math.min(pos, text.length()); i++) {
-            if (text.charAt(i) == '\n') {
-                line++;
-                column = 1;
-            } else {
-                column++;
-            }
-        }
-        return new ParseException(message, line, column, truncated);
+        return map;
     }
 }

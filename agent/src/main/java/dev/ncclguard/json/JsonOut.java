@@ -12,13 +12,24 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 
 /**
- * Pretty-printed JSON written as UTF-8 straight into a buffer that is handed to the sink when full:
- * no tree, no String of the whole document. Two spaces per level, one member per line, "{}" and
- * "[]" when empty. Any Java string becomes valid JSON: quotes, backslashes and control characters
- * are escaped, U+2028 and U+2029 too (they end a line in JavaScript that embeds a report), and an
- * unpaired surrogate (which UTF-8 cannot encode) becomes U+FFFD.
+ * JSON written as UTF-8 straight into a buffer that is handed to the sink when full: no tree, no
+ * String of the whole document; the one JSON writer of the agent (reports) and its CLI (merge
+ * --json, --trace). {@link Layout#PRETTY}: two spaces per level, one member per line, "{}" and "[]"
+ * when empty; {@link Layout#ELEMENT_LINES}: each array element on a line of its own and nothing
+ * else broken, which keeps a trace of thousands of events small and still diffable. Any Java
+ * string becomes valid JSON: quotes, backslashes and control characters are escaped, U+2028 and
+ * U+2029 too (they end a line in JavaScript that embeds a report), and an unpaired surrogate
+ * (which UTF-8 cannot encode) becomes U+FFFD.
  */
 public final class JsonOut {
+    /** Where lines break. */
+    public enum Layout {
+        /** One member or element a line, indented two spaces a level; ": " after a name. */
+        PRETTY,
+        /** Only an array's elements (and its closing bracket) start lines, none indented; ":" after a name. */
+        ELEMENT_LINES
+    }
+
     private static final int SIZE = 1 << 16;
     /** A fragment's: parts of a few hundred bytes, made a few dozen times a report. */
     private static final int FRAGMENT_SIZE = 512;
@@ -35,20 +46,27 @@ public final class JsonOut {
     private static final int MAX_REPEATED = 4096;
 
     private final OutputStream sink;
+    private final boolean pretty;
     private final Map<String, byte[]> repeated = new IdentityHashMap<>();
     private final byte[] buf;
     private final int limit;
     private int pos;
     private int depth;
-    /** Members written so far in each open object or array, by depth. */
+    /** Members written so far in each open object or array, and whether it is an array, by depth. */
     private int[] members = new int[16];
+    private boolean[] array = new boolean[16];
 
     public JsonOut(OutputStream sink) {
-        this(sink, SIZE);
+        this(sink, Layout.PRETTY, SIZE);
     }
 
-    private JsonOut(OutputStream sink, int size) {
+    public JsonOut(OutputStream sink, Layout layout) {
+        this(sink, layout, SIZE);
+    }
+
+    private JsonOut(OutputStream sink, Layout layout, int size) {
         this.sink = sink;
+        this.pretty = layout == Layout.PRETTY;
         this.buf = new byte[size];
         this.limit = size - MARGIN;
     }
@@ -75,7 +93,9 @@ public final class JsonOut {
         repeated(name);
         room();
         buf[pos++] = ':';
-        buf[pos++] = ' ';
+        if (pretty) {
+            buf[pos++] = ' ';
+        }
         return this;
     }
 
@@ -312,10 +332,11 @@ public final class JsonOut {
      * {@link #bytes} into a writer in that state.
      */
     public static JsonOut fragment(int depth, int members) {
-        JsonOut out = new JsonOut(new ByteArrayOutputStream(256), FRAGMENT_SIZE);
+        JsonOut out = new JsonOut(new ByteArrayOutputStream(256), Layout.PRETTY, FRAGMENT_SIZE);
         out.depth = depth;
         if (depth >= out.members.length) {
             out.members = Arrays.copyOf(out.members, depth + 16);
+            out.array = Arrays.copyOf(out.array, depth + 16);
         }
         out.members[depth] = members;
         return out;
@@ -354,15 +375,21 @@ public final class JsonOut {
         depth++;
         if (depth == members.length) {
             members = Arrays.copyOf(members, depth * 2);
+            array = Arrays.copyOf(array, depth * 2);
         }
         members[depth] = 0;
+        array[depth] = bracket == '[';
         return this;
     }
 
     private JsonOut close(char bracket) throws IOException {
         room();
         if (members[depth] > 0) {
-            newlineAndIndent(depth - 1);
+            if (pretty) {
+                newlineAndIndent(depth - 1);
+            } else if (array[depth]) {
+                buf[pos++] = '\n';
+            }
         }
         depth--;
         buf[pos++] = (byte) bracket;
@@ -374,7 +401,11 @@ public final class JsonOut {
         if (members[depth]++ > 0) {
             buf[pos++] = ',';
         }
-        newlineAndIndent(depth);
+        if (pretty) {
+            newlineAndIndent(depth);
+        } else if (array[depth]) {
+            buf[pos++] = '\n';
+        }
     }
 
     private void newlineAndIndent(int levels) throws IOException {

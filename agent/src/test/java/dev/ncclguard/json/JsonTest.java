@@ -82,7 +82,7 @@ class JsonTest {
         assertEquals("empty file at line 1, column 1",
                 assertThrows(Json.ParseException.class, () -> Json.parse("")).getMessage());
         byte[] latin1 = "{\"host\": \"caf\u00e9\"}".getBytes(StandardCharsets.ISO_8859_1);
-        assertEquals("not UTF-8 text at line 1, column 14",
+        assertEquals("not UTF-8 text: byte 0x22 cannot be here at line 1, column 15",
                 assertThrows(Json.ParseException.class, () -> Json.parse(latin1)).getMessage());
     }
 
@@ -94,7 +94,7 @@ class JsonTest {
         doc[head.length] = (byte) 0xC3; // a lead byte cut short by a plain one
         doc[head.length + 1] = '"';
         doc[head.length + 2] = '}';
-        assertEquals("not UTF-8 text at line 3, column 10",
+        assertEquals("not UTF-8 text: byte 0x22 cannot be here at line 3, column 11",
                 assertThrows(Json.ParseException.class, () -> Json.parse(doc)).getMessage());
     }
 

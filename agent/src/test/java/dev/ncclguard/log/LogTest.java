@@ -127,12 +127,7 @@ class LogTest {
 
     @Test
     void applicationThatChoseTheNopProviderIsHonoured() throws Exception {
-        Path services = temp.resolve("services");
-        Files.createDirectories(services.resolve("META-INF/services"));
-        Files.writeString(services.resolve("META-INF/services/org.slf4j.spi.SLF4JServiceProvider"),
-                NopProviderForTest.class.getName() + "\n");
-        try (URLClassLoader app = isolated(jarOf(org.slf4j.LoggerFactory.class),
-                jarOf(NopProviderForTest.class), services)) {
+        try (URLClassLoader app = withProvider(NopProviderForTest.class)) {
             Log.configure(true, List.of(app), () -> err);
             Log.warn("silenced by the application's choice");
         }

@@ -13,7 +13,6 @@ import java.nio.file.Path;
 
 /** The calls through JNA direct mapping: {@link DirectNccl} (static natives), {@link DirectCudart} (instance natives). */
 public final class DirectGpu implements Gpu {
-    private static final int CUDA_ERROR_NOT_READY = 600;
     private final DirectCudart cuda;
     private final NativeLibrary ncclLibrary;
     /** Whether DirectNcclResources and DirectNcclGrow are bound: at their first use, as NCCL may lack them. */
@@ -145,12 +144,7 @@ public final class DirectGpu implements Gpu {
 
     @Override
     public boolean eventQuery(long event) {
-        int status = cuda.cudaEventQuery(p(event));
-        if (status == CUDA_ERROR_NOT_READY) {
-            return false;
-        }
-        cuda(status, "cudaEventQuery");
-        return true;
+        return SampleFailure.done(cuda.cudaEventQuery(p(event)), "cudaEventQuery", cuda::cudaGetErrorString);
     }
 
     @Override
@@ -285,14 +279,10 @@ public final class DirectGpu implements Gpu {
     }
 
     private static void nccl(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + DirectNccl.ncclGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, DirectNccl::ncclGetErrorString);
     }
 
     private void cuda(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + cuda.cudaGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, cuda::cudaGetErrorString);
     }
 }

@@ -54,8 +54,6 @@ import org.bytedeco.javacpp.PointerPointer;
  * caller loaded the files it chose under those sonames first, so they bind to those.
  */
 public final class JavaCppGpu implements Gpu {
-    private static final int CUDA_ERROR_NOT_READY = 600;
-
     private JavaCppGpu() {
     }
 
@@ -169,12 +167,7 @@ public final class JavaCppGpu implements Gpu {
 
     @Override
     public boolean eventQuery(long event) {
-        int status = cudaEventQuery(event(event));
-        if (status == CUDA_ERROR_NOT_READY) {
-            return false;
-        }
-        cuda(status, "cudaEventQuery");
-        return true;
+        return SampleFailure.done(cudaEventQuery(event(event)), "cudaEventQuery", s -> text(cudaGetErrorString(s)));
     }
 
     @Override
@@ -299,16 +292,14 @@ public final class JavaCppGpu implements Gpu {
     }
 
     private static void nccl(int status, String call) {
-        if (status != 0) {
-            BytePointer text = ncclGetErrorString(status);
-            throw new SampleFailure(call + " failed: " + (text == null ? "?" : text.getString()) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, s -> text(ncclGetErrorString(s)));
     }
 
     private static void cuda(int status, String call) {
-        if (status != 0) {
-            BytePointer text = cudaGetErrorString(status);
-            throw new SampleFailure(call + " failed: " + (text == null ? "?" : text.getString()) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, s -> text(cudaGetErrorString(s)));
+    }
+
+    private static String text(BytePointer text) {
+        return text == null ? "?" : text.getString();
     }
 }

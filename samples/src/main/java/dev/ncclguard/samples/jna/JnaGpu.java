@@ -108,12 +108,7 @@ public final class JnaGpu implements Gpu {
 
     @Override
     public boolean eventQuery(long event) {
-        int status = cuda.cudaEventQuery(p(event));
-        if (status == Cudart.cudaErrorNotReady) {
-            return false;
-        }
-        cuda(status, "cudaEventQuery");
-        return true;
+        return SampleFailure.done(cuda.cudaEventQuery(p(event)), "cudaEventQuery", cuda::cudaGetErrorString);
     }
 
     @Override
@@ -241,14 +236,10 @@ public final class JnaGpu implements Gpu {
     }
 
     private void nccl(int status, String call) {
-        if (status != Nccl.ncclSuccess) {
-            throw new SampleFailure(call + " failed: " + nccl.ncclGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, nccl::ncclGetErrorString);
     }
 
     private void cuda(int status, String call) {
-        if (status != Cudart.cudaSuccess) {
-            throw new SampleFailure(call + " failed: " + cuda.cudaGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, cuda::cudaGetErrorString);
     }
 }

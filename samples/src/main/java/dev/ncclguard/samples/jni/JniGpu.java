@@ -15,7 +15,6 @@ import java.nio.file.StandardCopyOption;
  */
 public final class JniGpu implements Gpu {
     static final String LIBRARY = "dev/ncclguard/samples/jni/linux-x86_64/libncclguard-samples-jni.so";
-    private static final int CUDA_ERROR_NOT_READY = 600;
     private static boolean loaded;
 
     private final boolean customNames;
@@ -131,12 +130,7 @@ public final class JniGpu implements Gpu {
 
     @Override
     public boolean eventQuery(long event) {
-        int status = JniCudart.cudaEventQuery(event);
-        if (status == CUDA_ERROR_NOT_READY) {
-            return false;
-        }
-        cuda(status, "cudaEventQuery");
-        return true;
+        return SampleFailure.done(JniCudart.cudaEventQuery(event), "cudaEventQuery", JniCudart::cudaGetErrorString);
     }
 
     @Override
@@ -275,14 +269,10 @@ public final class JniGpu implements Gpu {
     }
 
     private static void nccl(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + JniNccl.ncclGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, JniNccl::ncclGetErrorString);
     }
 
     private static void cuda(int status, String call) {
-        if (status != 0) {
-            throw new SampleFailure(call + " failed: " + JniCudart.cudaGetErrorString(status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, call, JniCudart::cudaGetErrorString);
     }
 }

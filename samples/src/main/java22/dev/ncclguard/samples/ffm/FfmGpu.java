@@ -23,7 +23,6 @@ import java.nio.file.Path;
 public final class FfmGpu implements Gpu {
     private static final MemoryLayout UNIQUE_ID = MemoryLayout.structLayout(
             MemoryLayout.sequenceLayout(UNIQUE_ID_BYTES, JAVA_BYTE).withName("internal"));
-    private static final int CUDA_ERROR_NOT_READY = 600;
 
     private final MethodHandle ncclGetVersion;
     private final MethodHandle ncclGetErrorString;
@@ -238,12 +237,7 @@ public final class FfmGpu implements Gpu {
 
     @Override
     public boolean eventQuery(long event) {
-        int status = call(cudaEventQuery, p(event));
-        if (status == CUDA_ERROR_NOT_READY) {
-            return false;
-        }
-        cuda(status, "cudaEventQuery");
-        return true;
+        return SampleFailure.done(call(cudaEventQuery, p(event)), "cudaEventQuery", s -> errorString(cudaGetErrorString, s));
     }
 
     @Override
@@ -405,14 +399,10 @@ public final class FfmGpu implements Gpu {
     }
 
     private void nccl(int status, String name) {
-        if (status != 0) {
-            throw new SampleFailure(name + " failed: " + errorString(ncclGetErrorString, status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, name, s -> errorString(ncclGetErrorString, s));
     }
 
     private void cuda(int status, String name) {
-        if (status != 0) {
-            throw new SampleFailure(name + " failed: " + errorString(cudaGetErrorString, status) + " (" + status + ")");
-        }
+        SampleFailure.check(status, name, s -> errorString(cudaGetErrorString, s));
     }
 }

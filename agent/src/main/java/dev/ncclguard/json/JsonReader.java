@@ -1,33 +1,19 @@
-package dev.ncclguard.cli;
+package dev.ncclguard.json;
 
+import dev.ncclguard.json.Json.ParseException;
 import java.io.IOException;
 import java.io.InputStream;
 
 /**
- * A strict, streaming JSON reader (RFC 8259, nothing more) over UTF-8 bytes: the commands read a
- * report of any size the agent can write (388 MB for a million leaks) token by token, keeping only
- * what they need. Strict, because a report cut short by a crash or a full disk must be named as
- * such: no trailing commas, no comments, no duplicate keys, nothing after the value, and bytes that
- * are not UTF-8 are a fault at their own line and column.
+ * A strict, streaming JSON reader (RFC 8259, nothing more) over UTF-8 bytes, the one JSON reader of
+ * the agent and its CLI: the commands read a report of any size the agent can write (388 MB for a
+ * million leaks) token by token, keeping only what they need, and {@link Json} builds its tree on
+ * it. Strict, because a report cut short by a crash or a full disk must be named as such: no
+ * trailing commas, no comments, no duplicate keys, nothing after the value, and bytes that are not
+ * UTF-8 are a fault at their own line and column (columns count characters, not bytes).
  */
-final class JsonReader {
-    enum Token { BEGIN_OBJECT, END_OBJECT, BEGIN_ARRAY, END_ARRAY, NAME, STRING, NUMBER, TRUE, FALSE, NULL, END }
-
-    /** A fault and where: line and column (in characters) count from 1. */
-    static final class ParseException extends Exception {
-        private static final long serialVersionUID = 1L;
-        final long line;
-        final long column;
-        /** The input ended where more was expected: a file cut short. */
-        final boolean truncated;
-
-        ParseException(String message, long line, long column, boolean truncated) {
-            super(message + " at line " + line + ", column " + column);
-            this.line = line;
-            this.column = column;
-            this.truncated = truncated;
-        }
-    }
+public final class JsonReader {
+    public enum Token { BEGIN_OBJECT, END_OBJECT, BEGIN_ARRAY, END_ARRAY, NAME, STRING, NUMBER, TRUE, FALSE, NULL, END }
 
     private static final int MAX_DEPTH = 256;
     /** A key list is scanned for duplicates up to this size; reports' objects have a dozen keys. */
@@ -44,7 +30,7 @@ final class JsonReader {
     private static final int DONE = 5;
 
     private final InputStream in;
-    private final byte[] buf = new byte[1 << 16];
+    private final byte[] buf;
     private int pos;
     private int lim;
     private boolean eof;
@@ -76,12 +62,21 @@ final class JsonReader {
     private long tokenLine;
     private long tokenColumn;
 
-    JsonReader(InputStream in) {
+    public JsonReader(InputStream in) {
         this.in = in;
+        this.buf = new byte[1 << 16];
+    }
+
+    /** Reads {@code bytes} in place: the whole input, no copy. */
+    public JsonReader(byte[] bytes) {
+        this.in = null;
+        this.buf = bytes;
+        this.lim = bytes.length;
+        this.eof = true;
     }
 
     /** The next token; {@link Token#END} once the one top-level value was read whole. */
-    Token next() throws IOException, ParseException {
+    public Token next() throws IOException, ParseException {
         while (true) {
             int c = skipSpace();
             mark();
@@ -132,7 +127,7 @@ final class JsonReader {
     }
 
     /** Reads past the value that starts with the token just returned (a whole object or array). */
-    void skip(Token token) throws IOException, ParseException {
+    public void skip(Token token) throws IOException, ParseException {
         if (token != Token.BEGIN_OBJECT && token != Token.BEGIN_ARRAY) {
             return;
         }
@@ -143,30 +138,30 @@ final class JsonReader {
     }
 
     /** Of a NAME or STRING: its text; of a NUMBER: its literal. */
-    String text() {
+    public String text() {
         return text;
     }
 
     /** Of a NUMBER: whether it has neither fraction nor exponent. */
-    boolean integral() {
+    public boolean integral() {
         return integral;
     }
 
     /** Of an integral NUMBER: whether it fits a long, and its value. */
-    boolean fitsLong() {
+    public boolean fitsLong() {
         return integral && fitsLong;
     }
 
-    long longValue() {
+    public long longValue() {
         return longValue;
     }
 
     /** Where the last token started. */
-    long line() {
+    public long line() {
         return tokenLine;
     }
 
-    long column() {
+    public long column() {
         return tokenColumn;
     }
 
