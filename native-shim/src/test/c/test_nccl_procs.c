@@ -422,7 +422,11 @@ static void abort_after_the_send_arrived(int proc, const ncclUniqueId *id) {
   ncclComm_t comm = join(id, 2, proc);
   cudaStream_t s;
   REQUIRE_EQ(cudaStreamCreate(&s), cudaSuccess);
-  float send[COUNT], recv[COUNT], sum = 0, expected_sum = in(0, 0) + in(1, 0);
+  /* static: process 0 returns with its stream's work never synchronized (the send never
+   * completes), and what the stream worker may still write must not land in a dead frame */
+  static float send[COUNT], recv[COUNT], sum;
+  float expected_sum = in(0, 0) + in(1, 0);
+  sum = 0;
   for (int i = 0; i < COUNT; i++) {
     send[i] = in(proc, i);
     recv[i] = -1;
