@@ -145,10 +145,20 @@ static void stream_take(ng_sslot *s, uintptr_t me) {
     if (o == 0 && !ng_owners) return; /* no owners at all: adds only */
     if (atomic_compare_exchange_weak_explicit(&s->owner, &o, o == 0 ? me : SHARED, memory_order_acq_rel, NG_ACQUIRE)) {
       if (o == 0) return; /* this thread owns it now, and an owner may add too */
-      /* the owner either sees SHARED at its check or its busy word is seen here */
+      /* the owner either sees SHARED at its check or its busy word is seen here. A busy word
+       * that stays set is an owner that is gone (a fork's child has only the forking thread):
+       * after 100 ms this thread goes on rather than hang */
       syscall(SYS_membarrier, MEMBARRIER_PRIVATE_EXPEDITED, 0, 0);
       int spins = 0;
-      while (atomic_load_explicit(&s->busy, NG_ACQUIRE) != 0) back_off(&spins);
+      int64_t until = 0;
+      while (atomic_load_explicit(&s->busy, NG_ACQUIRE) != 0) {
+        back_off(&spins);
+        if (spins == 0) {
+          int64_t now = ng_now_ns();
+          if (until == 0) until = now + 100000000;
+          else if (now > until) break;
+        }
+      }
       return;
     }
   }
@@ -362,13 +372,19 @@ static void comm_released(uint64_t comm) {
 
 int ng_rec_whole;
 
+static void register_membarrier(void) {
+  ng_owners = syscall(SYS_membarrier, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
 void ng_track_init(void) {
 #if NG_REC_WHOLE_POSSIBLE
   __builtin_cpu_init();
   ng_rec_whole = __builtin_cpu_supports("avx");
 #endif
-  /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (Linux 4.14); refused (seccomp, an older kernel): no owners */
-  ng_owners = syscall(SYS_membarrier, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (Linux 4.14); refused (seccomp, an older kernel): no
+   * owners. A fork's child is another process, registered again (or left without owners). */
+  register_membarrier();
+  pthread_atfork(NULL, NULL, register_membarrier);
   ng_map_init(&ng_events, 1024);
   ng_map_init(&ng_streams, 256);
   ng_map_init(&ng_comms, 256);

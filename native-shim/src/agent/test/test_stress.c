@@ -2,6 +2,8 @@
  * read the C slots as the exit report would: no false pending state, every slot freed once C
  * and "Java" let go, no crash; run under the thread sanitizer too. */
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdatomic.h>
 
 #include "agent_test.h"
@@ -336,7 +338,44 @@ static void two_threads_counting_on_one_stream_lose_no_op(void) {
   }
 }
 
+/* A fork's child has only the forking thread: it counts on a stream another thread of its parent
+ * owned (the owner gone, membarrier registered again for the child) without hanging or losing. */
+static void *own_stream(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 1000; i++) ng->slot_exit(fn_allreduce, contended_slot, 0, 0, 0);
+  return NULL;
+}
+
+static void a_forked_child_counts_on_a_stream_another_thread_of_its_parent_owned(void) {
+  load_agent(&java_like, 1);
+  load_fake();
+  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
+  fn_stream_destroy = fn_id("cudaStreamDestroy");
+  fn_allreduce = fn_id("ncclAllReduce");
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  contended_slot = last_slot[1];
+  pthread_t t;
+  pthread_create(&t, NULL, own_stream, NULL);
+  pthread_join(t, NULL);
+  pid_t child = fork();
+  REQUIRE_EQ(child >= 0, 1);
+  if (child == 0) {
+    alarm(20);
+    for (int i = 0; i < 1000; i++) ng->slot_exit(fn_allreduce, contended_slot, 0, 0, 0);
+    _exit(stream_pending(contended_slot) == 2000 ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE_EQ(waitpid(child, &status, 0), child);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK_EQ(stream_pending(contended_slot), 1000);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  REQUIRE_EQ(fj->stream_destroy(s), 0);
+}
+
 static const struct test_case cases[] = {
+    {"a_forked_child_counts_on_a_stream_another_thread_of_its_parent_owned",
+     a_forked_child_counts_on_a_stream_another_thread_of_its_parent_owned, NULL, NULL},
     {"two_threads_counting_on_one_stream_lose_no_op", two_threads_counting_on_one_stream_lose_no_op, NULL, NULL},
     {"one_event_recorded_on_many_streams_at_once_is_always_one_record_whole",
      one_event_recorded_on_many_streams_at_once_is_always_one_record_whole, NULL, NULL},
