@@ -17,6 +17,7 @@ import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.NumberedFiles;
 import dev.ncclguard.report.Report;
 import dev.ncclguard.report.TextReportWriter;
+import dev.ncclguard.report.WriteGate;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
@@ -43,6 +44,20 @@ final class Lifecycle implements Runnable {
      * 200,000 events asked one by one must not leave it no time at all.
      */
     private static final double PROBE_CLEANUP_SHARE = 0.2;
+
+    /**
+     * What a leak costs after the last native call of the exit: cleanup settling its outcome, the
+     * report built, and its JSON (about 500 bytes) written and flushed to disk. Measured on 200,000
+     * events (docs/performance.md, "The exit's report under timeout"), rounded up.
+     */
+    static final long REPORT_NANOS_PER_LEAK = 6_000;
+    /** The most of the timeout kept from the probe and cleanup for the report: they need time too. */
+    static final double REPORT_MAX_SHARE = 0.5;
+    /**
+     * How long past the timeout the report write may go on before it is abandoned: the fixed margin
+     * of the exit's bound, for a report bigger than its reserve and a disk slower than measured.
+     */
+    static final long WRITE_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final AgentState state;
     private final Tracker tracker;
@@ -110,17 +125,19 @@ final class Lifecycle implements Runnable {
         // the application's hooks have run: its logging may be stopped, so exit lines may need stderr
         Log.exiting();
         long start = System.nanoTime();
-        long deadline = start + options.timeout().toNanos();
+        long timeout = options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();
         List<CommLife> communicators = tracker.communicators();
         if (snapshot.internalErrors() > 0) {
             Log.error(snapshot.internalErrors() + " internal tracking error(s); the first", snapshot.firstInternalError());
         }
         List<HandleView> leaks = snapshot.leaks();
+        // the probe and cleanup end early enough for the report to be written within the timeout
+        long deadline = start + timeout - reportReserveNanos(timeout, leaks.size());
         boolean cleanup = options.action() == Options.Action.CLEANUP;
         // no leak, no question for the library: a clean run starts no probe thread at exit
         ExitProbe.Result probe = leaks.isEmpty() ? new ExitProbe.Result(Map.of(), false)
-                : ExitProbe.probe(leaks, Math.min(cleanup ? start + (long) (options.timeout().toNanos() * PROBE_CLEANUP_SHARE)
+                : ExitProbe.probe(leaks, Math.min(cleanup ? Math.min(deadline, start + (long) (timeout * PROBE_CLEANUP_SHARE))
                         : deadline, start + PROBE_MAX_NANOS));
         Map<HandleView, Boolean> stillPending = probe.stillPending();
         CleanupRun run = CleanupRun.NOTHING;
@@ -130,7 +147,7 @@ final class Lifecycle implements Runnable {
         }
         Map<HandleView, LeakOutcome> outcomes = run.outcomes();
         Report report = state.exitReport(snapshot, communicators, stillPending, outcomes);
-        boolean written = writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
+        boolean written = writeReportsBy(options, report, tracker.sawAnyCall(), start + timeout + WRITE_MARGIN_NANOS);
         state.exitReported(report);
         if (nativePart != null) {
             nativePart.dying(); // before a halt or _exit below too
@@ -138,15 +155,87 @@ final class Lifecycle implements Runnable {
         exitWithCodeIfAsked(options, report, !written, probe.leftHanging() || run.leftHanging(), leaks);
     }
 
+    /** The end of the timeout kept for the report of {@code leaks} leaks. */
+    static long reportReserveNanos(long timeoutNanos, int leaks) {
+        return Math.min((long) (timeoutNanos * REPORT_MAX_SHARE), leaks * REPORT_NANOS_PER_LEAK);
+    }
+
+    /**
+     * Writes the reports on a thread of their own and waits for it until {@code until} (a nanoTime);
+     * past it the write is abandoned: no file of it is put in place, its temporary file is removed,
+     * and one line says which report was lost and what to raise. False when a report is lost.
+     */
+    private static boolean writeReportsBy(Options options, Report report, boolean sawAnyCall, long until) {
+        WriteGate gate = new WriteGate();
+        ReportWrite write = new ReportWrite(options, report, sawAnyCall, gate);
+        Thread writer = new Thread(write, "ncclguard-exit-report");
+        writer.setDaemon(true);
+        writer.start();
+        try {
+            TimeUnit.NANOSECONDS.timedJoin(writer, Math.max(1, until - System.nanoTime()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (write.done) {
+            return write.written;
+        }
+        gate.abandon();
+        if (write.done) {
+            return write.written; // it ended while the gate waited for its rename
+        }
+        Log.exitWarning(new StringBuilder(256).append("the ").append("text".equals(write.optionKey) ? "text report" : "report")
+                .append(" to ").append(write.target).append(" was not written: writing it took longer than timeout=")
+                .append(options.timeout().toMillis()).append("ms plus ").append(TimeUnit.NANOSECONDS.toMillis(WRITE_MARGIN_NANOS))
+                .append(" ms (").append(report.leaks().size()).append(" leaks); raise timeout= so that it has the time")
+                .toString());
+        return false;
+    }
+
+    /** The exit's report write, on its own thread. A class, not a lambda: no method handles to link at exit. */
+    private static final class ReportWrite implements Runnable {
+        private final Options options;
+        private final Report report;
+        private final boolean sawAnyCall;
+        private final WriteGate gate;
+        /** The output being written now, for the line if it is abandoned. */
+        volatile String optionKey = "report";
+        volatile String target;
+        volatile boolean written;
+        volatile boolean done;
+
+        ReportWrite(Options options, Report report, boolean sawAnyCall, WriteGate gate) {
+            this.options = options;
+            this.report = report;
+            this.sawAnyCall = sawAnyCall;
+            this.gate = gate;
+            this.target = options.report();
+        }
+
+        @Override
+        public void run() {
+            try {
+                written = writeReports(options, report, report.pid(), report.host(), sawAnyCall, this);
+            } catch (Throwable t) {
+                if (!gate.abandoned()) {
+                    Log.error("exit report failed", t);
+                }
+            } finally {
+                done = true;
+            }
+        }
+    }
+
     /** False when a report file could not be written (its one line is on stderr already). */
-    private static boolean writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
+    private static boolean writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall,
+                                        ReportWrite progress) {
+        WriteGate gate = progress.gate;
         NumberedFiles.Names names = new NumberedFiles.Names(pid, host,
                 OutputNames.startTime(report.startedAt().toEpochMilli()), System.getenv());
         boolean written = true;
         String json = options.report();
         long number = -1; // what %n took for the JSON report: the text report takes the same
         if (json != null) {
-            number = NumberedFiles.write(json, JsonReportWriter.content(report), "report", names, -1);
+            number = NumberedFiles.write(json, JsonReportWriter.content(report), "report", names, -1, gate);
             written = number != NumberedFiles.FAILED;
         }
         // A JVM that never touched NCCL or CUDA gets no text at all: the agent stays invisible.
@@ -163,8 +252,10 @@ final class Lifecycle implements Runnable {
         } else {
             String text = options.textPath(pid, host) == null ? null : options.text();
             if (text != null) {
+                progress.optionKey = "text";
+                progress.target = text;
                 written &= NumberedFiles.write(text, TextReportWriter.toBytes(report), "text", names,
-                        Math.max(number, -1)) != NumberedFiles.FAILED;
+                        Math.max(number, -1), gate) != NumberedFiles.FAILED;
             }
         }
         return written;

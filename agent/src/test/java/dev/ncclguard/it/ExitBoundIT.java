@@ -23,6 +23,13 @@ class ExitBoundIT {
     /** A JVM start, the 2 s cleanup bound, and a slow machine. Without the bound, the run never ends. */
     private static final long EXIT_BOUND_MILLIS = 20_000;
     private static final String NEVER_RETURNED = "never returned";
+    /** Lifecycle.WRITE_MARGIN_NANOS: how long past the timeout the report write may take. */
+    private static final long WRITE_MARGIN_MILLIS = 2_000;
+    /**
+     * What the exit takes outside the agent's hook: the JVM's shutdown up to it, its teardown after,
+     * the emulator's own exit report (8 MB for 200,000 events), and a loaded machine.
+     */
+    private static final long OUTSIDE_THE_HOOK_MILLIS = 3_000;
 
     @TempDir
     Path dir;
@@ -83,14 +90,60 @@ class ExitBoundIT {
                 .run("200000", "legacy");
         assertEquals(0, r.exitCode(), r.describe());
         assertFalse(r.stderr().contains(NEVER_RETURNED), r.describe());
-        assertEquals(200_000, Reports.leaks(Reports.read(files("report-").get(0)), "event").size(), r.describe());
         // _exit was not taken: the emulator's own exit work ran and wrote its report
         assertEquals(1, files("alive-").size(), r.describe());
     }
 
+    /** What a child did from its "exiting" (or "ready") line to its end. */
+    private record Exit(ChildJvm.Result result, long millis) {
+    }
+
+    private static Exit exitOf(ChildJvm child, String line, String... args) throws Exception {
+        ChildJvm.Running running = child.start(args);
+        running.awaitStdoutLine(line);
+        long from = System.nanoTime();
+        ChildJvm.Result r = running.finish();
+        return new Exit(r, (System.nanoTime() - from) / 1_000_000);
+    }
+
+    @Test
+    void twoHundredThousandEventsWithAShortTimeoutExitWithinTheBoundWithTheReportWholeOrAbsent() throws Exception {
+        Exit exit = exitOf(app(ManyEventsApp.class).agent(agent("timeout=500ms,exit-code=9")).jvmArg("-Xmx1g").timeout(180),
+                "exiting", "200000", "legacy");
+        ChildJvm.Result r = exit.result();
+        assertTrue(exit.millis() < 500 + WRITE_MARGIN_MILLIS + OUTSIDE_THE_HOOK_MILLIS, exit.millis() + " ms: " + r.describe());
+        assertEquals(9, r.exitCode(), "the leaks fail the run, and so does a lost report: " + r.describe());
+        List<Path> reports = files("report-");
+        if (reports.isEmpty()) {
+            assertTrue(r.stderr().lines().anyMatch(l -> l.startsWith("ncclguard: the report to ")
+                    && l.contains("was not written") && l.contains("raise timeout=")), r.describe());
+        } else {
+            assertEquals(200_000, Reports.leaks(Reports.read(reports.get(0)), "event").size(), r.describe());
+        }
+        assertEquals(List.of(), files(".report-"), "no temporary file left behind");
+    }
+
+    @Test
+    void aReportToAFifoNobodyReadsIsGivenUpAtTheBoundAndFailsTheRun() throws Exception {
+        Path fifo = dir.resolve("report.fifo");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+        assertEquals(0, mkfifo.waitFor(), "mkfifo " + fifo);
+        Exit exit = exitOf(app(ExitApp.class).agent("action=report,text=none,timeout=500ms,exit-code=7,report=" + fifo)
+                .timeout(60), "ready", "return");
+        ChildJvm.Result r = exit.result();
+        assertEquals(7, r.exitCode(), r.describe());
+        assertTrue(exit.millis() < 500 + WRITE_MARGIN_MILLIS + OUTSIDE_THE_HOOK_MILLIS, exit.millis() + " ms: " + r.describe());
+        List<String> lines = r.stderr().lines().filter(l -> l.contains("report.fifo")).toList();
+        assertEquals(1, lines.size(), r.describe());
+        assertTrue(lines.get(0).startsWith("ncclguard: the report to " + fifo + " was not written")
+                && lines.get(0).contains("timeout=500ms") && lines.get(0).contains("raise timeout="), lines.get(0));
+    }
+
     @Test
     void twoHundredThousandCompleteEventsAreNeverCalledPending() throws Exception {
-        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=500ms")).jvmArg("-Xmx1g").timeout(180)
+        // 3 s, not 500 ms: the report must be written to be read, and the bookkeeping of 200,000
+        // leaks alone can take 500 ms plus the margin on a loaded machine
+        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=3s")).jvmArg("-Xmx1g").timeout(180)
                 .run("200000", "created");
         assertEquals(0, r.exitCode(), r.describe());
         List<JsonNode> events = Reports.leaks(Reports.read(files("report-").get(0)), "event");
