@@ -152,7 +152,22 @@ final class Lifecycle implements Runnable {
         if (nativePart != null) {
             nativePart.dying(); // before a halt or _exit below too
         }
-        exitWithCodeIfAsked(options, report, !written, probe.leftHanging() || run.leftHanging(), leaks);
+        exitWithCodeIfAsked(options, report, !written, probe.leftHanging() || run.leftHanging(), leaks,
+                nativePart == null ? null : new NativeWatchdog(nativePart));
+    }
+
+    /** The native part's exit watchdog. A class, not a lambda: no method handles to link at exit. */
+    private static final class NativeWatchdog implements ProcessExit.Watchdog {
+        private final NativePart nativePart;
+
+        NativeWatchdog(NativePart nativePart) {
+            this.nativePart = nativePart;
+        }
+
+        @Override
+        public boolean arm(long millis, int status) {
+            return nativePart.armExitWatchdog(millis, status);
+        }
     }
 
     /** The end of the timeout kept for the report of {@code leaks} leaks. */
@@ -279,10 +294,10 @@ final class Lifecycle implements Runnable {
      * exit-code: only a JVM that was exiting 0 is turned into a failure; a failure is never masked.
      * A report that could not be written fails the run as a leak does: CI must not read a lost
      * report as a clean one. With a native call left hanging, the process ends here with the
-     * status it was exiting with.
+     * status it was exiting with: through exit(3) with the native part's watchdog armed, else _exit.
      */
     private static void exitWithCodeIfAsked(Options options, Report report, boolean lost, boolean hanging,
-                                            List<HandleView> leaks) {
+                                            List<HandleView> leaks, ProcessExit.Watchdog watchdog) {
         int code = options.exitCode();
         int status = Hooks.exitStatus;
         boolean exitingZero = (status == -1 || status == 0) && !Hooks.mainThreadFailed;
@@ -291,7 +306,7 @@ final class Lifecycle implements Runnable {
             JfrShutdown.runDeferred(); // the process ends here: JFR's dump must run before
         }
         if (hanging) {
-            ProcessExit.immediately(override ? code : exitingZero ? 0 : status == -1 ? 1 : status, leaks);
+            ProcessExit.afterExitHandlers(override ? code : exitingZero ? 0 : status == -1 ? 1 : status, leaks, watchdog);
         }
         if (override) {
             Runtime.getRuntime().halt(code);

@@ -84,6 +84,59 @@ class ExitBoundIT {
         assertEquals("timed-out", comm.path("cleanup").asText(), comm.toString());
     }
 
+    /** ProcessExit.EXIT_HANDLERS_MILLIS: what exit(3)'s handlers get before the watchdog's _exit. */
+    private static final long EXIT_HANDLERS_MILLIS = 2_000;
+    private static final String WATCHDOG_FIRED = "ncclguard: the libraries' exit handlers had not finished after";
+
+    /** The application's thread inside ncclCommDestroy at System.exit(3), and cleanup's abort of it hangs too. */
+    private ChildJvm trulyHung(String options) throws Exception {
+        return app(ExitApp.class).agent(agent("timeout=2s" + options)).env("NCCLEMU_HANG", "ncclCommDestroy,ncclCommAbort")
+                .timeout(60);
+    }
+
+    @Test
+    void aCallThatNeverReturnsLeavesTheLibrariesExitWorkItsChanceAndKeepsTheStatus() throws Exception {
+        Exit exit = exitOf(trulyHung(""), "ready", "exit-while-destroying");
+        ChildJvm.Result r = exit.result();
+        assertEquals(3, r.exitCode(), r.describe());
+        assertTrue(r.stderr().contains(NEVER_RETURNED), r.describe());
+        assertTrue(exit.millis() < 2_000 + WRITE_MARGIN_MILLIS + EXIT_HANDLERS_MILLIS + OUTSIDE_THE_HOOK_MILLIS,
+                exit.millis() + " ms: " + r.describe());
+        // exit(3) ran the emulator's exit work, which lists the communicator still alive inside it
+        assertFalse(alive("comm").isEmpty(), r.describe());
+        assertFalse(r.stderr().contains(WATCHDOG_FIRED), "exit(3) ended the process, not the watchdog: " + r.describe());
+    }
+
+    @Test
+    void exitHandlersThatWaitForTheHungCallAreEndedByTheWatchdogWithTheStatus() throws Exception {
+        // NCCLEMU_EXIT_WAITS: like a real library's teardown, the emulator's exit work waits for the stuck calls
+        Exit exit = exitOf(trulyHung("").env("NCCLEMU_EXIT_WAITS", "1"), "ready", "exit-while-destroying");
+        ChildJvm.Result r = exit.result();
+        assertEquals(3, r.exitCode(), r.describe());
+        assertTrue(exit.millis() < 2_000 + WRITE_MARGIN_MILLIS + EXIT_HANDLERS_MILLIS + OUTSIDE_THE_HOOK_MILLIS,
+                exit.millis() + " ms: " + r.describe());
+        assertTrue(r.stderr().contains(WATCHDOG_FIRED + " " + EXIT_HANDLERS_MILLIS + " ms; _exit(3)"), r.describe());
+    }
+
+    @Test
+    void withoutTheNativePartACallThatNeverReturnsEndsTheProcessWithUnderscoreExitAtOnce() throws Exception {
+        ChildJvm.Result r = trulyHung(",native=off,nccl-profiler=off").run("exit-while-destroying");
+        assertEquals(3, r.exitCode(), r.describe());
+        assertTrue(r.stderr().contains("ending the process with _exit(3) so that the libraries' exit handlers cannot hang it"),
+                r.describe());
+        assertEquals(List.of(), files("alive-"), "_exit skipped the emulator's exit work: " + r.describe());
+    }
+
+    @Test
+    void aCleanExitUnderTheNativePartNeverArmsTheWatchdog() throws Exception {
+        ChildJvm.Result r = app(ExitApp.class).agent(agent("timeout=2s")).timeout(60).run("exit-from-thread");
+        assertEquals(3, r.exitCode(), r.describe());
+        assertFalse(r.stderr().contains(NEVER_RETURNED), r.describe());
+        assertFalse(r.stderr().contains(WATCHDOG_FIRED), r.describe());
+        // everything was released by cleanup, and exit(3) ran the emulator's exit work
+        assertEquals(List.of(), alive("comm"), r.describe());
+    }
+
     @Test
     void twoHundredThousandEventsWithAShortTimeoutNeverClaimACallHung() throws Exception {
         ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=500ms")).jvmArg("-Xmx1g").timeout(180)
