@@ -20,6 +20,8 @@ if [ "$want" != "$have" ] || [ -n "$missing" ]; then
         --strip-debug --no-man-pages --no-header-files --compress=2 --output .gpu/jre
 fi
 cp agent/target/ncclguard-agent.jar agent/target/ncclguard-agent-classes.jar samples/target/ncclguard-samples.jar bench/target/ncclguard-bench.jar .gpu/
+# bench's stand-in libcudart.so.13 and libnccl.so.2 (they return at once): the wrappers' own cost
+rm -rf .gpu/stub-gpu && cp -r bench/target/stub-gpu .gpu/stub-gpu
 cp samples/bindings/jni.txt .gpu/bindings-jni.txt
 # the JDK's jni.h for scripts/gpu/80-native.sh, which links the EP runtime there with its libnccl_static.a
 rm -rf .gpu/jdk-include && cp -r "$jdk/include" .gpu/jdk-include

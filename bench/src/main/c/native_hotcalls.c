@@ -19,6 +19,7 @@ typedef struct { char internal[128]; } ncclUniqueId;
 int cudaEventQuery(cudaEvent_t e);
 int cudaEventRecord(cudaEvent_t e, cudaStream_t s);
 int cudaEventCreate(cudaEvent_t *e);
+int cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
 int cudaEventDestroy(cudaEvent_t e);
 int cudaStreamCreate(cudaStream_t *s);
 int cudaStreamSynchronize(cudaStream_t s);
@@ -37,7 +38,8 @@ static int (*real_sync)(cudaStream_t);
 static int (*real_allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t);
 
 static cudaStream_t stream;
-static cudaEvent_t event;
+static cudaEvent_t event;       /* cudaEventDisableTiming, as events made to synchronize are */
+static cudaEvent_t timed_event; /* the default: a record also takes a timestamp */
 static ncclComm_t comm;
 static float *buffer;
 
@@ -62,14 +64,15 @@ JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_setUp(JNIEnv *
   real_sync = (int (*)(cudaStream_t))dlsym(cudart, "cudaStreamSynchronize");
   real_allreduce = (int (*)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t))dlsym(nccl, "pncclAllReduce");
   ncclUniqueId id;
-  if (cudaStreamCreate(&stream) != 0 || cudaEventCreate(&event) != 0 || ncclGetUniqueId(&id) != 0 ||
+  if (cudaStreamCreate(&stream) != 0 || cudaEventCreateWithFlags(&event, 2 /* cudaEventDisableTiming */) != 0 ||
+      cudaEventCreate(&timed_event) != 0 || ncclGetUniqueId(&id) != 0 ||
       ncclCommInitRank(&comm, 1, id, 0) != 0 || cudaMalloc((void **)&buffer, 64 * sizeof(float)) != 0)
     return (*env)->NewStringUTF(env, "setting up the stream, event, communicator or buffer failed");
   return NULL;
 }
 
 /* What a loop calls: 0 cudaEventQuery, 1 cudaEventRecord, 2 ncclAllReduce, 3 cudaGetDevice
- * (untracked: not wrapped at all). Returns the elapsed ns of `iters` calls (stream
+ * (untracked: not wrapped at all), 4 cudaEventRecord of an event with timing. Returns the elapsed ns of `iters` calls (stream
  * synchronizes every 256 calls are outside the timed part). */
 JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_loop(JNIEnv *env, jclass c, jint fn, jboolean real,
                                                                    jlong iters) {
@@ -88,11 +91,13 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_loop(JNIEnv *env
     case 5: for (jlong i = 0; i < n; i++) real_allreduce(buffer, buffer, 1, 7, 0, comm, stream); break;
     case 6: for (jlong i = 0; i < n; i++) cudaGetDevice(&device); break;
     case 7: for (jlong i = 0; i < n; i++) real_get_device(&device); break;
+    case 8: for (jlong i = 0; i < n; i++) cudaEventRecord(timed_event, stream); break;
+    case 9: for (jlong i = 0; i < n; i++) real_record(timed_event, stream); break;
     default: return -1;
     }
     total += now_ns() - t0;
     /* the queued work would otherwise grow without bound: drained outside the timing */
-    if (fn == 1 || fn == 2) real ? real_sync(stream) : cudaStreamSynchronize(stream);
+    if (fn == 1 || fn == 2 || fn == 4) real ? real_sync(stream) : cudaStreamSynchronize(stream);
     done += n;
   }
   return total;

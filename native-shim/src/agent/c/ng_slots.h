@@ -63,36 +63,50 @@ static inline int ended(_Atomic uint32_t *l) { return (atomic_load_explicit(l, N
 #define REF_C 1u /* C follows the handle (not destroyed, not moved to Java) */
 #define REF_J 2u /* a Java record points at the slot */
 
-/* What event and stream slots share, first in both. */
+/* What event and stream slots share, first in both: 40 bytes. */
 typedef struct {
-  _Atomic uint64_t key; /* the event handle or stream key; 0 when free */
+  _Atomic uint64_t key;    /* the event handle or stream key; 0 when free */
+  _Atomic uint64_t handle; /* as the application sees it */
   _Atomic uint32_t lock;
   _Atomic uint32_t inc;
   _Atomic uint32_t refs;
   int32_t next_free; /* guarded by the map lock */
   int32_t index;     /* its own index, set once */
-  _Atomic uint64_t handle; /* as the application sees it */
   _Atomic int device;
 } ng_head;
+_Static_assert(sizeof(ng_head) == 40, "a slot's head leaves an event's hot fields room in its first cache line");
+
+/* An event's last record in one 16-byte word, written and read whole (see rec_store): no lock on
+ * a record. seq is the record's own op number (unique across streams; 0: never recorded); where
+ * packs its stream's slot + 1 (23 bits, 0: none), the event's incarnation and the stream slot's
+ * (7 bits each: a record a late writer of an earlier incarnation left is told apart, and so is a
+ * stream slot reused since) and seq minus the op number the record's completion covers (27 bits;
+ * all ones: unknown, it covers nothing). */
+typedef struct {
+  int64_t seq;
+  uint64_t where;
+} __attribute__((aligned(16))) ng_rec;
 
 typedef struct {
   ng_head h;
-  _Atomic int64_t last_record_seq;
   _Atomic int64_t completed_seq;
-  /* the last record, written under the lock, read between two equal versions */
-  _Atomic int32_t stream; /* its stream's slot, -1 none */
-  _Atomic int64_t op;
+  ng_rec rec;
+  /* the stream of the last record as the application sees it (stored before rec: a reader that
+   * sees a record sees its handle, unless two threads record the event at once) */
   _Atomic uint64_t stream_handle;
 } __attribute__((aligned(64))) ng_eslot; /* a slot never shares a cache line with another */
+_Static_assert(offsetof(ng_eslot, stream_handle) == 64, "what a record and a query touch is in one cache line");
 
 typedef struct {
   ng_head h;
-  _Atomic int64_t base;
-  _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
+  /* what counting an op reads and writes, in the first cache line */
   _Atomic int64_t enqueued;
-  _Atomic int64_t done;
   _Atomic int64_t last_seq; /* the highest op sequence number of the ops counted */
+  _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
+  _Atomic int64_t base;
+  _Atomic int64_t done;
 } __attribute__((aligned(64))) ng_sslot;
+_Static_assert(offsetof(ng_sslot, base) == 64, "what counting an op touches is in one cache line");
 
 #define CHUNK_BITS 12
 #define CHUNK (1 << CHUNK_BITS)
@@ -130,22 +144,6 @@ static inline ng_head *slot_at(ng_pool *p, int32_t i) {
 _Static_assert((MAX_CHUNKS << CHUNK_BITS) <= (1 << INDEX_BITS), "slot indexes fit their bits");
 
 
-
-
-
-
-
-/* Takes the lock of the incarnation found before; false (not locked) if it changed or ended. */
-static inline int lock_if(ng_head *h, uint32_t inc) {
-  word_lock(&h->lock);
-  if (atomic_load_explicit(&h->inc, NG_RELAXED) != inc || (atomic_load_explicit(&h->lock, NG_RELAXED) & ENDED)) {
-    word_unlock(&h->lock);
-    return 0;
-  }
-  return 1;
-}
-
-
 /* ---------------------------------------------------------------- the op sequence */
 extern _Atomic int64_t ng_op_seq;
 #define RESERVED (1 << 20)
@@ -168,7 +166,6 @@ typedef struct {
 extern __thread ng_thread ng_self;
 extern pthread_key_t ng_thread_key;
 extern atomic_int ng_threads_in_groups;
-
 
 
 static inline int64_t reserve(int64_t up_to) {
@@ -205,8 +202,8 @@ static inline void stream_enqueue(ng_sslot *s, uint32_t inc, int64_t seq) { (voi
  * now. count_at_enter < 0: the stream was not known at enter. */
 static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t seq, int64_t count_at_enter,
                                             int64_t *mine_out) {
-  int64_t base = atomic_load_explicit(&s->base, NG_RELAXED);
-  int64_t at_enter = count_at_enter > base ? count_at_enter : base;
+  /* a count read at enter is this incarnation's (else stream_count refuses) and so not below its base */
+  int64_t at_enter = count_at_enter >= 0 ? count_at_enter : atomic_load_explicit(&s->base, NG_RELAXED);
   int64_t mine = stream_count(s, inc, seq);
   if (mine < 0) return -1;
   *mine_out = mine;
@@ -225,40 +222,102 @@ static inline void stream_mark_done(ng_sslot *s, int64_t n) {
 }
 
 
-
 /* ---------------------------------------------------------------- events (EventRecord) */
-static inline void event_recorded(ng_eslot *e, uint32_t inc, int32_t stream, uint64_t stream_handle, int64_t op,
-                           int64_t seq) {
-  if (!lock_if(&e->h, inc)) return;
-  atomic_store_explicit(&e->stream, stream, NG_RELAXED);
-  atomic_store_explicit(&e->stream_handle, stream_handle, NG_RELAXED);
-  atomic_store_explicit(&e->op, op, NG_RELAXED);
-  atomic_store_explicit(&e->last_record_seq, seq, NG_RELAXED);
+#define REC_INC_SHIFT 23
+#define REC_STREAM_INC_SHIFT 30
+#define REC_DELTA_SHIFT 37
+#define REC_DELTA_UNKNOWN ((1ull << 27) - 1)
+
+static inline uint64_t rec_where(int32_t stream, uint32_t stream_inc, uint32_t inc, int64_t seq, int64_t op) {
+  uint64_t delta = op > 0 && op <= seq ? (uint64_t)(seq - op) : REC_DELTA_UNKNOWN;
+  if (delta > REC_DELTA_UNKNOWN) delta = REC_DELTA_UNKNOWN;
+  return (uint64_t)(stream + 1) | (uint64_t)(inc & INC_MASK) << REC_INC_SHIFT |
+         (uint64_t)(stream_inc & INC_MASK) << REC_STREAM_INC_SHIFT | delta << REC_DELTA_SHIFT;
+}
+static inline int32_t rec_stream(ng_rec r) { return (int32_t)(r.where & ((1u << REC_INC_SHIFT) - 1)) - 1; }
+static inline int rec_of(ng_rec r, uint32_t inc) { return ((r.where >> REC_INC_SHIFT) & INC_MASK) == (inc & INC_MASK); }
+static inline int rec_on_stream_inc(ng_rec r, uint32_t stream_inc) {
+  return ((r.where >> REC_STREAM_INC_SHIFT) & INC_MASK) == (stream_inc & INC_MASK);
+}
+static inline int64_t rec_op(ng_rec r) {
+  uint64_t delta = r.where >> REC_DELTA_SHIFT;
+  return delta == REC_DELTA_UNKNOWN ? 0 : r.seq - (int64_t)delta;
+}
+
+/* Whether a record is one 16-byte store (SSE, aligned): single-copy atomic on every x86-64 that
+ * has AVX (Intel SDM vol. 3A 9.1.1, AMD APM vol. 2 7.3.2), so a record takes no lock and no
+ * locked instruction. Elsewhere, and under the thread sanitizer (which cannot see such a store),
+ * the slot's lock guards the two halves and readers read them as a seqlock. Set once, before the
+ * first slot. */
+extern int ng_rec_whole;
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#include <emmintrin.h>
+#define NG_REC_WHOLE_POSSIBLE 1
+#else
+#define NG_REC_WHOLE_POSSIBLE 0
+#endif
+
+static inline void rec_store(ng_eslot *e, int64_t seq, uint64_t where) {
+#if NG_REC_WHOLE_POSSIBLE
+  if (NG_LIKELY(ng_rec_whole)) {
+    __m128i v = _mm_set_epi64x((long long)where, (long long)seq);
+    __asm__ volatile("movdqa %1, %0" : "=m"(e->rec) : "x"(v) : "memory");
+    return;
+  }
+#endif
+  word_lock(&e->h.lock);
+  __atomic_store_n(&e->rec.seq, seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&e->rec.where, where, __ATOMIC_RELAXED);
   word_unlock(&e->h.lock);
+}
+
+static inline ng_rec rec_load(ng_eslot *e) {
+  ng_rec r;
+#if NG_REC_WHOLE_POSSIBLE
+  if (NG_LIKELY(ng_rec_whole)) {
+    __m128i v;
+    __asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(e->rec) : "memory");
+    r.seq = _mm_cvtsi128_si64(v);
+    r.where = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+    return r;
+  }
+#endif
+  int spins = 0;
+  while (1) {
+    uint32_t version = read_version(&e->h.lock);
+    r.seq = __atomic_load_n(&e->rec.seq, __ATOMIC_RELAXED);
+    r.where = __atomic_load_n(&e->rec.where, __ATOMIC_RELAXED);
+    if (validate(&e->h.lock, version)) return r;
+    back_off(&spins);
+  }
+}
+
+/* The number of the event's last record in incarnation inc, 0 if none. */
+static inline int64_t event_last_seq(ng_eslot *e, uint32_t inc) {
+  ng_rec r = rec_load(e);
+  return rec_of(r, inc) ? r.seq : 0;
+}
+
+/* A record, unless the slot is another incarnation's or ended by now. A writer that checked just
+ * before a release and a reuse may still land its record on the next incarnation: its incarnation
+ * bits tell readers to ignore it. */
+static inline void event_recorded(ng_eslot *e, uint32_t inc, ng_sslot *s, uint32_t sinc, int64_t op, int64_t seq) {
+  if (atomic_load_explicit(&e->h.inc, NG_ACQUIRE) != inc || ended(&e->h.lock)) return;
+  atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
+  rec_store(e, seq, rec_where(s->h.index, sinc, inc, seq, op));
 }
 
 /* The record numbered seq is complete, and with it its stream's ops up to the record. */
 static inline void event_completed(ng_eslot *e, int64_t seq) {
   if (seq == 0 || seq == atomic_load_explicit(&e->completed_seq, NG_ACQUIRE)) return;
-  int32_t on;
-  int64_t op;
-  int spins = 0;
-  while (1) {
-    uint32_t version = read_version(&e->h.lock);
-    int64_t last = atomic_load_explicit(&e->last_record_seq, NG_RELAXED);
-    on = atomic_load_explicit(&e->stream, NG_RELAXED);
-    op = atomic_load_explicit(&e->op, NG_RELAXED);
-    if (validate(&e->h.lock, version)) {
-      if (last != seq) return;
-      break;
-    }
-    back_off(&spins);
-  }
+  ng_rec r = rec_load(e);
+  if (r.seq != seq || !rec_of(r, atomic_load_explicit(&e->h.inc, NG_ACQUIRE))) return;
   /* the stream first: once completed_seq says so, the record's work is marked done */
-  if (on >= 0) stream_mark_done(SSLOT(on), op);
+  int32_t on = rec_stream(r);
+  if (on >= 0) stream_mark_done(SSLOT(on), rec_op(r));
   while (1) {
     int64_t done = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
-    if (done == seq || atomic_load_explicit(&e->last_record_seq, NG_ACQUIRE) != seq) return;
+    if (done == seq || rec_load(e).seq != seq) return;
     if (atomic_compare_exchange_weak_explicit(&e->completed_seq, &done, seq, memory_order_acq_rel, NG_RELAXED)) return;
   }
 }
@@ -271,6 +330,8 @@ static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_L
  * compile time: one lock-free lookup per handle and the slot's own update, nothing else. Anything
  * else (a miss, a JAVA mark, a special stream, work inside a native group) takes the generic path
  * (ng_enter / ng_exit), which does the same and more. */
+/* Inlined into each wrapper, where the effect is a constant: only that effect's case is left. */
+#define NG_HOT __attribute__((always_inline))
 static inline ng_head *hot_slot(int events, int32_t i) {
   ng_pool *p = events ? &ng_epool : &ng_spool;
   char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
@@ -284,7 +345,7 @@ static inline int hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
 
 /* The slot of key: the call site's hint when it is that handle's (a loop on one event or stream
  * reads no map), else the map's, which becomes the hint if the site has none or an ended one. */
-static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
+NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
   if (NG_LIKELY(hint != NULL) && hot_valid(hint, key, inc)) return hint;
   uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
@@ -301,13 +362,13 @@ typedef struct {
   int64_t token;
 } ng_hot;
 
-static inline int ng_hot_enter(ng_hot *h, ng_caller *c, int effect, uint64_t handle, uint64_t stream) {
+NG_HOT static inline int ng_hot_enter(ng_hot *h, ng_caller *c, int effect, uint64_t handle, uint64_t stream) {
   switch (effect) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC:
     h->a = ng_hot_find(1, c, handle, &h->ainc);
     if (h->a == NULL) return 0;
-    h->token = atomic_load_explicit(&((ng_eslot *)h->a)->last_record_seq, NG_ACQUIRE);
+    h->token = event_last_seq((ng_eslot *)h->a, h->ainc);
     return 1;
   case NG_EFFECT_STREAM_SYNC:
   case NG_EFFECT_STREAM_QUERY:
@@ -336,7 +397,7 @@ static inline int same_incarnation(ng_head *h, uint32_t inc) {
   return atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc && !ended(&h->lock);
 }
 
-static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
+NG_HOT static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
   /* a query's cudaErrorNotReady, like any error, changes nothing */
   if (status != 0) return;
   switch (effect) {
@@ -356,8 +417,7 @@ static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
     ng_sslot *s = (ng_sslot *)h->a;
     int64_t mine;
     int64_t op = stream_enqueue_record(s, h->ainc, atomic_load_explicit(&ng_op_seq, NG_ACQUIRE), h->token, &mine);
-    if (op >= 0)
-      event_recorded((ng_eslot *)h->b, h->binc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, mine);
+    if (op >= 0) event_recorded((ng_eslot *)h->b, h->binc, s, h->ainc, op, mine);
     return;
   }
   case NG_EFFECT_COMM_ENQUEUE:

@@ -2,7 +2,8 @@
  *
  * A C slot per event and stream that native code created, or a stream first seen in native work,
  * ports the Java tracker's EventRecord and StreamRecord exactly: a one-word lock (ENDED, HELD and a
- * version: a CAS to take it, a release store to free it, a seqlock for readers), op numbers
+ * version: a CAS to take it, a release store to free it, a seqlock for readers), an event's last
+ * record in one 16-byte word stored whole (no lock: see ng_rec in ng_slots.h), op numbers
  * reserved 2^20 at a time in one op sequence (an op counted by one atomic add, where the Java
  * record takes its lock), an event record numbered by its own op number (unique: op ranges of
  * streams never overlap, where the Java tracker takes per-thread blocks of the sequence),
@@ -146,14 +147,25 @@ static int event_pending(ng_eslot *e, int32_t *stream, uint64_t *stream_handle) 
   int spins = 0;
   while (1) {
     int64_t done = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
-    uint32_t version = read_version(&e->h.lock);
-    int64_t last = atomic_load_explicit(&e->last_record_seq, NG_RELAXED);
-    int32_t on = atomic_load_explicit(&e->stream, NG_RELAXED);
+    ng_rec r = rec_load(e);
     uint64_t handle = atomic_load_explicit(&e->stream_handle, NG_RELAXED);
-    if (validate(&e->h.lock, version) && atomic_load_explicit(&e->completed_seq, NG_ACQUIRE) == done) {
+    if (atomic_load_explicit(&e->completed_seq, NG_ACQUIRE) == done) {
+      if (!rec_of(r, atomic_load_explicit(&e->h.inc, NG_ACQUIRE))) {
+        *stream = -1;
+        *stream_handle = 0;
+        return 0;
+      }
+      /* the stream's handle from its slot while that is still the record's stream, else as recorded */
+      int32_t on = rec_stream(r);
+      if (on >= 0) {
+        ng_sslot *s = SSLOT(on);
+        uint32_t before = atomic_load_explicit(&s->h.inc, NG_ACQUIRE);
+        uint64_t now = atomic_load_explicit(&s->h.handle, NG_ACQUIRE);
+        if (rec_on_stream_inc(r, before) && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == before) handle = now;
+      }
       *stream = on;
       *stream_handle = handle;
-      return last != 0 && done != last;
+      return r.seq != 0 && done != r.seq;
     }
     back_off(&spins);
   }
@@ -191,13 +203,11 @@ static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
   atomic_store_explicit(&e->h.handle, handle, NG_RELAXED);
   atomic_store_explicit(&e->h.device, device, NG_RELAXED);
   atomic_store_explicit(&e->h.refs, REF_C, NG_RELAXED);
-  atomic_store_explicit(&e->last_record_seq, 0, NG_RELAXED);
-  atomic_store_explicit(&e->completed_seq, 0, NG_RELAXED);
-  atomic_store_explicit(&e->stream, -1, NG_RELAXED);
-  atomic_store_explicit(&e->op, 0, NG_RELAXED);
-  atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
-  atomic_store_explicit(&e->h.key, handle, NG_RELEASE);
   *inc = atomic_load_explicit(&e->h.inc, NG_RELAXED);
+  atomic_store_explicit(&e->completed_seq, 0, NG_RELAXED);
+  atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
+  rec_store(e, 0, rec_where(-1, 0, *inc, 0, 0));
+  atomic_store_explicit(&e->h.key, handle, NG_RELEASE);
   ng_map_put(&ng_events, handle, (uint64_t)i + 2);
   if (old >= 2) {
     ng_head *h = slot_at(&ng_epool, (int32_t)(old - 2));
@@ -315,7 +325,13 @@ static void comm_released(uint64_t comm) {
   ng_map_unlock();
 }
 
+int ng_rec_whole;
+
 void ng_track_init(void) {
+#if NG_REC_WHOLE_POSSIBLE
+  __builtin_cpu_init();
+  ng_rec_whole = __builtin_cpu_supports("avx");
+#endif
   ng_map_init(&ng_events, 1024);
   ng_map_init(&ng_streams, 256);
   ng_map_init(&ng_comms, 256);
@@ -435,7 +451,6 @@ static void work_exit(ng_call *k, int status) {
     int java;
     uint32_t einc;
     ng_eslot *e = (ng_eslot *)find(&ng_epool, handle, &einc, &java);
-    int32_t si = s->h.index;
     if (e == NULL) {
       /* events follow their stream: a Java event (or one never seen) recorded on a C stream is C's now */
       int device = ng_current_device();
@@ -444,12 +459,12 @@ static void work_exit(ng_call *k, int status) {
       ng_map_unlock();
       if (i < 0) return;
       e = ESLOT(i);
-      event_recorded(e, einc, si, stream, op, mine);
+      event_recorded(e, einc, s, k->inc, op, mine);
       if (ng_up_ready() && ng_up_seen(k->fn, handle, device, slot_id(&ng_epool, i, einc), &k->caller->site))
         java_holds(&ng_epool, i, einc);
       return;
     }
-    event_recorded(e, einc, si, stream, op, mine);
+    event_recorded(e, einc, s, k->inc, op, mine);
   }
 }
 
@@ -459,7 +474,7 @@ static void event_enter(ng_call *k, uint64_t event) {
   if (h != NULL) {
     k->mode = MODE_C;
     k->slot = h;
-    k->token = atomic_load_explicit(&((ng_eslot *)h)->last_record_seq, NG_ACQUIRE);
+    k->token = event_last_seq((ng_eslot *)h, k->inc);
     return;
   }
   if (ng_up_ready()) {
@@ -733,7 +748,7 @@ int64_t ng_api_slot_token(int fn, int slot) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC: {
     ng_eslot *e = event_slot(slot);
-    return live(e ? &e->h : NULL) ? atomic_load_explicit(&e->last_record_seq, NG_ACQUIRE) : 0;
+    return live(e ? &e->h : NULL) ? event_last_seq(e, atomic_load_explicit(&e->h.inc, NG_ACQUIRE)) : 0;
   }
   case NG_EFFECT_EVENT_RECORD:
   case NG_EFFECT_STREAM_SYNC:
@@ -773,7 +788,8 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     ng_sslot *s = stream_slot(slot);
     if (!live(s ? &s->h : NULL)) return -1;
     int64_t mine;
-    int64_t op = stream_enqueue_record(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), seq, token, &mine);
+    uint32_t sinc = atomic_load_explicit(&s->h.inc, NG_ACQUIRE);
+    int64_t op = stream_enqueue_record(s, sinc, seq, token, &mine);
     if (op < 0) return -1;
     int java;
     uint32_t inc;
@@ -789,7 +805,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
       i = e->h.index;
     }
     java_holds(&ng_epool, i, inc);
-    event_recorded(e, inc, s->h.index, atomic_load_explicit(&s->h.handle, NG_RELAXED), op, mine);
+    event_recorded(e, inc, s, sinc, op, mine);
     return slot_id(&ng_epool, i, inc);
   }
   default:

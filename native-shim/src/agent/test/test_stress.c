@@ -218,7 +218,82 @@ static void many_threads_creating_at_once_get_distinct_slots(void) {
   }
 }
 
+/* One event recorded by 8 threads, each on its own stream, while 2 others read its state: what a
+ * reader sees is always one record whole (the stream slot and the handle of one of those streams,
+ * together), and once every stream is synchronized and the event seen complete, nothing pending. */
+#define RECORDERS 8
+static cudaEvent_t shared_event;
+static cudaStream_t recorder_streams[RECORDERS];
+static int recorder_slots[RECORDERS];
+static atomic_long torn, seen_pending;
+
+static void *recorder(void *arg) {
+  int me = (int)(intptr_t)arg;
+  float *buf = calloc(64, sizeof(float));
+  ncclComm_t comm = one_rank_comm();
+  for (int i = 0; i < ITERATIONS; i++) {
+    REQUIRE_EQ(fj->allreduce(buf, 64, comm, recorder_streams[me]), 0);
+    REQUIRE_EQ(fj->event_record(shared_event, recorder_streams[me]), 0);
+    if (i % 8 == 7) REQUIRE_EQ(fj->stream_sync(recorder_streams[me]), 0);
+  }
+  REQUIRE_EQ(fj->stream_sync(recorder_streams[me]), 0);
+  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+  free(buf);
+  return NULL;
+}
+
+static void *record_reader(void *arg) {
+  int32_t slot = (int32_t)(intptr_t)arg;
+  while (atomic_load(&reading)) {
+    int64_t out[3];
+    ng->events_pending(&slot, 1, out);
+    if (out[0] == 1) {
+      atomic_fetch_add(&seen_pending, 1);
+      int whole = 0;
+      for (int k = 0; k < RECORDERS; k++) {
+        if (out[1] == recorder_slots[k] && out[2] == (int64_t)(uintptr_t)recorder_streams[k]) whole = 1;
+      }
+      if (!whole) atomic_fetch_add(&torn, 1);
+    }
+    atomic_fetch_add(&reads, 1);
+  }
+  return NULL;
+}
+
+static void one_event_recorded_on_many_streams_at_once_is_always_one_record_whole(void) {
+  load_agent(&java_like, 1);
+  load_fake();
+  fn_event_create = fn_id("cudaEventCreateWithFlags");
+  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
+  fn_event_destroy = fn_id("cudaEventDestroy");
+  fn_stream_destroy = fn_id("cudaStreamDestroy");
+  REQUIRE_EQ(fj->event_create(&shared_event), 0);
+  int es = last_slot[0];
+  for (int k = 0; k < RECORDERS; k++) {
+    REQUIRE_EQ(fj->stream_create(&recorder_streams[k]), 0);
+    recorder_slots[k] = last_slot[1];
+  }
+  CHECK(es >= 0);
+  atomic_store(&reading, 1);
+  pthread_t w[RECORDERS], r[2];
+  for (int i = 0; i < 2; i++) pthread_create(&r[i], NULL, record_reader, (void *)(intptr_t)es);
+  for (int k = 0; k < RECORDERS; k++) pthread_create(&w[k], NULL, recorder, (void *)(intptr_t)k);
+  for (int k = 0; k < RECORDERS; k++) pthread_join(w[k], NULL);
+  atomic_store(&reading, 0);
+  for (int i = 0; i < 2; i++) pthread_join(r[i], NULL);
+  CHECK_EQ(atomic_load(&torn), 0);
+  CHECK(atomic_load(&seen_pending) > 0);
+  /* every stream synchronized: the last record's work is done, and the query that sees it says so */
+  CHECK_EQ(fj->event_query(shared_event), 0);
+  CHECK_EQ(event_pending(es), 0);
+  for (int k = 0; k < RECORDERS; k++) CHECK_EQ(stream_pending(recorder_slots[k]), 0);
+  REQUIRE_EQ(fj->event_destroy(shared_event), 0);
+  for (int k = 0; k < RECORDERS; k++) REQUIRE_EQ(fj->stream_destroy(recorder_streams[k]), 0);
+}
+
 static const struct test_case cases[] = {
+    {"one_event_recorded_on_many_streams_at_once_is_always_one_record_whole",
+     one_event_recorded_on_many_streams_at_once_is_always_one_record_whole, NULL, NULL},
     {"sixteen_threads_create_use_and_release_while_others_read", sixteen_threads_create_use_and_release_while_others_read,
      NULL, NULL},
     {"many_threads_creating_at_once_get_distinct_slots", many_threads_creating_at_once_get_distinct_slots, NULL, NULL},

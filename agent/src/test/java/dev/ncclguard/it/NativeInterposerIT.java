@@ -136,7 +136,7 @@ class NativeInterposerIT {
         library[19] = 0;
         Path notALibrary = Files.write(dir.resolve("libncclguard.so"), library);
         Path report = dir.resolve("unloadable.json");
-        ChildJvm.Result r = ChildJvm.sample().jvmArg("-Dncclguard.native.test.library=" + notALibrary)
+        ChildJvm.Result r = ChildJvm.sample().jvmArg("-Dncclguard.test.native-library=" + notALibrary)
                 .agent("report=" + report).run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
         List<String> lines = r.stderr().lines().filter(l -> l.contains("the native part is off")).toList();
@@ -144,6 +144,7 @@ class NativeInterposerIT {
         assertTrue(lines.get(0).startsWith("ncclguard: the native part is off: cannot load " + notALibrary), lines.get(0));
         assertTrue(lines.get(0).contains("the Java bridges go on"), lines.get(0));
         assertTrue(lines.get(0).contains("AARCH64"), "the loader's reason: " + lines.get(0));
+        assertFalse(r.stderr().contains("is no option"), "the test property is the agent's own: " + r.describe());
         JsonNode json = Reports.read(report);
         assertEquals(2, Reports.leaks(json, "comm").size(), json.toString());
         assertEquals("jna-interface", Reports.leaks(json, "comm").get(0).path("bridge").asText());

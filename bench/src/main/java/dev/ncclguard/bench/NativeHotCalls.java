@@ -22,12 +22,15 @@ import java.util.Map;
  *      [--agentless agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so] [--iters N] [--rounds R]
  * </pre>
  * {@code --agentless}: promote the native library here, without the agent (its C state only, no
- * Java side); under {@code -javaagent} the agent has done it before main.
+ * Java side); under {@code -javaagent} the agent has done it before main. With
+ * {@code -Dncclguard.emu=bench/target/stub-gpu} the "real" functions are stand-ins that return at
+ * once (stub_gpu.c), and what is added is the agent's own work alone. Each round runs the wrapper
+ * and the real function in alternating pieces; "added" is the median of the rounds' differences.
  */
 public final class NativeHotCalls {
     private static final String LIBRARY = "dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so";
     private static final String[] FUNCTIONS = {"cudaEventQuery", "cudaEventRecord", "ncclAllReduce",
-        "cudaGetDevice (untracked)"};
+        "cudaGetDevice (untracked)", "cudaEventRecord (timing event)"};
     /** dlopen's RTLD_NOW | RTLD_GLOBAL on Linux. */
     private static final int NOW_GLOBAL = 0x2 | 0x100;
 
@@ -73,9 +76,7 @@ public final class NativeHotCalls {
             loop(fn, true, iters / 10);
             long before = allocatedBytes();
             for (int r = 0; r < rounds; r++) {
-                // interleaved, so that a noisy neighbour costs both the same
-                wrapped[r] = loop(fn, false, iters) / (double) iters;
-                real[r] = loop(fn, true, iters) / (double) iters;
+                paired(fn, iters, r, wrapped, real);
             }
             allocated += allocatedBytes() - before;
             report(FUNCTIONS[fn], wrapped, real, "ns");
@@ -95,6 +96,31 @@ public final class NativeHotCalls {
         report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
     }
 
+    /** Pieces a round is cut into, wrapper and real alternating (which goes first flips each piece). */
+    private static final int PIECES = 16;
+
+    /**
+     * One round: the wrapper's and the real function's loops in {@link #PIECES} alternating pieces,
+     * so that what drifts during a round (a neighbour's load, the clock, a stream's depth) costs
+     * both alike and the round's difference is a paired one.
+     */
+    private static void paired(int fn, long iters, int round, double[] wrapped, double[] real) {
+        long piece = Math.max(1, iters / PIECES);
+        long w = 0;
+        long r = 0;
+        for (int p = 0; p < PIECES; p++) {
+            if ((p & 1) == 0) {
+                w += loop(fn, false, piece);
+                r += loop(fn, true, piece);
+            } else {
+                r += loop(fn, true, piece);
+                w += loop(fn, false, piece);
+            }
+        }
+        wrapped[round] = w / (double) (piece * PIECES);
+        real[round] = r / (double) (piece * PIECES);
+    }
+
     /** Bytes this thread allocated so far (HotSpot's per-thread counter), -1 where unsupported. */
     private static long allocatedBytes() {
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -104,13 +130,24 @@ public final class NativeHotCalls {
         return -1;
     }
 
+    /**
+     * "added" is the median of the rounds' paired differences; the minima of each side, and their
+     * difference, follow for comparison with earlier runs.
+     */
     private static void report(String what, double[] wrapped, double[] real, String unit) {
         double[] w = wrapped.clone();
         double[] r = real.clone();
+        double[] d = new double[w.length];
+        for (int i = 0; i < d.length; i++) {
+            d[i] = wrapped[i] - real[i];
+        }
         Arrays.sort(w);
         Arrays.sort(r);
-        System.out.printf("%-36s wrapper %8.2f %s, real %8.2f %s, added %8.2f %s (min of %d; medians %.2f / %.2f)%n",
-                what, w[0], unit, r[0], unit, w[0] - r[0], unit, w.length, w[w.length / 2], r[r.length / 2]);
+        Arrays.sort(d);
+        System.out.printf("%-36s wrapper %8.2f %s, real %8.2f %s, added %8.2f %s (median of %d paired rounds, "
+                        + "from %.2f to %.2f; min %.2f / %.2f)%n",
+                what, w[w.length / 2], unit, r[r.length / 2], unit, d[d.length / 2], unit, d.length, d[0],
+                d[d.length - 1], w[0], r[0]);
     }
 
     private static void load() throws IOException {

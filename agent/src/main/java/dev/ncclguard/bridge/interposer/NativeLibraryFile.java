@@ -28,7 +28,7 @@ final class NativeLibraryFile {
     static final String RESOURCE = "ncclguard-native/linux-x86_64/libncclguard.so";
     static final String FILE = "libncclguard.so";
     /** Loads this file instead of the extracted one (tests simulate a library that cannot be loaded). */
-    static final String TEST_LIBRARY = "ncclguard.native.test.library";
+    static final String TEST_LIBRARY = "ncclguard.test.native-library";
     private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     /** Why the native part is off, in one line with what to do; null when it is loaded. */
