@@ -1,5 +1,6 @@
 package dev.ncclguard.cleanup;
 
+import dev.ncclguard.bridge.interposer.NativePart;
 import dev.ncclguard.catalog.ExitCalls;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.HandleView;
@@ -19,21 +20,15 @@ public final class ProcessExit {
     /** How long the C libraries' exit handlers get before the watchdog's _exit. */
     public static final long EXIT_HANDLERS_MILLIS = 2_000;
 
-    /** The agent's native part's watchdog (bridge.interposer.NativePart), as cleanup sees it. */
-    public interface Watchdog {
-        /** Arms an _exit(status) in {@code millis} ms; false when it could not. */
-        boolean arm(long millis, int status);
-    }
-
     private ProcessExit() {
     }
 
     /**
-     * Does not return. With a {@code watchdog} that arms, Runtime.halt(status), through exit(3)
-     * and its handlers; else {@link #immediately}.
+     * Does not return. With the agent's {@code nativePart} (null without one) and its watchdog
+     * armed, Runtime.halt(status), through exit(3) and its handlers; else {@link #immediately}.
      */
-    public static void afterExitHandlers(int status, List<HandleView> leaks, Watchdog watchdog) {
-        if (watchdog != null && watchdog.arm(EXIT_HANDLERS_MILLIS, status)) {
+    public static void afterExitHandlers(int status, List<HandleView> leaks, NativePart nativePart) {
+        if (nativePart != null && nativePart.armExitWatchdog(EXIT_HANDLERS_MILLIS, status)) {
             Log.exitWarning("a call into NCCL or CUDA never returned; ending the process with _exit(" + status
                     + ") if the libraries' exit handlers have not ended it within " + EXIT_HANDLERS_MILLIS + " ms");
             System.out.flush();

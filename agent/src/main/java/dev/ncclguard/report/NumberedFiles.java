@@ -102,7 +102,7 @@ public final class NumberedFiles {
             }
             gate.writing(temp);
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                content.writeTo(Channels.newOutputStream(channel));
+                content.writeTo(gate.guard(Channels.newOutputStream(channel)));
                 channel.force(true);
             }
             if (!gate.beginCommit()) {

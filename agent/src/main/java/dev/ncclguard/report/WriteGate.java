@@ -1,6 +1,7 @@
 package dev.ncclguard.report;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -14,8 +15,8 @@ import java.util.concurrent.locks.LockSupport;
  * already begun is waited for (it is one system call), so a report is in place whole or not at all.
  */
 public final class WriteGate {
-    /** For writes nobody abandons: every commit goes through. */
-    public static final WriteGate OPEN = new WriteGate();
+    /** For writes nobody abandons, shared by any number at once: it keeps no state. */
+    public static final WriteGate OPEN = new WriteGate(false);
 
     private static final int WRITING = 0;
     private static final int COMMITTING = 1;
@@ -24,27 +25,42 @@ public final class WriteGate {
     private static final long COMMIT_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final AtomicInteger state = new AtomicInteger(WRITING);
+    /** False for {@link #OPEN}: then nothing is recorded and nothing can abandon. */
+    private final boolean abandonable;
     /** The temporary file being written, removed by an abandon. */
     private volatile Path temp;
 
+    /** A gate for one write (its files one after the other) that another thread may abandon. */
+    public WriteGate() {
+        this(true);
+    }
+
+    private WriteGate(boolean abandonable) {
+        this.abandonable = abandonable;
+    }
+
     /** The temporary file a write makes now. */
     void writing(Path file) {
-        temp = file;
+        if (abandonable) {
+            temp = file;
+        }
     }
 
     /** Before the rename or link that puts a finished file in place: false once abandoned. */
     boolean beginCommit() {
-        return state.compareAndSet(WRITING, COMMITTING);
+        return !abandonable || state.compareAndSet(WRITING, COMMITTING);
     }
 
     /** After that rename or link (or its failure): the next file may be written. */
     void endCommit() {
-        temp = null;
-        state.compareAndSet(COMMITTING, WRITING);
+        if (abandonable) {
+            temp = null;
+            state.compareAndSet(COMMITTING, WRITING);
+        }
     }
 
     public boolean abandoned() {
-        return state.get() == ABANDONED;
+        return abandonable && state.get() == ABANDONED;
     }
 
     /**
@@ -53,6 +69,9 @@ public final class WriteGate {
      * commit has still not ended, which leaves the file it renames to finish or not.
      */
     public boolean abandon() {
+        if (!abandonable) {
+            throw new IllegalStateException("WriteGate.OPEN cannot be abandoned");
+        }
         long until = System.nanoTime() + COMMIT_WAIT_NANOS;
         while (!state.compareAndSet(WRITING, ABANDONED)) {
             if (state.get() == ABANDONED) {
@@ -72,6 +91,47 @@ public final class WriteGate {
             }
         }
         return true;
+    }
+
+    /**
+     * {@code out}, stopped at its next write once abandoned: an abandoned writer stops making its
+     * report (tens of MB) and leaves the CPU to the exit. {@link #OPEN}'s is {@code out} itself.
+     */
+    OutputStream guard(OutputStream out) {
+        return abandonable ? new Guarded(out, this) : out;
+    }
+
+    private static final class Guarded extends OutputStream {
+        private final OutputStream out;
+        private final WriteGate gate;
+
+        Guarded(OutputStream out, WriteGate gate) {
+            this.out = out;
+            this.gate = gate;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            check();
+            out.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            check();
+            out.write(b, off, len);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            out.flush();
+        }
+
+        private void check() throws AbandonedException {
+            if (gate.abandoned()) {
+                throw new AbandonedException();
+            }
+        }
     }
 
     /** Thrown inside the abandoned write, so that it stops and logs nothing of its own. */

@@ -16,8 +16,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The exit stays within its bound and says only what is true, in child JVMs on the emulator: an
- * application thread still inside its own ncclCommDestroy while System.exit runs, and an exit with
- * 200,000 leaked events and a short timeout where nothing hangs.
+ * application thread still inside its own ncclCommDestroy while System.exit runs, calls that never
+ * return (the libraries' exit work still runs, the watchdog ends handlers that hang), a report
+ * write that cannot finish, and exits with many leaked events and a short timeout where nothing hangs.
  */
 class ExitBoundIT {
     /** A JVM start, the 2 s cleanup bound, and a slow machine. Without the bound, the run never ends. */
@@ -27,9 +28,10 @@ class ExitBoundIT {
     private static final long WRITE_MARGIN_MILLIS = 2_000;
     /**
      * What the exit takes outside the agent's hook: the JVM's shutdown up to it, its teardown after,
-     * the emulator's own exit report (8 MB for 200,000 events), and a loaded machine.
+     * the emulator's own exit report (8 MB for 200,000 events), on a loaded machine (4.5 s seen with
+     * the whole build running on 2 shared cores). Without the bound, the FIFO case never ends.
      */
-    private static final long OUTSIDE_THE_HOOK_MILLIS = 3_000;
+    private static final long OUTSIDE_THE_HOOK_MILLIS = 8_000;
 
     @TempDir
     Path dir;
@@ -193,14 +195,17 @@ class ExitBoundIT {
     }
 
     @Test
-    void twoHundredThousandCompleteEventsAreNeverCalledPending() throws Exception {
-        // 3 s, not 500 ms: the report must be written to be read, and the bookkeeping of 200,000
-        // leaks alone can take 500 ms plus the margin on a loaded machine
-        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=3s")).jvmArg("-Xmx1g").timeout(180)
-                .run("200000", "created");
+    void completeEventsWithAShortTimeoutAreNeverCalledPending() throws Exception {
+        // 20,000 and 100 ms rather than 200,000 and 500 ms: the deadline still cuts cleanup short,
+        // and the report (10 MB, not 100) is written within its 2 s margin on a loaded machine too,
+        // where 200,000 leaks' report is given up (twoHundredThousandEvents...WholeOrAbsent)
+        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=100ms")).jvmArg("-Xmx1g").timeout(180)
+                .run("20000", "created");
         assertEquals(0, r.exitCode(), r.describe());
-        List<JsonNode> events = Reports.leaks(Reports.read(files("report-").get(0)), "event");
-        assertEquals(200_000, events.size(), r.describe());
+        List<Path> reports = files("report-");
+        assertEquals(1, reports.size(), r.describe());
+        List<JsonNode> events = Reports.leaks(Reports.read(reports.get(0)), "event");
+        assertEquals(20_000, events.size(), r.describe());
         for (JsonNode event : events) {
             // their stream was synchronized: each is complete, whether cleanup got to destroy it or not
             assertFalse(event.path("cleanupNote").asText().contains("still pending"), event.toString());
