@@ -9,6 +9,7 @@
 #include <jni.h>
 #include <jvmti.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,6 +467,62 @@ static void JNICALL j_dying(JNIEnv *env, jclass c) {
   mark_dying();
 }
 
+/* ---------------------------------------------------------------- exit watchdog */
+/* Armed by the exit hook when a call into NCCL or CUDA never returned: the JVM then goes on to
+ * exit(3), whose handlers (the libraries' own exit work) get `millis`; if they have not ended the
+ * process by then, this plain thread (never attached to the JVM) calls _exit(status). Armed once:
+ * the flag is set before the values are written and the thread is made after, so the thread
+ * reads them after pthread_create's barrier and nothing else ever writes them. */
+static atomic_int watchdog_armed;
+static long watchdog_millis;
+static int watchdog_status;
+
+static void *exit_watchdog(void *p) {
+  (void)p;
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += watchdog_millis / 1000;
+  until.tv_nsec += (watchdog_millis % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
+  }
+  char line[160];
+  int n = snprintf(line, sizeof(line),
+                   "ncclguard: the libraries' exit handlers had not finished after %ld ms; _exit(%d)\n",
+                   watchdog_millis, watchdog_status);
+  if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
+    /* nowhere left to say it: the status is what matters */
+  }
+  _exit(watchdog_status);
+  return NULL;
+}
+
+static jboolean JNICALL j_arm_exit_watchdog(JNIEnv *env, jclass c, jlong millis, jint status) {
+  (void)env, (void)c;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&watchdog_armed, &expected, 1)) return JNI_TRUE; /* armed already */
+  watchdog_millis = millis < 0 ? 0 : millis > 86400000L ? 86400000L : (long)millis;
+  watchdog_status = status;
+  pthread_attr_t attr;
+  pthread_t t;
+  if (pthread_attr_init(&attr) != 0) goto failed;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  /* no signal of the process is ever delivered to it: it blocks them all from its start */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&t, &attr, exit_watchdog, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc == 0) return JNI_TRUE;
+failed:
+  atomic_store(&watchdog_armed, 0);
+  return JNI_FALSE;
+}
+
 static jstring owned_string(JNIEnv *env, char *s) {
   jstring j = s != NULL ? (*env)->NewStringUTF(env, s) : NULL;
   free(s);
@@ -587,6 +644,7 @@ static const JNINativeMethod natives[] = {
     {"call", "(JIJJJJ)I", (void *)j_call},
     {"releaseSlot", "(I)V", (void *)j_release_slot},
     {"dying", "()V", (void *)j_dying},
+    {"armExitWatchdog", "(JI)Z", (void *)j_arm_exit_watchdog},
     {"eventToJava", "(J)V", (void *)j_event_to_java},
     {"setEnv", "(Ljava/lang/String;Ljava/lang/String;)Z", (void *)j_set_env},
     {"callerLibrary", "(J)Ljava/lang/String;", (void *)j_caller_library},

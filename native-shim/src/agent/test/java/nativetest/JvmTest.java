@@ -41,8 +41,23 @@ public final class JvmTest {
         }
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws InterruptedException {
         System.load(args[0]);
+        if (args.length > 2 && args[2].equals("watchdog-fires")) {
+            // nothing ends this JVM but the watchdog: the Makefile expects status 42
+            check(Interposer.armExitWatchdog(300, 42), "armExitWatchdog(300, 42)");
+            check(Interposer.armExitWatchdog(60_000, 1), "a second arm answers true and changes nothing");
+            System.out.println(FAILURES.isEmpty() ? "armed" : FAILURES.size() + " failed");
+            System.out.flush();
+            Thread.sleep(FAILURES.isEmpty() ? 60_000 : 0);
+            System.exit(1);
+        }
+        if (args.length > 2 && args[2].equals("watchdog-outrun")) {
+            // exit(3) ends the process first: status 0, long before the watchdog's 60 s
+            check(Interposer.armExitWatchdog(60_000, 42), "armExitWatchdog(60000, 42)");
+            System.out.println(FAILURES.isEmpty() ? "all passed" : FAILURES.size() + " failed");
+            Runtime.getRuntime().halt(FAILURES.isEmpty() ? 0 : 1);
+        }
         if (args.length > 2 && args[2].equals("vmdeath")) {
             // no dying(): JVMTI's VMDeath alone must keep the exit handler's call out of the JVM
             check(Interposer.promote(), "promote()");

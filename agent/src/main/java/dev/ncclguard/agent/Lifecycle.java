@@ -10,13 +10,9 @@ import dev.ncclguard.cleanup.InFlightWork;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.ProcessExit;
 import dev.ncclguard.config.Options;
-import dev.ncclguard.config.OutputNames;
 import dev.ncclguard.live.AgentState;
 import dev.ncclguard.log.Log;
-import dev.ncclguard.report.JsonReportWriter;
-import dev.ncclguard.report.NumberedFiles;
 import dev.ncclguard.report.Report;
-import dev.ncclguard.report.TextReportWriter;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
@@ -43,6 +39,20 @@ final class Lifecycle implements Runnable {
      * 200,000 events asked one by one must not leave it no time at all.
      */
     private static final double PROBE_CLEANUP_SHARE = 0.2;
+
+    /**
+     * What a leak costs after the last native call of the exit: cleanup settling its outcome, the
+     * report built, and its JSON (about 500 bytes) written and flushed to disk. Measured on 200,000
+     * events (docs/performance.md, "The exit's report under timeout"), rounded up.
+     */
+    static final long REPORT_NANOS_PER_LEAK = 6_000;
+    /** The most of the timeout kept from the probe and cleanup for the report: they need time too. */
+    static final double REPORT_MAX_SHARE = 0.5;
+    /**
+     * How long past the timeout the report write may go on before it is abandoned: the fixed margin
+     * of the exit's bound, for a report bigger than its reserve and a disk slower than measured.
+     */
+    static final long WRITE_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final AgentState state;
     private final Tracker tracker;
@@ -110,17 +120,19 @@ final class Lifecycle implements Runnable {
         // the application's hooks have run: its logging may be stopped, so exit lines may need stderr
         Log.exiting();
         long start = System.nanoTime();
-        long deadline = start + options.timeout().toNanos();
+        long timeout = options.timeout().toNanos();
         Snapshot snapshot = tracker.snapshot();
         List<CommLife> communicators = tracker.communicators();
         if (snapshot.internalErrors() > 0) {
             Log.error(snapshot.internalErrors() + " internal tracking error(s); the first", snapshot.firstInternalError());
         }
         List<HandleView> leaks = snapshot.leaks();
+        // the probe and cleanup end early enough for the report to be written within the timeout
+        long deadline = start + timeout - reportReserveNanos(timeout, leaks.size());
         boolean cleanup = options.action() == Options.Action.CLEANUP;
         // no leak, no question for the library: a clean run starts no probe thread at exit
         ExitProbe.Result probe = leaks.isEmpty() ? new ExitProbe.Result(Map.of(), false)
-                : ExitProbe.probe(leaks, Math.min(cleanup ? start + (long) (options.timeout().toNanos() * PROBE_CLEANUP_SHARE)
+                : ExitProbe.probe(leaks, Math.min(cleanup ? Math.min(deadline, start + (long) (timeout * PROBE_CLEANUP_SHARE))
                         : deadline, start + PROBE_MAX_NANOS));
         Map<HandleView, Boolean> stillPending = probe.stillPending();
         CleanupRun run = CleanupRun.NOTHING;
@@ -130,44 +142,18 @@ final class Lifecycle implements Runnable {
         }
         Map<HandleView, LeakOutcome> outcomes = run.outcomes();
         Report report = state.exitReport(snapshot, communicators, stillPending, outcomes);
-        boolean written = writeReports(options, report, report.pid(), report.host(), tracker.sawAnyCall());
+        // a class of its own, loaded only here: in this one the verifier would load its types at premain
+        boolean written = ExitReports.writeBy(options, report, tracker.sawAnyCall(), start + timeout + WRITE_MARGIN_NANOS);
         state.exitReported(report);
         if (nativePart != null) {
             nativePart.dying(); // before a halt or _exit below too
         }
-        exitWithCodeIfAsked(options, report, !written, probe.leftHanging() || run.leftHanging(), leaks);
+        exitWithCodeIfAsked(options, report, !written, probe.leftHanging() || run.leftHanging(), leaks, nativePart);
     }
 
-    /** False when a report file could not be written (its one line is on stderr already). */
-    private static boolean writeReports(Options options, Report report, long pid, String host, boolean sawAnyCall) {
-        NumberedFiles.Names names = new NumberedFiles.Names(pid, host,
-                OutputNames.startTime(report.startedAt().toEpochMilli()), System.getenv());
-        boolean written = true;
-        String json = options.report();
-        long number = -1; // what %n took for the JSON report: the text report takes the same
-        if (json != null) {
-            number = NumberedFiles.write(json, JsonReportWriter.content(report), "report", names, -1);
-            written = number != NumberedFiles.FAILED;
-        }
-        // A JVM that never touched NCCL or CUDA gets no text at all: the agent stays invisible.
-        if (!sawAnyCall && !report.hasLeaks()) {
-            return written;
-        }
-        String notLogged = options.textToLog() ? Log.logReport(TextReportWriter.logEntries(report)) : null;
-        if (options.textToStderr() || notLogged != null) {
-            if (notLogged != null) {
-                System.err.println("ncclguard: text=log: " + notLogged);
-            }
-            System.err.print(TextReportWriter.toText(report));
-            System.err.flush();
-        } else {
-            String text = options.textPath(pid, host) == null ? null : options.text();
-            if (text != null) {
-                written &= NumberedFiles.write(text, TextReportWriter.toBytes(report), "text", names,
-                        Math.max(number, -1)) != NumberedFiles.FAILED;
-            }
-        }
-        return written;
+    /** The end of the timeout kept for the report of {@code leaks} leaks. */
+    static long reportReserveNanos(long timeoutNanos, int leaks) {
+        return Math.min((long) (timeoutNanos * REPORT_MAX_SHARE), leaks * REPORT_NANOS_PER_LEAK);
     }
 
     /** What NCCL's profiler plugin says is in flight on a communicator, for cleanup. A class: no lambda at exit. */
@@ -188,10 +174,10 @@ final class Lifecycle implements Runnable {
      * exit-code: only a JVM that was exiting 0 is turned into a failure; a failure is never masked.
      * A report that could not be written fails the run as a leak does: CI must not read a lost
      * report as a clean one. With a native call left hanging, the process ends here with the
-     * status it was exiting with.
+     * status it was exiting with: through exit(3) with the native part's watchdog armed, else _exit.
      */
     private static void exitWithCodeIfAsked(Options options, Report report, boolean lost, boolean hanging,
-                                            List<HandleView> leaks) {
+                                            List<HandleView> leaks, NativePart nativePart) {
         int code = options.exitCode();
         int status = Hooks.exitStatus;
         boolean exitingZero = (status == -1 || status == 0) && !Hooks.mainThreadFailed;
@@ -200,7 +186,7 @@ final class Lifecycle implements Runnable {
             JfrShutdown.runDeferred(); // the process ends here: JFR's dump must run before
         }
         if (hanging) {
-            ProcessExit.immediately(override ? code : exitingZero ? 0 : status == -1 ? 1 : status, leaks);
+            ProcessExit.afterExitHandlers(override ? code : exitingZero ? 0 : status == -1 ? 1 : status, leaks, nativePart);
         }
         if (override) {
             Runtime.getRuntime().halt(code);

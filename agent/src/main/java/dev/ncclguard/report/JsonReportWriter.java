@@ -340,7 +340,8 @@ public final class JsonReportWriter {
             }
             json.name("cleanup").repeated(leak.cleanup().word());
             if (leak.cleanupNote() != null) {
-                json.name("cleanupNote").string(leak.cleanupNote());
+                // one String shared by the many leaks a deadline cut short: encoded once
+                json.name("cleanupNote").repeated(leak.cleanupNote());
             }
             if (leak.note() != null) {
                 json.name("note").string(leak.note());

@@ -40,7 +40,13 @@ public final class NumberedFiles {
 
     /** Like {@link #write(String, ReportFiles.Content, String, Names, long)} for content made already. */
     public static long write(String template, byte[] content, String optionKey, Names names, long number) {
-        return write(template, new Bytes(content), optionKey, names, number);
+        return write(template, new Bytes(content), optionKey, names, number, WriteGate.OPEN);
+    }
+
+    /** Like {@link #write(String, byte[], String, Names, long)}, for a write {@code gate} may abandon. */
+    public static long write(String template, byte[] content, String optionKey, Names names, long number,
+                             WriteGate gate) {
+        return write(template, new Bytes(content), optionKey, names, number, gate);
     }
 
     /** A class, not a lambda: no method handles to link at exit. */
@@ -66,8 +72,18 @@ public final class NumberedFiles {
      *         not be written
      */
     public static long write(String template, ReportFiles.Content content, String optionKey, Names names, long number) {
+        return write(template, content, optionKey, names, number, WriteGate.OPEN);
+    }
+
+    /**
+     * Like {@link #write(String, ReportFiles.Content, String, Names, long)}, for a write that
+     * {@code gate} may abandon from another thread: then nothing is put in place and nothing logged.
+     */
+    public static long write(String template, ReportFiles.Content content, String optionKey, Names names, long number,
+                             WriteGate gate) {
         if (!OutputNames.numbered(template) || number >= 0) {
-            boolean written = ReportFiles.write(Path.of(names.expand(template, Math.max(number, 0))), content, optionKey);
+            boolean written = ReportFiles.write(Path.of(names.expand(template, Math.max(number, 0))), content, optionKey,
+                    gate);
             return !written ? FAILED : OutputNames.numbered(template) ? number : -1;
         }
         Path first = Path.of(names.expand(template, 0)).toAbsolutePath().normalize();
@@ -81,14 +97,29 @@ public final class NumberedFiles {
             temp = dir.resolve(new StringBuilder(64).append('.').append(first.getFileName()).append('.')
                     .append(names.pid()).append('.').append(Long.toHexString(ThreadLocalRandom.current().nextLong()))
                     .append(".tmp").toString());
+            if (gate.abandoned()) {
+                throw new WriteGate.AbandonedException();
+            }
+            gate.writing(temp);
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                content.writeTo(Channels.newOutputStream(channel));
+                content.writeTo(gate.guard(Channels.newOutputStream(channel)));
                 channel.force(true);
             }
-            long taken = claim(template, names, temp);
+            if (!gate.beginCommit()) {
+                throw new WriteGate.AbandonedException();
+            }
+            long taken;
+            try {
+                taken = claim(template, names, temp);
+            } finally {
+                gate.endCommit();
+            }
             syncDirectory(dir);
             return taken;
         } catch (IOException | RuntimeException e) {
+            if (gate.abandoned()) {
+                return FAILED; // the caller says why, in one line
+            }
             Log.warn("cannot write " + ("text".equals(optionKey) ? "text report" : "report") + " to " + first + ": "
                     + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()) + "; set " + optionKey
                     + "= to a writable path");

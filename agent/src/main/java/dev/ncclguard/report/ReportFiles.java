@@ -83,6 +83,15 @@ public final class ReportFiles {
      * (a 35 MB report need not exist as one array first); content that fails half way leaves no file.
      */
     public static void writeAtomically(Path target, Content content, String optionKey) throws ReportWriteException {
+        writeAtomically(target, content, optionKey, WriteGate.OPEN);
+    }
+
+    /**
+     * Like {@link #writeAtomically(Path, Content, String)}, for a write that {@code gate} may
+     * abandon from another thread: then the temporary file is never renamed into place.
+     */
+    static void writeAtomically(Path target, Content content, String optionKey, WriteGate gate)
+            throws ReportWriteException {
         BasicFileAttributes attributes = null;
         try {
             attributes = Files.readAttributes(target, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -119,16 +128,27 @@ public final class ReportFiles {
                 .append(Long.toHexString(ThreadLocalRandom.current().nextLong())).append(".tmp").toString());
         boolean moved = false;
         try {
+            if (gate.abandoned()) {
+                throw new WriteGate.AbandonedException();
+            }
+            gate.writing(temp);
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                content.writeTo(Channels.newOutputStream(channel));
+                content.writeTo(gate.guard(Channels.newOutputStream(channel)));
                 channel.force(true);
             }
-            try {
-                Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
+            if (!gate.beginCommit()) {
+                throw new WriteGate.AbandonedException();
             }
-            moved = true;
+            try {
+                try {
+                    Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
+                }
+                moved = true;
+            } finally {
+                gate.endCommit();
+            }
             syncDirectory(dir);
         } catch (IOException | RuntimeException e) {
             throw failure(target, Files.isDirectory(file) ? "it is a directory" : reason(e), optionKey, e);
@@ -209,11 +229,18 @@ public final class ReportFiles {
 
     /** Like {@link #write(Path, byte[], String)}, the content written as it is made. */
     public static boolean write(Path target, Content content, String optionKey) {
+        return write(target, content, optionKey, WriteGate.OPEN);
+    }
+
+    /** Like {@link #write(Path, Content, String)}; a write {@code gate} abandoned logs nothing (its caller says why). */
+    static boolean write(Path target, Content content, String optionKey, WriteGate gate) {
         try {
-            writeAtomically(target, content, optionKey);
+            writeAtomically(target, content, optionKey, gate);
             return true;
         } catch (ReportWriteException e) {
-            Log.warn(e.getMessage());
+            if (!gate.abandoned()) {
+                Log.warn(e.getMessage());
+            }
             return false;
         }
     }

@@ -193,4 +193,80 @@ class ReportFilesTest {
         assertTrue(Files.exists(live), "a live writer's temporary file stays");
         assertTrue(Files.exists(other), "another target's temporary file stays");
     }
+
+    /** Content that writes a first part, then blocks until {@code go} is counted down. */
+    private static ReportFiles.Content blockingAfterAPart(java.util.concurrent.CountDownLatch started,
+                                                        java.util.concurrent.CountDownLatch go) {
+        return out -> {
+            out.write(utf8("{\"half\": "));
+            out.flush();
+            started.countDown();
+            try {
+                go.await();
+            } catch (InterruptedException e) {
+                throw new IOException(e);
+            }
+            out.write(utf8("true}"));
+        };
+    }
+
+    @Test
+    void anAbandonedWriteRemovesItsTemporaryFileAndNeverPutsItInPlace() throws Exception {
+        Path target = dir.resolve("report.json");
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        WriteGate gate = new WriteGate();
+        boolean[] written = {true};
+        Thread writer = new Thread(() -> written[0] = ReportFiles.write(target, blockingAfterAPart(started, go), "report", gate));
+        writer.start();
+        started.await();
+        assertEquals(1, entries(dir).size(), "the temporary file is being written");
+
+        assertTrue(gate.abandon());
+        assertEquals(List.of(), entries(dir), "the temporary file is removed at once");
+        go.countDown();
+        writer.join();
+
+        assertFalse(written[0]);
+        assertEquals(List.of(), entries(dir), "nothing renamed into place after the abandon");
+    }
+
+    @Test
+    void anAbandonedNumberedWriteTakesNoNumberAndLogsNothing() throws Exception {
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        WriteGate gate = new WriteGate();
+        NumberedFiles.Names names = new NumberedFiles.Names(7, "host", "0", java.util.Map.of());
+        long[] number = {0};
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream saved = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            Log.configure(false);
+            Thread writer = new Thread(() -> number[0] = NumberedFiles.write(dir.resolve("r-%n.json").toString(),
+                    blockingAfterAPart(started, go), "report", names, -1, gate));
+            writer.start();
+            started.await();
+            assertTrue(gate.abandon());
+            go.countDown();
+            writer.join();
+        } finally {
+            System.setErr(saved);
+        }
+        assertEquals(NumberedFiles.FAILED, number[0]);
+        assertEquals(List.of(), entries(dir));
+        assertEquals("", err.toString(StandardCharsets.UTF_8), "the exit hook says why, in one line of its own");
+    }
+
+    @Test
+    void aWriteThatIsNeverAbandonedIsInPlaceWhole() throws Exception {
+        Path target = dir.resolve("report.json");
+        WriteGate gate = new WriteGate();
+
+        assertTrue(ReportFiles.write(target, out -> out.write(utf8("{}")), "report", gate));
+
+        assertEquals("{}", Files.readString(target));
+        assertTrue(gate.abandon(), "an abandon after the write finds nothing to stop");
+        assertEquals("{}", Files.readString(target));
+    }
 }

@@ -61,6 +61,8 @@ public final class Interposer {
 
     static native void dying();
 
+    static native boolean armExitWatchdog(long millis, int status);
+
     static native void eventToJava(long handle);
 
     public static native boolean setEnv(String name, String value);

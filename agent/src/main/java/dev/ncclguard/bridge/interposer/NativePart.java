@@ -120,6 +120,19 @@ public final class NativePart {
         Interposer.dying();
     }
 
+    /**
+     * Starts a plain native thread that ends the process with {@code _exit(status)} in {@code millis}
+     * ms, unless exit(3) ends it first: the libraries' exit handlers get that long. False when it
+     * could not be started (a library without the native, or no thread), and nothing was armed.
+     */
+    public boolean armExitWatchdog(long millis, int status) {
+        try {
+            return Interposer.armExitWatchdog(millis, status);
+        } catch (LinkageError e) {
+            return false;
+        }
+    }
+
     /** What the native part reaches, in one line (the attach command prints it). */
     public String coverage(boolean attached) {
         if (!interposing) {

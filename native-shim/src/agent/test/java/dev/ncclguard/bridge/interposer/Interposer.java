@@ -25,6 +25,7 @@ public final class Interposer {
     public static native int call(long caller, int fn, long a0, long a1, long a2, long a3);
     public static native void releaseSlot(int slot);
     public static native void dying();
+    public static native boolean armExitWatchdog(long millis, int status);
     public static native void eventToJava(long handle);
     public static native boolean setEnv(String name, String value);
     public static native String callerLibrary(long caller);
