@@ -106,6 +106,19 @@ static int s_seen(int fn, int64_t handle, int device, int slot, int64_t caller) 
 
 static const ncclguard_hooks java_like = {s_enter, s_exit, s_hot_enter, s_hot_exit, s_seen, NULL, NULL};
 
+static int fn_allreduce;
+
+/* The agent with Java's side as above, the JNI library, and the ids of the functions it follows. */
+static void load_java_like(void) {
+  load_agent(&java_like, 1);
+  load_fake();
+  fn_event_create = fn_id("cudaEventCreateWithFlags");
+  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
+  fn_event_destroy = fn_id("cudaEventDestroy");
+  fn_stream_destroy = fn_id("cudaStreamDestroy");
+  fn_allreduce = fn_id("ncclAllReduce");
+}
+
 static int slot_of(int64_t handle, int stream) {
   int slot = -1;
   pthread_mutex_lock(&java_lock);
@@ -171,12 +184,7 @@ static void *reader(void *arg) {
 }
 
 static void sixteen_threads_create_use_and_release_while_others_read(void) {
-  load_agent(&java_like, 1);
-  load_fake();
-  fn_event_create = fn_id("cudaEventCreateWithFlags");
-  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
-  fn_event_destroy = fn_id("cudaEventDestroy");
-  fn_stream_destroy = fn_id("cudaStreamDestroy");
+  load_java_like();
   pthread_t w[WORKERS], r[READERS];
   for (int i = 0; i < READERS; i++) pthread_create(&r[i], NULL, reader, NULL);
   for (int i = 0; i < WORKERS; i++) pthread_create(&w[i], NULL, worker, NULL);
@@ -198,12 +206,7 @@ static void *creator(void *arg) {
 }
 
 static void many_threads_creating_at_once_get_distinct_slots(void) {
-  load_agent(&java_like, 1);
-  load_fake();
-  fn_event_create = fn_id("cudaEventCreateWithFlags");
-  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
-  fn_event_destroy = fn_id("cudaEventDestroy");
-  fn_stream_destroy = fn_id("cudaStreamDestroy");
+  load_java_like();
   static cudaEvent_t events[WORKERS][64];
   pthread_t w[WORKERS];
   for (int i = 0; i < WORKERS; i++) pthread_create(&w[i], NULL, creator, events[i]);
@@ -264,12 +267,7 @@ static void *record_reader(void *arg) {
 }
 
 static void one_event_recorded_on_many_streams_at_once_is_always_one_record_whole(void) {
-  load_agent(&java_like, 1);
-  load_fake();
-  fn_event_create = fn_id("cudaEventCreateWithFlags");
-  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
-  fn_event_destroy = fn_id("cudaEventDestroy");
-  fn_stream_destroy = fn_id("cudaStreamDestroy");
+  load_java_like();
   REQUIRE_EQ(fj->event_create(&shared_event), 0);
   int es = last_slot[0];
   for (int k = 0; k < RECORDERS; k++) {
@@ -298,7 +296,7 @@ static void one_event_recorded_on_many_streams_at_once_is_always_one_record_whol
  * streams share with the wrappers), the second starting while the first, the stream's owner, which
  * counts with plain stores, is in full flow: every op is counted exactly once. */
 #define CONTENDED_OPS (ITERATIONS * 500)
-static int contended_slot, fn_allreduce;
+static int contended_slot;
 static atomic_int second_may_start;
 
 static void *contender(void *arg) {
@@ -314,13 +312,7 @@ static void *contender(void *arg) {
 }
 
 static void two_threads_counting_on_one_stream_lose_no_op(void) {
-  load_agent(&java_like, 1);
-  load_fake();
-  fn_event_create = fn_id("cudaEventCreateWithFlags");
-  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
-  fn_event_destroy = fn_id("cudaEventDestroy");
-  fn_stream_destroy = fn_id("cudaStreamDestroy");
-  fn_allreduce = fn_id("ncclAllReduce");
+  load_java_like();
   for (int round = 0; round < 8; round++) {
     cudaStream_t s;
     REQUIRE_EQ(fj->stream_create(&s), 0);
@@ -347,11 +339,7 @@ static void *own_stream(void *arg) {
 }
 
 static void a_forked_child_counts_on_a_stream_another_thread_of_its_parent_owned(void) {
-  load_agent(&java_like, 1);
-  load_fake();
-  fn_stream_create = fn_id("cudaStreamCreateWithFlags");
-  fn_stream_destroy = fn_id("cudaStreamDestroy");
-  fn_allreduce = fn_id("ncclAllReduce");
+  load_java_like();
   cudaStream_t s;
   REQUIRE_EQ(fj->stream_create(&s), 0);
   contended_slot = last_slot[1];
