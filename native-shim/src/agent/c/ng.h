@@ -59,6 +59,8 @@ void ng_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ng_log_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int64_t ng_now_ms(void);
 int64_t ng_now_ns(void);
+/* Starts fn on a detached thread that blocks every signal and is never attached to the JVM; 0 on success. */
+int ng_start_plain_thread(void *(*fn)(void *), void *arg);
 /* The file this library was loaded from (dladdr of a static function), and its load base. */
 extern const char *ng_self_path;
 extern uintptr_t ng_self_base;
@@ -237,6 +239,8 @@ void ng_park(int fn) __attribute__((noreturn));
 /* Slot ids Java sees: event slots 0.., stream slots with bit 30 set. */
 #define NG_STREAM_SLOT_BIT (1 << 30)
 void ng_track_init(void);
+/* Lets streams get owners (see stream_count), once membarrier is registered on a thread of its own. */
+void ng_owners_start(void);
 int64_t ng_api_slot_token(int fn, int slot);
 int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t token);
 int64_t ng_api_device_sync_enter(int device);

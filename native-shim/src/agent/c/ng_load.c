@@ -132,6 +132,7 @@ static int promote(void) {
     set_error("dlopen(%s, RTLD_GLOBAL) failed: %s", ng_self_path, e != NULL ? e : "unknown error");
     return 0;
   }
+  ng_owners_start();
   return 1;
 }
 
@@ -467,6 +468,21 @@ static void JNICALL j_dying(JNIEnv *env, jclass c) {
   mark_dying();
 }
 
+int ng_start_plain_thread(void *(*fn)(void *), void *arg) {
+  pthread_attr_t attr;
+  pthread_t t;
+  if (pthread_attr_init(&attr) != 0) return -1;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  /* no signal of the process is ever delivered to it: it blocks them all from its start */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&t, &attr, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  return rc;
+}
+
 /* ---------------------------------------------------------------- exit watchdog */
 /* Armed by the exit hook when a call into NCCL or CUDA never returned: the JVM then goes on to
  * exit(3), whose handlers (the libraries' own exit work) get `millis`; if they have not ended the
@@ -506,19 +522,7 @@ static jboolean JNICALL j_arm_exit_watchdog(JNIEnv *env, jclass c, jlong millis,
   if (!atomic_compare_exchange_strong(&watchdog_armed, &expected, 1)) return JNI_TRUE; /* armed already */
   watchdog_millis = millis < 0 ? 0 : millis > 86400000L ? 86400000L : (long)millis;
   watchdog_status = status;
-  pthread_attr_t attr;
-  pthread_t t;
-  if (pthread_attr_init(&attr) != 0) goto failed;
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  /* no signal of the process is ever delivered to it: it blocks them all from its start */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&t, &attr, exit_watchdog, NULL);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&attr);
-  if (rc == 0) return JNI_TRUE;
-failed:
+  if (ng_start_plain_thread(exit_watchdog, NULL) == 0) return JNI_TRUE;
   atomic_store(&watchdog_armed, 0);
   return JNI_FALSE;
 }

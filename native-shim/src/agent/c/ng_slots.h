@@ -91,11 +91,11 @@ typedef struct {
   ng_head h;
   _Atomic int64_t completed_seq;
   ng_rec rec;
-  /* the stream of the last record as the application sees it (stored before rec: a reader that
-   * sees a record sees its handle, unless two threads record the event at once) */
+  /* the stream of the last record as the application sees it, for when that stream's slot was
+   * reused since (event_pending reads the handle from the slot while it is still the record's) */
   _Atomic uint64_t stream_handle;
 } __attribute__((aligned(64))) ng_eslot; /* a slot never shares a cache line with another */
-_Static_assert(offsetof(ng_eslot, stream_handle) == 64, "what a record and a query touch is in one cache line");
+_Static_assert(offsetof(ng_eslot, stream_handle) == 64, "a query's fields and the record are in the first cache line");
 
 typedef struct {
   ng_head h;
@@ -186,13 +186,12 @@ static inline int64_t reserve(int64_t up_to) {
  *
  * The count itself is a plain load and store by the stream's owner, the first thread that counted
  * on it, and an atomic add by every thread once a second one did: most streams are fed by one
- * thread, and a locked add costs a record a third of its time (and waits for the stores the real
- * call left buffered). The owner says it is busy, then checks that it still owns the stream; a
+ * thread, and a locked add cost a record a third of its own work (and may wait for the stores the
+ * real call left buffered). The owner says it is busy, then checks that it still owns the stream; a
  * thread that takes the stream from it marks it SHARED, then runs membarrier(2), which makes every
  * thread of the process pass a full barrier, so the owner either saw SHARED or its busy word is
  * seen, and waits for busy to clear before its own add. Without membarrier there are no owners. */
 #define SHARED ((uintptr_t)1)
-extern int ng_owners; /* whether membarrier's private expedited command is registered */
 void ng_stream_reserve(ng_sslot *s, int64_t n);
 int64_t ng_stream_count_shared(ng_sslot *s);
 void ng_stream_uncount(ng_sslot *s);

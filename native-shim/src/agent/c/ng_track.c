@@ -4,8 +4,8 @@
  * ports the Java tracker's EventRecord and StreamRecord exactly: a one-word lock (ENDED, HELD and a
  * version: a CAS to take it, a release store to free it, a seqlock for readers), an event's last
  * record in one 16-byte word stored whole (no lock: see ng_rec in ng_slots.h), op numbers
- * reserved 2^20 at a time in one op sequence (an op counted by one atomic add, where the Java
- * record takes its lock), an event record numbered by its own op number (unique: op ranges of
+ * reserved 2^20 at a time in one op sequence (an op counted by its stream's owner with a plain
+ * store, or by one atomic add once the stream is shared, where the Java record takes its lock), an event record numbered by its own op number (unique: op ranges of
  * streams never overlap, where the Java tracker takes per-thread blocks of the sequence),
  * completions raised by CAS, enqueueRecord's count-at-enter rule, markDone, deviceSynchronized.
  * Hot calls on C slots never enter the JVM. Handles Java follows stay Java's: a native hot call on
@@ -136,13 +136,16 @@ static void stream_device_synchronized(ng_sslot *s, uint32_t inc, int64_t seq) {
   if (before && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == inc) stream_mark_done(s, all);
 }
 
-int ng_owners;
+/* Whether streams get owners: once membarrier's private expedited command is registered (see
+ * ng_owners_start); until then, and without it, every count is an add. */
+static atomic_int ng_owners;
+static atomic_int owners_started;
 
 /* Makes this thread free to add to the count: the stream has no owner other than this thread. */
 static void stream_take(ng_sslot *s, uintptr_t me) {
   uintptr_t o = atomic_load_explicit(&s->owner, NG_ACQUIRE);
   while (o != me && o != SHARED) {
-    if (o == 0 && !ng_owners) return; /* no owners at all: adds only */
+    if (o == 0 && !atomic_load_explicit(&ng_owners, NG_ACQUIRE)) return; /* no owners (yet): adds only */
     if (atomic_compare_exchange_weak_explicit(&s->owner, &o, o == 0 ? me : SHARED, memory_order_acq_rel, NG_ACQUIRE)) {
       if (o == 0) return; /* this thread owns it now, and an owner may add too */
       /* the owner either sees SHARED at its check or its busy word is seen here. A busy word
@@ -372,8 +375,28 @@ static void comm_released(uint64_t comm) {
 
 int ng_rec_whole;
 
+/* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (Linux 4.14); refused (seccomp, an older kernel): no owners. */
 static void register_membarrier(void) {
-  ng_owners = syscall(SYS_membarrier, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  atomic_store_explicit(&ng_owners, syscall(SYS_membarrier, MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0,
+                        NG_RELEASE);
+}
+
+static void *register_in_background(void *p) {
+  (void)p;
+  register_membarrier();
+  return NULL;
+}
+
+/* A fork's child is another process with one thread: registered again at once, if the parent was. */
+static void register_in_child(void) {
+  if (atomic_load_explicit(&owners_started, NG_ACQUIRE)) register_membarrier();
+}
+
+void ng_owners_start(void) {
+  /* in a process with threads the kernel waits out an RCU grace period to register (12-17 ms
+   * measured with 20 threads): on a thread of its own, never in the promotion's or a call's path */
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&owners_started, &expected, 1)) ng_start_plain_thread(register_in_background, NULL);
 }
 
 void ng_track_init(void) {
@@ -381,10 +404,7 @@ void ng_track_init(void) {
   __builtin_cpu_init();
   ng_rec_whole = __builtin_cpu_supports("avx");
 #endif
-  /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (Linux 4.14); refused (seccomp, an older kernel): no
-   * owners. A fork's child is another process, registered again (or left without owners). */
-  register_membarrier();
-  pthread_atfork(NULL, NULL, register_membarrier);
+  pthread_atfork(NULL, NULL, register_in_child);
   ng_map_init(&ng_events, 1024);
   ng_map_init(&ng_streams, 256);
   ng_map_init(&ng_comms, 256);
@@ -935,6 +955,7 @@ void ng_track_stats(int64_t *out, int n) {
                  atomic_load_explicit(&ng_exceptions_cleared, NG_RELAXED),
                  atomic_load_explicit(&ng_missing_real, NG_RELAXED),
                  atomic_load_explicit(&ng_upcalls, NG_RELAXED),
-                 atomic_load_explicit(&ng_op_seq, NG_RELAXED)};
+                 atomic_load_explicit(&ng_op_seq, NG_RELAXED),
+                 atomic_load_explicit(&ng_owners, NG_RELAXED)};
   for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) out[i] = v[i];
 }
