@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU check in one call, on a machine with real NCCL and CUDA (see docs/gpu-results.md).
 # Needs .gpu/ from scripts/gpu-prepare.sh. Usage: scripts/gpu-check.sh OUTDIR [PART...]
-# Runs scripts/gpu/NN-*.sh in order (or only the named parts, e.g. agent-core; the cpu parts only when
-# named), each adding to OUTDIR/gpu-check.log (everything printed, with each report); reports end
-# in OUTDIR/reports.tar.gz.
+# Runs scripts/gpu/NN-*.sh in order (or only the named parts, e.g. agent-core; the cpu parts and
+# builds only when named), each adding to OUTDIR/gpu-check.log (everything printed, with each
+# report); reports end in OUTDIR/reports.tar.gz.
 set -u
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUTDIR [PART...]}
@@ -22,8 +22,8 @@ for part in scripts/gpu/[0-9][0-9]-*.sh; do
   if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then
     continue
   fi
-  # the CPU benchmarks (10 minutes) run only when named
-  [ $# -eq 0 ] && [ "${name#cpu}" != "$name" ] && continue
+  # the CPU benchmarks (10 minutes) and the comparison of builds run only when named
+  [ $# -eq 0 ] && { [ "${name#cpu}" != "$name" ] || [ "$name" = builds ]; } && continue
   say ""
   say "## $name"
   . "$part"

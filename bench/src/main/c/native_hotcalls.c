@@ -7,9 +7,16 @@
  * Java side is there. Linked by soname against libnccl.so.2 and libcudart.so.13. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <jni.h>
+#include <linux/perf_event.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
@@ -42,6 +49,7 @@ static cudaEvent_t event;       /* cudaEventDisableTiming, as events made to syn
 static cudaEvent_t timed_event; /* the default: a record also takes a timestamp */
 static ncclComm_t comm;
 static float *buffer;
+static void probe_init(void);
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -68,39 +76,182 @@ JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_setUp(JNIEnv *
       cudaEventCreate(&timed_event) != 0 || ncclGetUniqueId(&id) != 0 ||
       ncclCommInitRank(&comm, 1, id, 0) != 0 || cudaMalloc((void **)&buffer, 64 * sizeof(float)) != 0)
     return (*env)->NewStringUTF(env, "setting up the stream, event, communicator or buffer failed");
+  probe_init();
   return NULL;
 }
 
+/* ---------------------------------------------------------------- probes */
+/* What the real record's footprint does to the work that follows it: the real cudaEventRecord
+ * through one more stack frame, then that frame plus chains of dependent loads (eight lines on
+ * eight pages, eight lines on one page), 256 bytes of its own stack or 450 bytes of code. Each is paired with
+ * the real record alone; on the stand-ins they cost what their instructions cost, and what a real
+ * call adds to that is its footprint (its cache lines, TLB entries or return stack). */
+#define PROBE_LINES 8
+static char probe_pages[PROBE_LINES][4096] __attribute__((aligned(4096)));
+static char probe_page[PROBE_LINES * 64] __attribute__((aligned(4096)));
+static void *volatile probe_sink;
+
+static void probe_init(void) {
+  for (int i = 0; i < PROBE_LINES; i++) {
+    /* chains: each line holds the address of the next (page i + 1, at a line that differs per page) */
+    *(void **)&probe_pages[i][(i * 64) % 4096] = &probe_pages[(i + 1) % PROBE_LINES][((i + 1) * 64) % 4096];
+    *(void **)&probe_page[i * 64] = &probe_page[((i + 1) % PROBE_LINES) * 64];
+  }
+}
+
+static __attribute__((noinline)) int probe_frame(cudaEvent_t e, cudaStream_t s, int chase) {
+  int r = real_record(e, s);
+  void *p = chase == 1 ? (void *)&probe_pages[0][0] : chase == 2 ? (void *)&probe_page[0] : NULL;
+  if (p != NULL) {
+    for (int i = 0; i < PROBE_LINES; i++) p = *(void *volatile *)p;
+    probe_sink = p;
+  }
+  __asm__ volatile("" ::: "memory");
+  return r;
+}
+
+/* 128 instructions in four independent chains (about 450 bytes of code, as much as a wrapper's
+ * hot path): what running code the real call's footprint evicted costs */
+static __attribute__((noinline)) int probe_code(cudaEvent_t e, cudaStream_t s) {
+  int r = real_record(e, s);
+  int a = r, b = r, c = r, d = r;
+  __asm__ volatile(".rept 32\n\taddl $1, %0\n\taddl $1, %1\n\taddl $1, %2\n\taddl $1, %3\n\t.endr"
+                   : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
+  return a + b + c + d - 4 * r - 128 + r;
+}
+
+static __attribute__((noinline)) int probe_stack(cudaEvent_t e, cudaStream_t s) {
+  volatile char frame[256];
+  for (int i = 0; i < 256; i += 32) frame[i] = (char)i;
+  int r = real_record(e, s);
+  __asm__ volatile("" ::: "memory");
+  return r + frame[r & 255];
+}
+
+/* One piece of n calls of fn (see loop), through the wrapper or the real function. */
+static void calls(int fn, int real, jlong n) {
+  int device;
+  switch (fn * 2 + (real ? 1 : 0)) {
+  case 0: for (jlong i = 0; i < n; i++) cudaEventQuery(event); break;
+  case 1: for (jlong i = 0; i < n; i++) real_query(event); break;
+  case 2: for (jlong i = 0; i < n; i++) cudaEventRecord(event, stream); break;
+  case 3: for (jlong i = 0; i < n; i++) real_record(event, stream); break;
+  case 4: for (jlong i = 0; i < n; i++) ncclAllReduce(buffer, buffer, 1, 7, 0, comm, stream); break;
+  case 5: for (jlong i = 0; i < n; i++) real_allreduce(buffer, buffer, 1, 7, 0, comm, stream); break;
+  case 6: for (jlong i = 0; i < n; i++) cudaGetDevice(&device); break;
+  case 7: for (jlong i = 0; i < n; i++) real_get_device(&device); break;
+  case 8: for (jlong i = 0; i < n; i++) cudaEventRecord(timed_event, stream); break;
+  case 9: for (jlong i = 0; i < n; i++) real_record(timed_event, stream); break;
+  /* the probes, each against the real record alone */
+  case 10: for (jlong i = 0; i < n; i++) probe_frame(event, stream, 0); break;
+  case 12: for (jlong i = 0; i < n; i++) probe_frame(event, stream, 1); break;
+  case 14: for (jlong i = 0; i < n; i++) probe_frame(event, stream, 2); break;
+  case 16: for (jlong i = 0; i < n; i++) probe_stack(event, stream); break;
+  case 18: for (jlong i = 0; i < n; i++) probe_code(event, stream); break;
+  case 11: case 13: case 15: case 17: case 19: for (jlong i = 0; i < n; i++) real_record(event, stream); break;
+  default: break;
+  }
+}
+
+/* The queued work would otherwise grow without bound: drained outside the timed or counted part. */
+static void drain(int fn, int real) {
+  if (fn >= 5) real_sync(stream);
+  else if (fn == 1 || fn == 2 || fn == 4) real ? real_sync(stream) : cudaStreamSynchronize(stream);
+}
+
 /* What a loop calls: 0 cudaEventQuery, 1 cudaEventRecord, 2 ncclAllReduce, 3 cudaGetDevice
- * (untracked: not wrapped at all), 4 cudaEventRecord of an event with timing. Returns the elapsed ns of `iters` calls (stream
+ * (untracked: not wrapped at all), 4 cudaEventRecord of an event with timing; 5-9 the probes
+ * (real = true: the real record alone). Returns the elapsed ns of `iters` calls (stream
  * synchronizes every 256 calls are outside the timed part). */
 JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_loop(JNIEnv *env, jclass c, jint fn, jboolean real,
                                                                    jlong iters) {
   (void)env, (void)c;
+  if (fn < 0 || fn > 9) return -1;
   int64_t total = 0;
-  int device;
   for (jlong done = 0; done < iters;) {
     jlong n = iters - done < 256 ? iters - done : 256;
     int64_t t0 = now_ns();
-    switch (fn * 2 + (real ? 1 : 0)) {
-    case 0: for (jlong i = 0; i < n; i++) cudaEventQuery(event); break;
-    case 1: for (jlong i = 0; i < n; i++) real_query(event); break;
-    case 2: for (jlong i = 0; i < n; i++) cudaEventRecord(event, stream); break;
-    case 3: for (jlong i = 0; i < n; i++) real_record(event, stream); break;
-    case 4: for (jlong i = 0; i < n; i++) ncclAllReduce(buffer, buffer, 1, 7, 0, comm, stream); break;
-    case 5: for (jlong i = 0; i < n; i++) real_allreduce(buffer, buffer, 1, 7, 0, comm, stream); break;
-    case 6: for (jlong i = 0; i < n; i++) cudaGetDevice(&device); break;
-    case 7: for (jlong i = 0; i < n; i++) real_get_device(&device); break;
-    case 8: for (jlong i = 0; i < n; i++) cudaEventRecord(timed_event, stream); break;
-    case 9: for (jlong i = 0; i < n; i++) real_record(timed_event, stream); break;
-    default: return -1;
-    }
+    calls(fn, real, n);
     total += now_ns() - t0;
-    /* the queued work would otherwise grow without bound: drained outside the timing */
-    if (fn == 1 || fn == 2 || fn == 4) real ? real_sync(stream) : cudaStreamSynchronize(stream);
+    drain(fn, real);
     done += n;
   }
   return total;
+}
+
+/* ---------------------------------------------------------------- hardware counters */
+/* Two groups of four, since a virtual PMU often has four general counters: each leader counts
+ * cycles, so a group's other counts can be read per cycle too. Counted in user mode only. */
+#define COUNTERS 8
+static const struct {
+  uint32_t type;
+  uint64_t config;
+} counter[COUNTERS] = {
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1D | PERF_COUNT_HW_CACHE_OP_READ << 8 | PERF_COUNT_HW_CACHE_RESULT_MISS << 16},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | PERF_COUNT_HW_CACHE_OP_READ << 8 | PERF_COUNT_HW_CACHE_RESULT_MISS << 16},
+    {PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_ITLB | PERF_COUNT_HW_CACHE_OP_READ << 8 | PERF_COUNT_HW_CACHE_RESULT_MISS << 16},
+    {PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_L1I | PERF_COUNT_HW_CACHE_OP_READ << 8 | PERF_COUNT_HW_CACHE_RESULT_MISS << 16},
+};
+static int counter_fd[COUNTERS] = {-1, -1, -1, -1, -1, -1, -1, -1};
+
+static const char *open_counters(char *why, size_t len) {
+  if (counter_fd[0] >= 0) return NULL;
+  for (int i = 0; i < COUNTERS; i++) {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = counter[i].type;
+    a.config = counter[i].config;
+    a.disabled = i % 4 == 0;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.read_format = PERF_FORMAT_GROUP;
+    int leader = i % 4 == 0 ? -1 : counter_fd[i - i % 4];
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, leader, 0);
+    if (fd < 0) {
+      snprintf(why, len, "perf_event_open of counter %d failed: %s (no PMU in this VM, a seccomp filter, or "
+               "kernel.perf_event_paranoid > 2)", i, strerror(errno));
+      for (int j = 0; j < i; j++) close(counter_fd[j]), counter_fd[j] = -1;
+      return why;
+    }
+    counter_fd[i] = fd;
+  }
+  return NULL;
+}
+
+/* Counts of `iters` calls of fn into out[0..7] (cycles, instructions, branch misses, L1D load
+ * misses; cycles, dTLB load misses, iTLB misses, L1I misses), each group over its own pieces of
+ * 256 calls with the drains outside; null, or why the counters cannot be read. */
+JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_counted(JNIEnv *env, jclass c, jint fn,
+                                                                        jboolean real, jlong iters, jlongArray out) {
+  (void)c;
+  char why[256];
+  if (fn < 0 || fn > 9) return (*env)->NewStringUTF(env, "no such loop");
+  if (open_counters(why, sizeof why) != NULL) return (*env)->NewStringUTF(env, why);
+  jlong sum[COUNTERS] = {0};
+  for (int g = 0; g < COUNTERS; g += 4) {
+    int leader = counter_fd[g];
+    ioctl(leader, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
+    for (jlong done = 0; done < iters;) {
+      jlong n = iters - done < 256 ? iters - done : 256;
+      ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+      calls(fn, real, n);
+      ioctl(leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+      drain(fn, real);
+      done += n;
+    }
+    uint64_t values[1 + 4];
+    if (read(leader, values, sizeof values) != (ssize_t)sizeof values || values[0] != 4) {
+      return (*env)->NewStringUTF(env, "reading a counter group failed");
+    }
+    for (int i = 0; i < 4; i++) sum[g + i] = (jlong)values[1 + i];
+  }
+  (*env)->SetLongArrayRegion(env, out, 0, COUNTERS, sum);
+  return NULL;
 }
 
 /* cudaEventCreate + cudaEventDestroy pairs: the elapsed ns of `iters` pairs. */

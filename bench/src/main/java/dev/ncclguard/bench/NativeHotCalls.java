@@ -20,17 +20,26 @@ import java.util.Map;
  * <pre>
  * java -Dncclguard.emu=native-shim/target/emu -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.NativeHotCalls
  *      [--agentless agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so] [--iters N] [--rounds R]
+ *      [--counters] [--probes]
  * </pre>
  * {@code --agentless}: promote the native library here, without the agent (its C state only, no
  * Java side); under {@code -javaagent} the agent has done it before main. With
  * {@code -Dncclguard.emu=bench/target/stub-gpu} the "real" functions are stand-ins that return at
  * once (stub_gpu.c), and what is added is the agent's own work alone. Each round runs the wrapper
  * and the real function in alternating pieces; "added" is the median of the rounds' differences.
+ * {@code --counters} adds the CPU's counters per call (perf_event_open, user mode): cycles,
+ * instructions, branch, L1D, dTLB, iTLB and L1I misses, wrapper against real. {@code --probes}
+ * adds what the real record's footprint does to work after it, without the agent's code: the real
+ * record through one more frame, and that frame plus dependent loads or stack, each against the
+ * real record alone (see native_hotcalls.c).
  */
 public final class NativeHotCalls {
     private static final String LIBRARY = "dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so";
     private static final String[] FUNCTIONS = {"cudaEventQuery", "cudaEventRecord", "ncclAllReduce",
         "cudaGetDevice (untracked)", "cudaEventRecord (timing event)"};
+    /** Loops 5-9 of the JNI library: what a real record's footprint does to the work after it. */
+    private static final String[] PROBES = {"probe: one more frame", "probe: frame + 8 loads on 8 pages",
+        "probe: frame + 8 loads on 1 page", "probe: frame + 256 B of stack", "probe: frame + 128 adds (450 B)"};
     /** dlopen's RTLD_NOW | RTLD_GLOBAL on Linux. */
     private static final int NOW_GLOBAL = 0x2 | 0x100;
 
@@ -42,17 +51,28 @@ public final class NativeHotCalls {
 
     static native String boundTo();
 
+    /** Counts of {@code iters} calls of loop {@code fn} into {@code out} (see COUNTER_NAMES); null, or why not. */
+    static native String counted(int fn, boolean real, long iters, long[] out);
+
+    /** What {@link #counted} counts, in user mode: two groups of four, each led by cycles. */
+    private static final String[] COUNTER_NAMES = {"cycles", "instructions", "branch misses", "L1D load misses",
+        "cycles (2nd group)", "dTLB load misses", "iTLB misses", "L1I misses"};
+
     public static void main(String[] args) throws IOException {
         String agentless = null;
         long iters = 1_000_000;
         int rounds = 7;
+        boolean counters = false;
+        boolean probes = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--agentless" -> agentless = args[++i];
+                case "--counters" -> counters = true;
+                case "--probes" -> probes = true;
                 case "--iters" -> iters = Long.parseLong(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 default -> {
-                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R]");
+                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R] [--counters] [--probes]");
                     System.exit(2);
                 }
             }
@@ -94,6 +114,56 @@ public final class NativeHotCalls {
             real[r] = creations(true, pairs) / (double) pairs / 1000.0;
         }
         report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
+        if (probes) {
+            for (int p = 0; p < PROBES.length; p++) {
+                double[] w = new double[rounds];
+                double[] r = new double[rounds];
+                loop(FUNCTIONS.length + p, false, iters / 10);
+                for (int round = 0; round < rounds; round++) {
+                    paired(FUNCTIONS.length + p, iters, round, w, r);
+                }
+                report(PROBES[p], w, r, "ns");
+            }
+        }
+        if (counters) {
+            counters(iters, rounds);
+        }
+    }
+
+    /**
+     * The CPU's counters per call, wrapper against real function: where the time added goes (the
+     * instructions the wrapper runs, or the misses the real call's footprint leaves it). Each
+     * side's counts are summed over the rounds' alternating pieces.
+     */
+    private static void counters(long iters, int rounds) {
+        long piece = Math.max(256, iters / PIECES);
+        long[] out = new long[COUNTER_NAMES.length];
+        for (int fn = 0; fn < FUNCTIONS.length; fn++) {
+            long[] w = new long[out.length];
+            long[] r = new long[out.length];
+            long calls = 0;
+            for (int p = 0; p < rounds * 2; p++) {
+                for (int side = 0; side < 2; side++) {
+                    boolean real = (side ^ (p & 1)) == 1;
+                    String failed = counted(fn, real, piece, out);
+                    if (failed != null) {
+                        System.out.println("counters: " + failed);
+                        return;
+                    }
+                    long[] into = real ? r : w;
+                    for (int i = 0; i < out.length; i++) {
+                        into[i] += out[i];
+                    }
+                }
+                calls += piece;
+            }
+            System.out.printf("counters per call, %s (%d calls each side):%n", FUNCTIONS[fn], calls);
+            for (int i = 0; i < out.length; i++) {
+                double wc = w[i] / (double) calls;
+                double rc = r[i] / (double) calls;
+                System.out.printf("  %-20s wrapper %9.3f, real %9.3f, added %9.3f%n", COUNTER_NAMES[i], wc, rc, wc - rc);
+            }
+        }
     }
 
     /** Pieces a round is cut into, wrapper and real alternating (which goes first flips each piece). */
