@@ -45,14 +45,25 @@ extern const unsigned char ng_fn_nargs[NG_FN_COUNT];
 extern const unsigned char ng_fn_nccl[NG_FN_COUNT];
 extern const unsigned char ng_fn_callable[NG_FN_COUNT];
 
-/* ---------------------------------------------------------------- process-wide flags */
-/* One word read by every wrapper: the generation of suppressions and wrapped natives (bumped when
- * Java changes them: caller decisions are re-made) << 1 | dying (set by JVMTI VMDeath, the Java
- * exit hook's dying(), exit(3) or this library's destructor: from then on wrappers only forward,
- * and nothing calls into the JVM). */
-extern atomic_uint ng_state;
+/* ---------------------------------------------------------------- process-wide words */
+/* What every hot call reads of the process's state, in one cache line: one line and one page
+ * for a hot call to touch, not four lines on two pages. Its writers are rare (stream creations,
+ * device synchronizes, native group starts and ends, a change of the lists).
+ * state: the generation of suppressions and wrapped natives (bumped when Java changes them:
+ * caller decisions are re-made) << 1 | dying (set by JVMTI VMDeath, the Java exit hook's dying(),
+ * exit(3) or this library's destructor: from then on wrappers only forward, and nothing calls
+ * into the JVM).
+ * op_seq: the last op sequence number handed out (see ng_slots.h); threads_in_groups: threads
+ * inside a native ncclGroupStart; rec_whole: see rec_store. */
+typedef struct {
+  atomic_uint state;
+  atomic_int threads_in_groups;
+  int rec_whole;
+  _Atomic int64_t op_seq;
+} __attribute__((aligned(64))) ng_words;
+extern ng_words ng_w;
 #define NG_DYING 1u
-static inline int ng_is_dying(void) { return atomic_load_explicit(&ng_state, memory_order_relaxed) & NG_DYING; }
+static inline int ng_is_dying(void) { return atomic_load_explicit(&ng_w.state, memory_order_relaxed) & NG_DYING; }
 /* Counters for stats(): upcalls that left an exception (cleared), real functions not found. */
 extern atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 void ng_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -129,28 +140,24 @@ static inline uint32_t ng_hash_addr(uintptr_t r) {
   return (uint32_t)((r * 0x9E3779B97F4A7C15ull) >> (64 - NG_CALLERS_BITS));
 }
 
-/* The caller entry of a return address: two loads when it was seen before. */
+/* The caller entry of a return address: two loads when it sits in its hashed slot, as nearly all
+ * do; the other probes and the first sight are out of line. */
+ng_caller *ng_caller_find(uintptr_t ret);
 static inline ng_caller *ng_caller_of(void *ret) {
   uintptr_t r = (uintptr_t)ret;
-  uint32_t h = ng_hash_addr(r);
-  for (uint32_t i = 0; i < 8; i++) {
-    ng_caller_slot *s = &ng_callers[(h + i) & (NG_CALLERS - 1)];
-    uintptr_t k = atomic_load_explicit(&s->ret, NG_ACQUIRE);
-    if (k == r) {
-      ng_caller *c = atomic_load_explicit(&s->caller, NG_ACQUIRE);
-      if (NG_LIKELY(c != NULL)) return c;
-      break;
-    }
-    if (k == 0) break;
+  ng_caller_slot *s = &ng_callers[ng_hash_addr(r)];
+  if (NG_LIKELY(atomic_load_explicit(&s->ret, NG_ACQUIRE) == r)) {
+    ng_caller *c = atomic_load_explicit(&s->caller, NG_ACQUIRE);
+    if (NG_LIKELY(c != NULL)) return c;
   }
-  return ng_caller_slow(r);
+  return ng_caller_find(r);
 }
 
 /* Whether the call is the application's and is to be tracked: its caller's decision, made under
  * the current generation, and the JVM not dying. */
 static inline int ng_tracks(ng_caller *c) {
   uint32_t d = atomic_load_explicit(&c->decision, NG_RELAXED);
-  uint32_t s = atomic_load_explicit(&ng_state, NG_RELAXED);
+  uint32_t s = atomic_load_explicit(&ng_w.state, NG_RELAXED);
   if (NG_LIKELY(((d ^ s) >> 1) == 0)) return (d & ~s) & 1;
   if (s & NG_DYING) return 0;
   return ng_redecide(c) & 1;

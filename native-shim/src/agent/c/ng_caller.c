@@ -135,11 +135,26 @@ static int decide(const ng_caller *c) {
 
 uint32_t ng_redecide(ng_caller *c) {
   pthread_mutex_lock(&lock);
-  uint32_t gen = (atomic_load_explicit(&ng_state, NG_ACQUIRE) >> 1);
+  uint32_t gen = (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) >> 1);
   uint32_t d = gen << 1 | (uint32_t)decide(c);
   atomic_store_explicit(&c->decision, d, NG_RELAXED);
   pthread_mutex_unlock(&lock);
   return d;
+}
+
+ng_caller *ng_caller_find(uintptr_t r) {
+  uint32_t h = ng_hash_addr(r);
+  for (uint32_t i = 0; i < 8; i++) {
+    ng_caller_slot *s = &ng_callers[(h + i) & (NG_CALLERS - 1)];
+    uintptr_t k = atomic_load_explicit(&s->ret, NG_ACQUIRE);
+    if (k == r) {
+      ng_caller *c = atomic_load_explicit(&s->caller, NG_ACQUIRE);
+      if (c != NULL) return c;
+      break;
+    }
+    if (k == 0) break;
+  }
+  return ng_caller_slow(r);
 }
 
 ng_caller *ng_caller_slow(uintptr_t ret) {
@@ -185,7 +200,7 @@ ng_caller *ng_caller_slow(uintptr_t ret) {
     c->obj = object_at(0, "");
   }
   c->site.caller = c;
-  uint32_t gen = (atomic_load_explicit(&ng_state, NG_ACQUIRE) >> 1);
+  uint32_t gen = (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) >> 1);
   atomic_store_explicit(&c->decision, gen << 1 | (uint32_t)decide(c), NG_RELAXED);
   ncallers++;
   if (free_slot != NULL) {
@@ -215,7 +230,7 @@ static int set_list(char ***list, int *count, const char *const *names, int n) {
   int nold = *count;
   *list = copy;
   *count = n;
-  atomic_fetch_add_explicit(&ng_state, 2, NG_RELEASE);
+  atomic_fetch_add_explicit(&ng_w.state, 2, NG_RELEASE);
   pthread_mutex_unlock(&lock);
   for (int i = 0; i < nold; i++) free(old[i]);
   free(old);

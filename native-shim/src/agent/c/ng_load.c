@@ -23,7 +23,7 @@
 
 #define INTERPOSER "dev/ncclguard/bridge/interposer/Interposer"
 
-atomic_uint ng_state = 1u << 1; /* generation 1, not dying */
+ng_words ng_w = {.state = 1u << 1}; /* generation 1, not dying */
 atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 const char *ng_self_path = "";
 uintptr_t ng_self_base;
@@ -88,7 +88,7 @@ static void set_error(const char *fmt, ...) {
 
 static const char *get_error(void) { return last_error; }
 
-static void mark_dying(void) { atomic_fetch_or(&ng_state, NG_DYING); }
+static void mark_dying(void) { atomic_fetch_or(&ng_w.state, NG_DYING); }
 
 static void on_exit_handler(void) { mark_dying(); }
 

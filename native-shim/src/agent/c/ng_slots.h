@@ -63,18 +63,26 @@ static inline int ended(_Atomic uint32_t *l) { return (atomic_load_explicit(l, N
 #define REF_C 1u /* C follows the handle (not destroyed, not moved to Java) */
 #define REF_J 2u /* a Java record points at the slot */
 
-/* What event and stream slots share, first in both: 40 bytes. */
+/* What event and stream slots share, first in both: what a hot call reads of any slot, in 32 bytes
+ * of its first cache line. */
 typedef struct {
   _Atomic uint64_t key;    /* the event handle or stream key; 0 when free */
   _Atomic uint64_t handle; /* as the application sees it */
   _Atomic uint32_t lock;
   _Atomic uint32_t inc;
+  int32_t index;         /* its own index, set once */
+  _Atomic uint32_t busy; /* a stream's owner is between its check and its store (see stream_count); unused in events */
+} ng_head;
+_Static_assert(sizeof(ng_head) == 32, "a slot's head leaves its hot fields room in its first cache line");
+
+/* What only creations, releases and the slow paths read, in a slot's second cache line. */
+typedef struct {
   _Atomic uint32_t refs;
   int32_t next_free; /* guarded by the map lock */
-  int32_t index;     /* its own index, set once */
   _Atomic int device;
-} ng_head;
-_Static_assert(sizeof(ng_head) == 40, "a slot's head leaves an event's hot fields room in its first cache line");
+} ng_cold;
+#define NG_COLD_AT 64
+static inline ng_cold *ng_cold_of(ng_head *h) { return (ng_cold *)((char *)h + NG_COLD_AT); }
 
 /* An event's last record in one 16-byte word, written and read whole (see rec_store): no lock on
  * a record. seq is the record's own op number (unique across streams; 0: never recorded); where
@@ -87,29 +95,33 @@ typedef struct {
   uint64_t where;
 } __attribute__((aligned(16))) ng_rec;
 
+/* A record and a query touch the first cache line only. */
 typedef struct {
   ng_head h;
-  _Atomic int64_t completed_seq;
   ng_rec rec;
+  _Atomic int64_t completed_seq;
   /* the stream of the last record as the application sees it, for when that stream's slot was
    * reused since (event_pending reads the handle from the slot while it is still the record's) */
   _Atomic uint64_t stream_handle;
+  ng_cold cold;
 } __attribute__((aligned(64))) ng_eslot; /* a slot never shares a cache line with another */
-_Static_assert(offsetof(ng_eslot, stream_handle) == 64, "a query's fields and the record are in the first cache line");
+_Static_assert(offsetof(ng_eslot, cold) == NG_COLD_AT && sizeof(ng_eslot) == 128,
+               "a record's and a query's fields are in the first cache line, the cold ones in the second");
 
+/* Counting an op touches the first cache line only: the head (with the owner's busy word), the
+ * counts and the owner. */
 typedef struct {
   ng_head h;
-  /* what counting an op reads and writes, in the first cache line... */
   _Atomic int64_t enqueued;
   _Atomic int64_t last_seq; /* the highest op sequence number of the ops counted */
   _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
-  /* ...and its owner's two words (see stream_count) */
-  _Atomic uintptr_t owner; /* the thread that counts with plain stores, SHARED, or 0 */
-  _Atomic uint32_t busy;   /* the owner is between its check and its store */
+  _Atomic uintptr_t owner;  /* the thread that counts with plain stores, SHARED, or 0 */
+  ng_cold cold;
   _Atomic int64_t base;
   _Atomic int64_t done;
 } __attribute__((aligned(64))) ng_sslot;
-_Static_assert(offsetof(ng_sslot, owner) == 64, "what counting an op touches is in one cache line, its owner in the next");
+_Static_assert(offsetof(ng_sslot, cold) == NG_COLD_AT && sizeof(ng_sslot) == 128,
+               "what counting an op touches is in one cache line, the cold fields in the next");
 
 #define CHUNK_BITS 12
 #define CHUNK (1 << CHUNK_BITS)
@@ -148,7 +160,6 @@ _Static_assert((MAX_CHUNKS << CHUNK_BITS) <= (1 << INDEX_BITS), "slot indexes fi
 
 
 /* ---------------------------------------------------------------- the op sequence */
-extern _Atomic int64_t ng_op_seq;
 #define RESERVED (1 << 20)
 
 typedef struct {
@@ -168,12 +179,11 @@ typedef struct {
 
 extern __thread ng_thread ng_self;
 extern pthread_key_t ng_thread_key;
-extern atomic_int ng_threads_in_groups;
 
 
 static inline int64_t reserve(int64_t up_to) {
-  int64_t now = atomic_load_explicit(&ng_op_seq, NG_RELAXED);
-  while (now < up_to && !atomic_compare_exchange_weak_explicit(&ng_op_seq, &now, up_to, NG_RELAXED, NG_RELAXED)) {
+  int64_t now = atomic_load_explicit(&ng_w.op_seq, NG_RELAXED);
+  while (now < up_to && !atomic_compare_exchange_weak_explicit(&ng_w.op_seq, &now, up_to, NG_RELAXED, NG_RELAXED)) {
   }
   return up_to;
 }
@@ -209,13 +219,15 @@ static inline uintptr_t ng_me(void) {
 
 static inline int64_t stream_count(ng_sslot *s, uint32_t inc, int64_t seq) {
   int64_t last = atomic_load_explicit(&s->last_seq, NG_RELAXED);
-  while (last < seq && !atomic_compare_exchange_weak_explicit(&s->last_seq, &last, seq, NG_RELEASE, NG_RELAXED)) {
+  if (NG_UNLIKELY(last < seq)) {
+    while (last < seq && !atomic_compare_exchange_weak_explicit(&s->last_seq, &last, seq, NG_RELEASE, NG_RELAXED)) {
+    }
   }
   int64_t mine = 0;
   uintptr_t me = ng_me();
   int counted = 0;
   if (NG_LIKELY(atomic_load_explicit(&s->owner, NG_RELAXED) == me)) {
-    atomic_store_explicit(&s->busy, 1, NG_RELAXED);
+    atomic_store_explicit(&s->h.busy, 1, NG_RELAXED);
     /* busy before the check: the compiler keeps the order, a taker's membarrier makes the CPU's */
     atomic_signal_fence(memory_order_seq_cst);
     if (NG_LIKELY(atomic_load_explicit(&s->owner, NG_RELAXED) == me)) {
@@ -223,9 +235,9 @@ static inline int64_t stream_count(ng_sslot *s, uint32_t inc, int64_t seq) {
       atomic_store_explicit(&s->enqueued, mine, NG_RELEASE);
       counted = 1;
     }
-    atomic_store_explicit(&s->busy, 0, NG_RELEASE);
+    atomic_store_explicit(&s->h.busy, 0, NG_RELEASE);
   }
-  if (!counted) mine = ng_stream_count_shared(s);
+  if (NG_UNLIKELY(!counted)) mine = ng_stream_count_shared(s);
   if (NG_UNLIKELY(mine > atomic_load_explicit(&s->reserved, NG_RELAXED))) ng_stream_reserve(s, mine);
   if (NG_UNLIKELY(atomic_load_explicit(&s->h.inc, NG_ACQUIRE) != inc)) {
     ng_stream_uncount(s);
@@ -244,10 +256,10 @@ static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t s
   /* a count read at enter is this incarnation's (else stream_count refuses) and so not below its base */
   int64_t at_enter = count_at_enter >= 0 ? count_at_enter : atomic_load_explicit(&s->base, NG_RELAXED);
   int64_t mine = stream_count(s, inc, seq);
-  if (mine < 0) return -1;
+  if (NG_UNLIKELY(mine < 0)) return -1;
   *mine_out = mine;
   int64_t before = mine - 1;
-  if (at_enter == before) return before + 1;
+  if (NG_LIKELY(at_enter == before)) return before + 1;
   return before < at_enter ? before : at_enter;
 }
 
@@ -268,8 +280,9 @@ static inline void stream_mark_done(ng_sslot *s, int64_t n) {
 #define REC_DELTA_UNKNOWN ((1ull << 27) - 1)
 
 static inline uint64_t rec_where(int32_t stream, uint32_t stream_inc, uint32_t inc, int64_t seq, int64_t op) {
-  uint64_t delta = op > 0 && op <= seq ? (uint64_t)(seq - op) : REC_DELTA_UNKNOWN;
-  if (delta > REC_DELTA_UNKNOWN) delta = REC_DELTA_UNKNOWN;
+  /* without branches (a record's hot path runs straight through): op <= 0 or op > seq is unknown */
+  uint64_t d = (uint64_t)(seq - op);
+  uint64_t delta = (op > 0) & (op <= seq) & (d < REC_DELTA_UNKNOWN) ? d : REC_DELTA_UNKNOWN;
   return (uint64_t)(stream + 1) | (uint64_t)(inc & INC_MASK) << REC_INC_SHIFT |
          (uint64_t)(stream_inc & INC_MASK) << REC_STREAM_INC_SHIFT | delta << REC_DELTA_SHIFT;
 }
@@ -288,7 +301,6 @@ static inline int64_t rec_op(ng_rec r) {
  * locked instruction. Elsewhere, and under the thread sanitizer (which cannot see such a store),
  * the slot's lock guards the two halves and readers read them as a seqlock. Set once, before the
  * first slot. */
-extern int ng_rec_whole;
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #include <emmintrin.h>
 #define NG_REC_WHOLE_POSSIBLE 1
@@ -298,7 +310,7 @@ extern int ng_rec_whole;
 
 static inline void rec_store(ng_eslot *e, int64_t seq, uint64_t where) {
 #if NG_REC_WHOLE_POSSIBLE
-  if (NG_LIKELY(ng_rec_whole)) {
+  if (NG_LIKELY(ng_w.rec_whole)) {
     __m128i v = _mm_set_epi64x((long long)where, (long long)seq);
     __asm__ volatile("movdqa %1, %0" : "=m"(e->rec) : "x"(v) : "memory");
     return;
@@ -313,7 +325,7 @@ static inline void rec_store(ng_eslot *e, int64_t seq, uint64_t where) {
 static inline ng_rec rec_load(ng_eslot *e) {
   ng_rec r;
 #if NG_REC_WHOLE_POSSIBLE
-  if (NG_LIKELY(ng_rec_whole)) {
+  if (NG_LIKELY(ng_w.rec_whole)) {
     __m128i v;
     __asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(e->rec) : "memory");
     r.seq = _mm_cvtsi128_si64(v);
@@ -340,8 +352,10 @@ static inline int64_t event_last_seq(ng_eslot *e, uint32_t inc) {
 /* A record, unless the slot is another incarnation's or ended by now. A writer that checked just
  * before a release and a reuse may still land its record on the next incarnation: its incarnation
  * bits tell readers to ignore it. */
-static inline void event_recorded(ng_eslot *e, uint32_t inc, ng_sslot *s, uint32_t sinc, int64_t op, int64_t seq) {
-  if (atomic_load_explicit(&e->h.inc, NG_ACQUIRE) != inc || ended(&e->h.lock)) return;
+__attribute__((always_inline)) static inline void event_recorded(ng_eslot *e, uint32_t inc, ng_sslot *s, uint32_t sinc,
+                                                                 int64_t op, int64_t seq) {
+  uint32_t now = atomic_load_explicit(&e->h.inc, NG_ACQUIRE);
+  if (NG_UNLIKELY((now != inc) | ended(&e->h.lock))) return;
   atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
   rec_store(e, seq, rec_where(s->h.index, sinc, inc, seq, op));
 }
@@ -377,22 +391,24 @@ static inline ng_head *hot_slot(int events, int32_t i) {
   return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * (events ? sizeof(ng_eslot) : sizeof(ng_sslot)));
 }
 
+/* One test, not two branches: a hot path runs straight through when all is as expected, so that
+ * it costs little even where the real call it wraps left the branch predictor none of its entries. */
 static inline int hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
   *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
-  return atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ended(&h->lock);
+  uint64_t k = atomic_load_explicit(&h->key, NG_ACQUIRE);
+  return (k == key) & !ended(&h->lock);
 }
 
 /* The slot of key: the call site's hint when it is that handle's (a loop on one event or stream
- * reads no map), else the map's, which becomes the hint if the site has none or an ended one. */
+ * reads no map), else the map's (ng_hot_find_map, out of line), which becomes the hint if the site
+ * has none or an ended one. */
+ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc);
 NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
-  if (NG_LIKELY(hint != NULL) && hot_valid(hint, key, inc)) return hint;
-  uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
-  if (v < 2) return NULL;
-  ng_head *h = hot_slot(events, (int32_t)(v - 2));
-  if (!hot_valid(h, key, inc)) return NULL;
-  if (hint == NULL || ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
-  return h;
+  if (NG_LIKELY(hint != NULL)) {
+    if (NG_LIKELY(hot_valid(hint, key, inc))) return hint;
+  }
+  return ng_hot_find_map(events, c, key, inc);
 }
 
 typedef struct {
@@ -406,27 +422,27 @@ NG_HOT static inline int ng_hot_enter(ng_hot *h, ng_caller *c, int effect, uint6
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC:
     h->a = ng_hot_find(1, c, handle, &h->ainc);
-    if (h->a == NULL) return 0;
+    if (NG_UNLIKELY(h->a == NULL)) return 0;
     h->token = event_last_seq((ng_eslot *)h->a, h->ainc);
     return 1;
   case NG_EFFECT_STREAM_SYNC:
   case NG_EFFECT_STREAM_QUERY:
   case NG_EFFECT_EVENT_RECORD:
-    if (special_stream(stream)) return 0;
+    if (NG_UNLIKELY(special_stream(stream))) return 0;
     h->a = ng_hot_find(0, c, stream, &h->ainc);
-    if (h->a == NULL) return 0;
+    if (NG_UNLIKELY(h->a == NULL)) return 0;
     h->token = atomic_load_explicit(&((ng_sslot *)h->a)->enqueued, NG_ACQUIRE);
     if (effect != NG_EFFECT_EVENT_RECORD) return 1;
     h->b = ng_hot_find(1, c, handle, &h->binc);
-    return h->b != NULL;
+    return NG_LIKELY(h->b != NULL);
   case NG_EFFECT_COMM_ENQUEUE:
     /* work inside a native group counts at its end: the generic path defers it */
-    if (atomic_load_explicit(&ng_threads_in_groups, NG_RELAXED) != 0 && ng_self.group_depth > 0) return 0;
+    if (NG_UNLIKELY(atomic_load_explicit(&ng_w.threads_in_groups, NG_RELAXED) != 0) && ng_self.group_depth > 0) return 0;
     /* fall through */
   case NG_EFFECT_STREAM_WAIT_EVENT:
-    if (special_stream(stream)) return 0;
+    if (NG_UNLIKELY(special_stream(stream))) return 0;
     h->a = ng_hot_find(0, c, stream, &h->ainc);
-    return h->a != NULL;
+    return NG_LIKELY(h->a != NULL);
   default:
     return 0;
   }
@@ -444,7 +460,8 @@ NG_HOT static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
   case NG_EFFECT_EVENT_SYNC: {
     ng_eslot *e = (ng_eslot *)h->a;
     /* polling queries see the same completion again and again: that changes nothing */
-    if (h->token == 0 || h->token == atomic_load_explicit(&e->completed_seq, NG_ACQUIRE)) return;
+    int64_t seen = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
+    if (NG_LIKELY((h->token == 0) | (h->token == seen))) return;
     if (same_incarnation(h->a, h->ainc)) event_completed(e, h->token);
     return;
   }
@@ -455,13 +472,13 @@ NG_HOT static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
   case NG_EFFECT_EVENT_RECORD: {
     ng_sslot *s = (ng_sslot *)h->a;
     int64_t mine;
-    int64_t op = stream_enqueue_record(s, h->ainc, atomic_load_explicit(&ng_op_seq, NG_ACQUIRE), h->token, &mine);
+    int64_t op = stream_enqueue_record(s, h->ainc, atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE), h->token, &mine);
     if (op >= 0) event_recorded((ng_eslot *)h->b, h->binc, s, h->ainc, op, mine);
     return;
   }
   case NG_EFFECT_COMM_ENQUEUE:
   case NG_EFFECT_STREAM_WAIT_EVENT:
-    stream_enqueue((ng_sslot *)h->a, h->ainc, atomic_load_explicit(&ng_op_seq, NG_ACQUIRE));
+    stream_enqueue((ng_sslot *)h->a, h->ainc, atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE));
     return;
   default:
     return;

@@ -36,10 +36,8 @@ ng_map ng_streams;
 ng_map ng_comms;
 ng_pool ng_epool = {.free_head = -1, .size = sizeof(ng_eslot), .map = &ng_events};
 ng_pool ng_spool = {.free_head = -1, .size = sizeof(ng_sslot), .map = &ng_streams};
-_Atomic int64_t ng_op_seq;
 __thread ng_thread ng_self;
 pthread_key_t ng_thread_key;
-atomic_int ng_threads_in_groups;
 static _Atomic uint32_t thread_ids;
 
 static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
@@ -60,7 +58,7 @@ static ng_head *slot_of_id(ng_pool *p, int id) {
 static int32_t slot_alloc(ng_pool *p) {
   int32_t i = p->free_head;
   if (i >= 0) {
-    p->free_head = slot_at(p, i)->next_free;
+    p->free_head = ng_cold_of(slot_at(p, i))->next_free;
   } else {
     i = atomic_load_explicit(&p->high, NG_RELAXED);
     if ((i >> CHUNK_BITS) >= MAX_CHUNKS) return -1;
@@ -81,14 +79,24 @@ static int32_t slot_alloc(ng_pool *p) {
   return i;
 }
 
+ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
+  uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
+  if (v < 2) return NULL;
+  ng_head *h = hot_slot(events, (int32_t)(v - 2));
+  if (!hot_valid(h, key, inc)) return NULL;
+  ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
+  if (hint == NULL || ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
+  return h;
+}
+
 /* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked. */
 static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
   ng_head *h = slot_at(p, i);
-  uint32_t before = atomic_fetch_and_explicit(&h->refs, ~refs, memory_order_acq_rel);
+  uint32_t before = atomic_fetch_and_explicit(&ng_cold_of(h)->refs, ~refs, memory_order_acq_rel);
   if ((before & refs) == 0 || (before & ~refs) != 0) return;
   if (!locked) ng_map_lock();
   atomic_store_explicit(&h->key, 0, NG_RELAXED);
-  h->next_free = p->free_head;
+  ng_cold_of(h)->next_free = p->free_head;
   p->free_head = i;
   atomic_fetch_sub_explicit(&p->live, 1, NG_RELAXED);
   if (!locked) ng_map_unlock();
@@ -154,7 +162,7 @@ static void stream_take(ng_sslot *s, uintptr_t me) {
       syscall(SYS_membarrier, MEMBARRIER_PRIVATE_EXPEDITED, 0, 0);
       int spins = 0;
       int64_t until = 0;
-      while (atomic_load_explicit(&s->busy, NG_ACQUIRE) != 0) {
+      while (atomic_load_explicit(&s->h.busy, NG_ACQUIRE) != 0) {
         back_off(&spins);
         if (spins == 0) {
           int64_t now = ng_now_ns();
@@ -247,8 +255,8 @@ static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
   if (i < 0) return -1;
   ng_eslot *e = ESLOT(i);
   atomic_store_explicit(&e->h.handle, handle, NG_RELAXED);
-  atomic_store_explicit(&e->h.device, device, NG_RELAXED);
-  atomic_store_explicit(&e->h.refs, REF_C, NG_RELAXED);
+  atomic_store_explicit(&e->cold.device, device, NG_RELAXED);
+  atomic_store_explicit(&e->cold.refs, REF_C, NG_RELAXED);
   *inc = atomic_load_explicit(&e->h.inc, NG_RELAXED);
   atomic_store_explicit(&e->completed_seq, 0, NG_RELAXED);
   atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
@@ -270,16 +278,16 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   int32_t i = slot_alloc(&ng_spool);
   if (i < 0) return -1;
   ng_sslot *s = SSLOT(i);
-  int64_t base = atomic_fetch_add_explicit(&ng_op_seq, RESERVED + 1, NG_RELAXED) + 1;
+  int64_t base = atomic_fetch_add_explicit(&ng_w.op_seq, RESERVED + 1, NG_RELAXED) + 1;
   atomic_store_explicit(&s->h.handle, handle, NG_RELAXED);
-  atomic_store_explicit(&s->h.device, device, NG_RELAXED);
-  atomic_store_explicit(&s->h.refs, REF_C, NG_RELAXED);
+  atomic_store_explicit(&s->cold.device, device, NG_RELAXED);
+  atomic_store_explicit(&s->cold.refs, REF_C, NG_RELAXED);
   atomic_store_explicit(&s->base, base, NG_RELAXED);
   atomic_store_explicit(&s->reserved, base + RESERVED, NG_RELAXED);
   atomic_store_explicit(&s->last_seq, 0, NG_RELAXED);
   atomic_store_explicit(&s->enqueued, base, NG_RELAXED);
   atomic_store_explicit(&s->owner, 0, NG_RELAXED);
-  atomic_store_explicit(&s->busy, 0, NG_RELAXED);
+  atomic_store_explicit(&s->h.busy, 0, NG_RELAXED);
   atomic_store_explicit(&s->done, base, NG_RELAXED);
   atomic_store_explicit(&s->h.key, key, NG_RELEASE);
   *inc = atomic_load_explicit(&s->h.inc, NG_RELAXED);
@@ -344,9 +352,9 @@ static void unmark_java(ng_pool *p, uint64_t key) {
  * racing the creation's upcall. A release of an id without REF_J is then a no-op. */
 static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
   ng_head *h = slot_at(p, i);
-  uint32_t r = atomic_load_explicit(&h->refs, NG_ACQUIRE);
+  uint32_t r = atomic_load_explicit(&ng_cold_of(h)->refs, NG_ACQUIRE);
   while ((r & REF_C) && atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc &&
-         !atomic_compare_exchange_weak_explicit(&h->refs, &r, r | REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
+         !atomic_compare_exchange_weak_explicit(&ng_cold_of(h)->refs, &r, r | REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
   }
 }
 
@@ -372,8 +380,6 @@ static void comm_released(uint64_t comm) {
   ng_map_remove(&ng_comms, comm);
   ng_map_unlock();
 }
-
-int ng_rec_whole;
 
 /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (Linux 4.14); refused (seccomp, an older kernel): no owners. */
 static void register_membarrier(void) {
@@ -402,7 +408,7 @@ void ng_owners_start(void) {
 void ng_track_init(void) {
 #if NG_REC_WHOLE_POSSIBLE
   __builtin_cpu_init();
-  ng_rec_whole = __builtin_cpu_supports("avx");
+  ng_w.rec_whole = __builtin_cpu_supports("avx");
 #endif
   pthread_atfork(NULL, NULL, register_in_child);
   ng_map_init(&ng_events, 1024);
@@ -497,7 +503,7 @@ static void work_exit(ng_call *k, int status) {
   if (status != 0) return;
   ng_sslot *s = work_stream(k, handle, stream, enqueue);
   if (s == NULL) return;
-  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
+  int64_t seq = atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE);
   if (enqueue) {
     if (ng_self.group_depth > 0) {
       if (ng_self.ngrouped == ng_self.cap) {
@@ -643,7 +649,7 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
     k->device = ng_current_device();
     if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
       /* work whose exit reads the sequence before this step was called before */
-      k->token = atomic_fetch_add_explicit(&ng_op_seq, 1, memory_order_acq_rel) + 1;
+      k->token = atomic_fetch_add_explicit(&ng_w.op_seq, 1, memory_order_acq_rel) + 1;
     }
     if (ng_up_ready()) {
       int ok;
@@ -676,7 +682,7 @@ static uint64_t out_handle(uint64_t pointer, int i) {
 }
 
 static void grouped_flush(int launched) {
-  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
+  int64_t seq = atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE);
   for (int i = 0; launched && i < ng_self.ngrouped; i++) stream_enqueue(SSLOT(ng_self.grouped[i].slot), ng_self.grouped[i].inc, seq);
   ng_self.ngrouped = 0;
 }
@@ -769,7 +775,7 @@ void ng_exit(ng_call *k, int status) {
       int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
       for (int32_t i = 0; i < high; i++) {
         ng_sslot *s = SSLOT(i);
-        if ((atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->h.device, NG_RELAXED) == k->device)
+        if ((atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->cold.device, NG_RELAXED) == k->device)
           stream_device_synchronized(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), k->token);
       }
     }
@@ -790,12 +796,12 @@ void ng_exit(ng_call *k, int status) {
     return;
   case NG_EFFECT_GROUP_START:
     /* while no thread is inside a native group, hot enqueues skip the thread-local */
-    if (status == 0 && ng_self.group_depth++ == 0) atomic_fetch_add_explicit(&ng_threads_in_groups, 1, NG_RELAXED);
+    if (status == 0 && ng_self.group_depth++ == 0) atomic_fetch_add_explicit(&ng_w.threads_in_groups, 1, NG_RELAXED);
     return;
   case NG_EFFECT_GROUP_END:
     /* the outermost ncclGroupEnd launches the group's work; a failed one launched nothing */
     if (ng_self.group_depth > 0 && --ng_self.group_depth == 0) {
-      atomic_fetch_sub_explicit(&ng_threads_in_groups, 1, NG_RELAXED);
+      atomic_fetch_sub_explicit(&ng_w.threads_in_groups, 1, NG_RELAXED);
       grouped_flush(status == NG_NCCL_SUCCESS || status == NG_NCCL_IN_PROGRESS);
     }
     return;
@@ -814,7 +820,7 @@ void ng_park(int fn) {
 static ng_eslot *event_slot(int slot) { return (ng_eslot *)slot_of_id(&ng_epool, slot); }
 static ng_sslot *stream_slot(int slot) { return (ng_sslot *)slot_of_id(&ng_spool, slot); }
 
-static int live(ng_head *h) { return h != NULL && (atomic_load_explicit(&h->refs, NG_ACQUIRE) & REF_C) && !ended(&h->lock); }
+static int live(ng_head *h) { return h != NULL && (atomic_load_explicit(&ng_cold_of(h)->refs, NG_ACQUIRE) & REF_C) && !ended(&h->lock); }
 
 int64_t ng_api_slot_token(int fn, int slot) {
   switch (fn >= 0 && fn < NG_FN_COUNT ? ng_fn_effect[fn] : -1) {
@@ -836,7 +842,7 @@ int64_t ng_api_slot_token(int fn, int slot) {
 
 int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t token) {
   if (status != 0 || fn < 0 || fn >= NG_FN_COUNT) return -1;
-  int64_t seq = atomic_load_explicit(&ng_op_seq, NG_ACQUIRE);
+  int64_t seq = atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE);
   switch (ng_fn_effect[fn]) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC: {
@@ -870,7 +876,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     int32_t i;
     if (e == NULL) {
       ng_map_lock();
-      i = event_slot_new(other, atomic_load_explicit(&s->h.device, NG_RELAXED), &inc);
+      i = event_slot_new(other, atomic_load_explicit(&s->cold.device, NG_RELAXED), &inc);
       ng_map_unlock();
       if (i < 0) return -1;
       e = ESLOT(i);
@@ -888,14 +894,14 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
 
 int64_t ng_api_device_sync_enter(int device) {
   (void)device;
-  return atomic_fetch_add_explicit(&ng_op_seq, 1, memory_order_acq_rel) + 1;
+  return atomic_fetch_add_explicit(&ng_w.op_seq, 1, memory_order_acq_rel) + 1;
 }
 
 void ng_api_device_sync_exit(int device, int64_t token) {
   int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
   for (int32_t i = 0; i < high; i++) {
     ng_sslot *s = SSLOT(i);
-    if ((atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->h.device, NG_RELAXED) == device)
+    if ((atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->cold.device, NG_RELAXED) == device)
       stream_device_synchronized(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), token);
   }
 }
@@ -903,7 +909,7 @@ void ng_api_device_sync_exit(int device, int64_t token) {
 void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
   for (int i = 0; i < n; i++) {
     ng_eslot *e = event_slot(slots[i]);
-    if (e == NULL || !(atomic_load_explicit(&e->h.refs, NG_ACQUIRE) & REF_C)) {
+    if (e == NULL || !(atomic_load_explicit(&e->cold.refs, NG_ACQUIRE) & REF_C)) {
       out[3 * i] = -1;
       out[3 * i + 1] = -1;
       out[3 * i + 2] = 0;
@@ -920,7 +926,7 @@ void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
 void ng_api_streams_pending(const int32_t *slots, int n, int64_t *out) {
   for (int i = 0; i < n; i++) {
     ng_sslot *s = stream_slot(slots[i]);
-    out[i] = s != NULL && (atomic_load_explicit(&s->h.refs, NG_ACQUIRE) & REF_C) ? stream_pending_ops(s) : -1;
+    out[i] = s != NULL && (atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) ? stream_pending_ops(s) : -1;
   }
 }
 
@@ -955,7 +961,7 @@ void ng_track_stats(int64_t *out, int n) {
                  atomic_load_explicit(&ng_exceptions_cleared, NG_RELAXED),
                  atomic_load_explicit(&ng_missing_real, NG_RELAXED),
                  atomic_load_explicit(&ng_upcalls, NG_RELAXED),
-                 atomic_load_explicit(&ng_op_seq, NG_RELAXED),
+                 atomic_load_explicit(&ng_w.op_seq, NG_RELAXED),
                  atomic_load_explicit(&ng_owners, NG_RELAXED)};
   for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) out[i] = v[i];
 }

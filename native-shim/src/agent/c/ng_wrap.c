@@ -54,7 +54,7 @@ _Static_assert(NG_FN_COUNT <= 255, "function ids fit the tables");
     (void)a_;                                                                                     \
     slots if (NG_HOT_EFFECT(effect)) {                                                            \
       ng_hot h_;                                                                                  \
-      if (ng_hot_enter(&h_, c_, effect, NG_ARG(a_, ng_pos[id].handle), NG_ARG(a_, ng_pos[id].stream))) { \
+      if (NG_LIKELY(ng_hot_enter(&h_, c_, effect, NG_ARG(a_, ng_pos[id].handle), NG_ARG(a_, ng_pos[id].stream)))) { \
         int r_ = real_ args;                                                                      \
         ng_hot_exit(&h_, effect, r_);                                                             \
         return r_;                                                                                \
