@@ -129,8 +129,12 @@ else
   worst=$(hot_worst "$f")
   check "NativeHotCalls, stand-in libraries: <= 20 ns of the agent's own work per tracked hot call (worst ${worst:-?} ns)" \
     $(awk -v w="$worst" 'BEGIN {exit !(w != "" && w <= 20)}'; echo $?) "see $f"
-  nrun hotcalls "text=none" -- -cp "$bench" dev.ncclguard.bench.NativeHotCalls --rounds 15
+  nrun hotcalls "text=none" -- -cp "$bench" dev.ncclguard.bench.NativeHotCalls --rounds 15 --probes
   f=$n/hotcalls.out
+  # the host's state for these figures: what 128 plain adds after a real record cost now (5-12 ns on
+  # these hosts when their real calls run fast, 17-26 ns when they run 1.5-2 x slower)
+  probe=$(grep '^probe: frame + 128 adds' "$f" | sed 's/  */ /g')
+  say "NativeHotCalls, real cudart, the host's state: ${probe:-?}"
   # a record of a timing event is a microsecond whose rounds spread by more than the budget: shown,
   # not judged here (the stand-in run above measures the same wrapper to a tenth of a nanosecond)
   timed=$(grep '^cudaEventRecord (timing event)' "$f" | sed 's/  */ /g')

@@ -5,9 +5,10 @@
  * version: a CAS to take it, a release store to free it, a seqlock for readers), an event's last
  * record in one 16-byte word stored whole (no lock: see ng_rec in ng_slots.h), op numbers
  * reserved 2^20 at a time in one op sequence (an op counted by its stream's owner with a plain
- * store, or by one atomic add once the stream is shared, where the Java record takes its lock), an event record numbered by its own op number (unique: op ranges of
- * streams never overlap, where the Java tracker takes per-thread blocks of the sequence),
- * completions raised by CAS, enqueueRecord's count-at-enter rule, markDone, deviceSynchronized.
+ * store, or by one atomic add once the stream is shared, where the Java record takes its lock),
+ * an event record numbered by its own op number (unique: op ranges of streams never overlap,
+ * where the Java tracker takes per-thread blocks of the sequence), completions raised by CAS,
+ * enqueueRecord's count-at-enter rule, markDone, deviceSynchronized.
  * Hot calls on C slots never enter the JVM. Handles Java follows stay Java's: a native hot call on
  * one goes to Java (hotEnter/hotExit); the maps keep a JAVA mark for them, a hint only.
  *
