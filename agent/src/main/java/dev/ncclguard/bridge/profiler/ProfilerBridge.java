@@ -298,17 +298,9 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
      */
     @Override
     public synchronized long getAsLong() {
-        poll();
-        long[] out = new long[R * Math.max(16, records.size() + 16)];
-        int total = Interposer.pluginComms(out);
-        if (total * R > out.length) {
-            out = new long[R * total + R * 16];
-            total = Math.min(Interposer.pluginComms(out), out.length / R);
-        }
         long[] work = new long[Interposer.IN_FLIGHT_LONGS];
         long sum = 0;
-        for (int i = 0; i < total; i++) {
-            PluginRecord r = record(out, i);
+        for (PluginRecord r : current()) {
             if (!r.finalized()) {
                 sum += Math.max(0, Interposer.inFlight(r.id(), work));
             }
@@ -318,6 +310,17 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
 
     /** The records not finalized and not claimed now, as the library says. */
     private List<PluginRecord> live() {
+        List<PluginRecord> live = new ArrayList<>();
+        for (PluginRecord r : current()) {
+            if ((r.flags() & (CLAIMED | FINALIZED)) == 0) {
+                live.add(r);
+            }
+        }
+        return live;
+    }
+
+    /** Every record the library holds now, after a poll: read once more if it outgrew the buffer. */
+    private List<PluginRecord> current() {
         poll();
         long[] out = new long[R * Math.max(16, records.size() + 16)];
         int total = Interposer.pluginComms(out);
@@ -325,14 +328,11 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
             out = new long[R * total + R * 16];
             total = Math.min(Interposer.pluginComms(out), out.length / R);
         }
-        List<PluginRecord> live = new ArrayList<>();
+        List<PluginRecord> all = new ArrayList<>(total);
         for (int i = 0; i < total; i++) {
-            PluginRecord r = record(out, i);
-            if ((r.flags() & (CLAIMED | FINALIZED)) == 0) {
-                live.add(r);
-            }
+            all.add(record(out, i));
         }
-        return live;
+        return all;
     }
 
     static String hex(long commId) {
