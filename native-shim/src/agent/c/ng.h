@@ -124,7 +124,6 @@ typedef struct {
 } ng_caller_slot;
 extern ng_caller_slot ng_callers[NG_CALLERS];
 
-ng_caller *ng_caller_slow(uintptr_t ret);
 uint32_t ng_redecide(ng_caller *c);
 void *ng_resolve(ng_object *o, int fn);
 /* The object that stands for "no particular caller": libnccl.so.2 / libcudart.so.13, RTLD_NEXT. */

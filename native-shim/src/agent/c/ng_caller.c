@@ -142,37 +142,32 @@ uint32_t ng_redecide(ng_caller *c) {
   return d;
 }
 
-ng_caller *ng_caller_find(uintptr_t r) {
+/* The caller of r in its hashed slots, or NULL; *free_slot: the empty slot that ended the probes
+ * (NULL if none). Without the lock for the hot path's misses, under it for a first sight: a slot's
+ * caller is published before its return address. */
+static ng_caller *probe(uintptr_t r, ng_caller_slot **free_slot) {
   uint32_t h = ng_hash_addr(r);
+  *free_slot = NULL;
   for (uint32_t i = 0; i < 8; i++) {
     ng_caller_slot *s = &ng_callers[(h + i) & (NG_CALLERS - 1)];
     uintptr_t k = atomic_load_explicit(&s->ret, NG_ACQUIRE);
-    if (k == r) {
-      ng_caller *c = atomic_load_explicit(&s->caller, NG_ACQUIRE);
-      if (c != NULL) return c;
-      break;
+    if (k == r) return atomic_load_explicit(&s->caller, NG_ACQUIRE);
+    if (k == 0) {
+      *free_slot = s;
+      return NULL;
     }
-    if (k == 0) break;
   }
-  return ng_caller_slow(r);
+  return NULL;
 }
 
-ng_caller *ng_caller_slow(uintptr_t ret) {
+/* A return address seen for the first time (or in the overflow chain): its entry, made under the lock. */
+static ng_caller *caller_slow(uintptr_t ret) {
   pthread_mutex_lock(&lock);
-  uint32_t h = ng_hash_addr(ret);
-  ng_caller_slot *free_slot = NULL;
-  for (uint32_t i = 0; i < 8; i++) {
-    ng_caller_slot *s = &ng_callers[(h + i) & (NG_CALLERS - 1)];
-    uintptr_t k = atomic_load_explicit(&s->ret, NG_RELAXED);
-    if (k == ret) {
-      ng_caller *c = atomic_load_explicit(&s->caller, NG_RELAXED);
-      pthread_mutex_unlock(&lock);
-      return c;
-    }
-    if (k == 0) {
-      free_slot = s;
-      break;
-    }
+  ng_caller_slot *free_slot;
+  ng_caller *found = probe(ret, &free_slot);
+  if (found != NULL) {
+    pthread_mutex_unlock(&lock);
+    return found;
   }
   for (ng_caller *c = overflow; c != NULL; c = c->next) {
     if (c->ret == ret) {
@@ -212,6 +207,12 @@ ng_caller *ng_caller_slow(uintptr_t ret) {
   }
   pthread_mutex_unlock(&lock);
   return c;
+}
+
+ng_caller *ng_caller_find(uintptr_t r) {
+  ng_caller_slot *free_slot;
+  ng_caller *c = probe(r, &free_slot);
+  return c != NULL ? c : caller_slow(r);
 }
 
 int ng_callers_known(void) {
