@@ -120,6 +120,26 @@ static __attribute__((noinline)) int probe_code(cudaEvent_t e, cudaStream_t s) {
   return a + b + c + d - 4 * r - 128 + r;
 }
 
+/* the same 128 adds before the real call: whether work costs more after the call than before it */
+static __attribute__((noinline)) int probe_code_before(cudaEvent_t e, cudaStream_t s) {
+  int a = 0, b = 0, c = 0, d = 0;
+  __asm__ volatile(".rept 32\n\taddl $1, %0\n\taddl $1, %1\n\taddl $1, %2\n\taddl $1, %3\n\t.endr"
+                   : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
+  int r = real_record(e, s);
+  return a + b + c + d - 128 + r;
+}
+
+/* 128 adds after the call again, as a loop of 32 rounds over 4 (about 20 bytes of code, 64 more
+ * instructions): against probe_code, whether what costs is the code's bytes (fetched again after
+ * the real call) or its instructions */
+static __attribute__((noinline)) int probe_code_loop(cudaEvent_t e, cudaStream_t s) {
+  int r = real_record(e, s);
+  int a = r, b = r, c = r, d = r;
+  for (int i = 0; i < 32; i++) __asm__ volatile("addl $1, %0\n\taddl $1, %1\n\taddl $1, %2\n\taddl $1, %3"
+                                                : "+r"(a), "+r"(b), "+r"(c), "+r"(d));
+  return a + b + c + d - 4 * r - 128 + r;
+}
+
 static __attribute__((noinline)) int probe_stack(cudaEvent_t e, cudaStream_t s) {
   volatile char frame[256];
   for (int i = 0; i < 256; i += 32) frame[i] = (char)i;
@@ -148,7 +168,9 @@ static void calls(int fn, int real, jlong n) {
   case 14: for (jlong i = 0; i < n; i++) probe_frame(event, stream, 2); break;
   case 16: for (jlong i = 0; i < n; i++) probe_stack(event, stream); break;
   case 18: for (jlong i = 0; i < n; i++) probe_code(event, stream); break;
-  case 11: case 13: case 15: case 17: case 19: for (jlong i = 0; i < n; i++) real_record(event, stream); break;
+  case 20: for (jlong i = 0; i < n; i++) probe_code_before(event, stream); break;
+  case 22: for (jlong i = 0; i < n; i++) probe_code_loop(event, stream); break;
+  case 11: case 13: case 15: case 17: case 19: case 21: case 23: for (jlong i = 0; i < n; i++) real_record(event, stream); break;
   default: break;
   }
 }
@@ -160,13 +182,13 @@ static void drain(int fn, int real) {
 }
 
 /* What a loop calls: 0 cudaEventQuery, 1 cudaEventRecord, 2 ncclAllReduce, 3 cudaGetDevice
- * (untracked: not wrapped at all), 4 cudaEventRecord of an event with timing; 5-9 the probes
+ * (untracked: not wrapped at all), 4 cudaEventRecord of an event with timing; 5-11 the probes
  * (real = true: the real record alone). Returns the elapsed ns of `iters` calls (stream
  * synchronizes every 256 calls are outside the timed part). */
 JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_loop(JNIEnv *env, jclass c, jint fn, jboolean real,
                                                                    jlong iters) {
   (void)env, (void)c;
-  if (fn < 0 || fn > 9) return -1;
+  if (fn < 0 || fn > 11) return -1;
   int64_t total = 0;
   for (jlong done = 0; done < iters;) {
     jlong n = iters - done < 256 ? iters - done : 256;

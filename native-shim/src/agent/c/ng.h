@@ -53,8 +53,8 @@ extern const unsigned char ng_fn_callable[NG_FN_COUNT];
  * caller decisions are re-made) << 1 | dying (set by JVMTI VMDeath, the Java exit hook's dying(),
  * exit(3) or this library's destructor: from then on wrappers only forward, and nothing calls
  * into the JVM).
- * op_seq: the last op sequence number handed out (see ng_slots.h); threads_in_groups: threads
- * inside a native ncclGroupStart; rec_whole: see rec_store. */
+ * op_seq: the last op number reserved (streams reserve ranges of it: ng_slots.h); threads_in_groups:
+ * threads inside a native ncclGroupStart; rec_whole: see rec_store. */
 typedef struct {
   atomic_uint state;
   atomic_int threads_in_groups;
@@ -104,11 +104,12 @@ struct ng_site {
 
 /* One return address that called a wrapper. What a hot call reads is in its first cache line. */
 struct ng_caller {
-  _Atomic uint32_t decision; /* generation << 1 | track */
-  _Atomic int fn;            /* the function this call site calls, once known (-1: several) */
-  _Atomic(void *) real;      /* its real definition */
+  _Atomic uint64_t gate;     /* see ng_gate_word; 0 until the first call decided */
+  _Atomic(void *) real;      /* the real definition of the function this call site calls */
   /* the slots this call site used first: checked against their own key, replaced once ended */
   _Atomic(void *) hint[2];
+  _Atomic uint32_t decision; /* generation << 1 | track */
+  _Atomic int fn;            /* the function this call site calls, once known (-1: several) */
   ng_object *obj;
   uintptr_t ret;
   char *sym;            /* the exported symbol the return address lies in, or NULL */
@@ -140,15 +141,13 @@ static inline uint32_t ng_hash_addr(uintptr_t r) {
 }
 
 /* The caller entry of a return address: two loads when it sits in its hashed slot, as nearly all
- * do; the other probes and the first sight are out of line. */
+ * do (a slot's caller is published before its return address, and never changes); the other
+ * probes and the first sight are out of line. */
 ng_caller *ng_caller_find(uintptr_t ret);
 static inline ng_caller *ng_caller_of(void *ret) {
   uintptr_t r = (uintptr_t)ret;
   ng_caller_slot *s = &ng_callers[ng_hash_addr(r)];
-  if (NG_LIKELY(atomic_load_explicit(&s->ret, NG_ACQUIRE) == r)) {
-    ng_caller *c = atomic_load_explicit(&s->caller, NG_ACQUIRE);
-    if (NG_LIKELY(c != NULL)) return c;
-  }
+  if (NG_LIKELY(atomic_load_explicit(&s->ret, NG_ACQUIRE) == r)) return atomic_load_explicit(&s->caller, NG_ACQUIRE);
   return ng_caller_find(r);
 }
 
@@ -163,6 +162,22 @@ static inline int ng_tracks(ng_caller *c) {
 }
 
 void *ng_real_slow(ng_caller *c, int fn);
+
+/* A wrapper's first test, one compare for what ng_real and ng_tracks tell: a caller's gate is
+ * (the process state it was decided under) << 9 | fn << 1 | (1 if not tracked), set once the call
+ * site is known to call fn alone; so gate ^ ng_gate_word(fn) is 0 for a tracked call, 1 for an
+ * untracked one (forwarded at once, to c->real), anything else when the site calls several
+ * functions, the suppressions changed or the JVM is dying (its bit lands on bit 9): ng_gate_slow.
+ * The words of the current state are kept per function (one load, no arithmetic, on the hot
+ * path), made again by ng_gate_refresh after each change of the state. */
+extern _Atomic uint64_t ng_gate_words[NG_FN_COUNT];
+static inline uint64_t ng_gate_word(int fn) { return atomic_load_explicit(&ng_gate_words[fn], NG_RELAXED); }
+void ng_gate_refresh(void);
+typedef struct {
+  void *real; /* NULL: no real function (ng_missing) */
+  uint64_t track;
+} ng_gate_result;
+ng_gate_result ng_gate_slow(ng_caller *c, int fn);
 
 /* The real function: a call site calls one function, whose definition its entry keeps. */
 static inline void *ng_real(ng_caller *c, int fn) {
@@ -227,7 +242,7 @@ typedef struct ng_call {
   int fn;
   int mode; /* NG_MODE_* */
   ng_caller *caller;
-  uint64_t a[8];
+  uint64_t a[NG_MAX_ARGS];
   int64_t token;  /* C's token: event record number, stream count, op sequence */
   int64_t jtoken; /* Java's token */
   void *slot;     /* the C slot found at enter */

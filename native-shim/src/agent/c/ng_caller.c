@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ng.h"
+#include "ng_slots.h"
 
 ng_caller_slot ng_callers[NG_CALLERS];
 ng_object ng_default_object;
@@ -195,6 +196,8 @@ static ng_caller *caller_slow(uintptr_t ret) {
     c->obj = object_at(0, "");
   }
   c->site.caller = c;
+  atomic_store_explicit(&c->hint[0], &ng_no_slot, NG_RELAXED);
+  atomic_store_explicit(&c->hint[1], &ng_no_slot, NG_RELAXED);
   uint32_t gen = (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) >> 1);
   atomic_store_explicit(&c->decision, gen << 1 | (uint32_t)decide(c), NG_RELAXED);
   ncallers++;
@@ -232,6 +235,7 @@ static int set_list(char ***list, int *count, const char *const *names, int n) {
   *list = copy;
   *count = n;
   atomic_fetch_add_explicit(&ng_w.state, 2, NG_RELEASE);
+  ng_gate_refresh();
   pthread_mutex_unlock(&lock);
   for (int i = 0; i < nold; i++) free(old[i]);
   free(old);
@@ -315,6 +319,33 @@ void *ng_real_slow(ng_caller *c, int fn) {
     atomic_store_explicit(&c->fn, -1, NG_RELAXED); /* called through a pointer: several functions */
   }
   return p;
+}
+
+_Atomic uint64_t ng_gate_words[NG_FN_COUNT];
+
+void ng_gate_refresh(void) {
+  /* two changes at once (a generation and dying): each writer goes on until the words it wrote
+   * are those of the state it sees after, so the last state is the one left */
+  uint32_t s;
+  do {
+    s = atomic_load_explicit(&ng_w.state, NG_ACQUIRE);
+    for (int fn = 0; fn < NG_FN_COUNT; fn++)
+      atomic_store_explicit(&ng_gate_words[fn], (uint64_t)s << 9 | (uint64_t)fn << 1, NG_RELEASE);
+  } while (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) != s);
+}
+
+ng_gate_result ng_gate_slow(ng_caller *c, int fn) {
+  void *real = ng_real(c, fn);
+  if (real == NULL) return (ng_gate_result){NULL, 0};
+  uint64_t track = (uint64_t)ng_tracks(c);
+  /* the gate opens for this call site's one function, under the state its decision was made in */
+  uint32_t d = atomic_load_explicit(&c->decision, NG_RELAXED);
+  uint32_t s = atomic_load_explicit(&ng_w.state, NG_ACQUIRE);
+  /* the hot paths store a record whole: where that cannot be (no AVX), every call takes the generic path */
+  if (atomic_load_explicit(&c->fn, NG_RELAXED) == fn && atomic_load_explicit(&c->real, NG_ACQUIRE) == real &&
+      !(s & NG_DYING) && (d >> 1) == (s >> 1) && (ng_w.rec_whole || !NG_REC_WHOLE_POSSIBLE))
+    atomic_store_explicit(&c->gate, (uint64_t)s << 9 | (uint64_t)fn << 1 | (uint64_t)!(d & 1), NG_RELEASE);
+  return (ng_gate_result){real, track};
 }
 
 void *ng_real_default(int fn) {

@@ -88,7 +88,10 @@ static void set_error(const char *fmt, ...) {
 
 static const char *get_error(void) { return last_error; }
 
-static void mark_dying(void) { atomic_fetch_or(&ng_w.state, NG_DYING); }
+static void mark_dying(void) {
+  atomic_fetch_or(&ng_w.state, NG_DYING);
+  ng_gate_refresh();
+}
 
 static void on_exit_handler(void) { mark_dying(); }
 
@@ -110,6 +113,7 @@ __attribute__((constructor)) static void ng_init(void) {
   ng_default_object.path = "";
   ng_default_object.name = "";
   ng_track_init();
+  ng_gate_refresh();
   ng_bt_init();
   pthread_key_create(&detach_key, detach_thread);
   atexit(on_exit_handler);

@@ -70,10 +70,21 @@ typedef struct {
   _Atomic uint64_t handle; /* as the application sees it */
   _Atomic uint32_t lock;
   _Atomic uint32_t inc;
-  int32_t index;         /* its own index, set once */
+  uint32_t where_base;   /* (its index + 1) << 7, set once: a record's stream bits but the incarnation (ng_rec) */
   _Atomic uint32_t busy; /* a stream's owner is between its check and its store (see stream_count); unused in events */
 } ng_head;
 _Static_assert(sizeof(ng_head) == 32, "a slot's head leaves its hot fields room in its first cache line");
+
+/* The key of an ended or free slot: no handle's (a handle is a user-space address or a small
+ * special value), so a hot path that tests a key alone never takes an ended slot. */
+#define NG_DEAD_KEY UINT64_MAX
+
+/* Ends the slot's incarnation; under its lock. The key goes first: a hot path that saw the key
+ * before checked before the end, as one that saw it earlier still would. */
+static inline void mark_ended(ng_head *h) {
+  atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELEASE);
+  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | ENDED, NG_RELAXED);
+}
 
 /* What only creations, releases and the slow paths read, in a slot's second cache line. */
 typedef struct {
@@ -83,13 +94,16 @@ typedef struct {
 } ng_cold;
 #define NG_COLD_AT 64
 static inline ng_cold *ng_cold_of(ng_head *h) { return (ng_cold *)((char *)h + NG_COLD_AT); }
+#define NG_WHERE_INDEX_SHIFT 7
+static inline int32_t slot_index(const ng_head *h) { return (int32_t)(h->where_base >> NG_WHERE_INDEX_SHIFT) - 1; }
 
 /* An event's last record in one 16-byte word, written and read whole (see rec_store): no lock on
  * a record. seq is the record's own op number (unique across streams; 0: never recorded); where
- * packs its stream's slot + 1 (23 bits, 0: none), the event's incarnation and the stream slot's
- * (7 bits each: a record a late writer of an earlier incarnation left is told apart, and so is a
- * stream slot reused since) and seq minus the op number the record's completion covers (27 bits;
- * all ones: unknown, it covers nothing). */
+ * packs, from bit 0: the stream slot's incarnation (7 bits) and the stream's slot + 1 (23 bits, 0:
+ * none), which is the stream slot's where_base with its incarnation, then the event's incarnation
+ * (7 bits: a record a late writer of an earlier incarnation left is told apart, and so is a stream
+ * slot reused since) and seq minus the op number the record's completion covers (27 bits; all
+ * ones: unknown, it covers nothing). */
 typedef struct {
   int64_t seq;
   uint64_t where;
@@ -113,12 +127,13 @@ _Static_assert(offsetof(ng_eslot, cold) == NG_COLD_AT && sizeof(ng_eslot) == 128
 typedef struct {
   ng_head h;
   _Atomic int64_t enqueued;
-  _Atomic int64_t last_seq; /* the highest op sequence number of the ops counted */
   _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
   _Atomic uintptr_t owner;  /* the thread that counts with plain stores, SHARED, or 0 */
-  ng_cold cold;
+  ng_cold cold __attribute__((aligned(64)));
   _Atomic int64_t base;
   _Atomic int64_t done;
+  /* the last device synchronize's token and the count it saw at its start; under the lock */
+  int64_t sync_token, sync_count;
 } __attribute__((aligned(64))) ng_sslot;
 _Static_assert(offsetof(ng_sslot, cold) == NG_COLD_AT && sizeof(ng_sslot) == 128,
                "what counting an op touches is in one cache line, the cold fields in the next");
@@ -157,6 +172,7 @@ static inline ng_head *slot_at(ng_pool *p, int32_t i) {
 #define INDEX_MASK ((1 << INDEX_BITS) - 1)
 #define INC_MASK 0x7F
 _Static_assert((MAX_CHUNKS << CHUNK_BITS) <= (1 << INDEX_BITS), "slot indexes fit their bits");
+_Static_assert(INDEX_BITS < 23 && INC_MASK < (1 << NG_WHERE_INDEX_SHIFT), "a slot's index + 1 and incarnation fit a record's stream bits");
 
 
 /* ---------------------------------------------------------------- the op sequence */
@@ -189,10 +205,10 @@ static inline int64_t reserve(int64_t up_to) {
 }
 
 /* ---------------------------------------------------------------- streams (StreamRecord) */
-/* Counting an op takes no lock, where StreamRecord takes its own: the sequence number of the op
- * goes in first, so that a device synchronize that sees the op counted sees its sequence too
- * (stream_device_synchronized reads them in the other order). Op numbers past the reservation
+/* Counting an op takes no lock, where StreamRecord takes its own. Op numbers past the reservation
  * reserve more, under the lock; a count made on a slot that was reused meanwhile is taken back.
+ * A device synchronize reads each stream's count at its start (ng_api_device_sync_enter): what a
+ * count adds is the count alone.
  *
  * The count itself is a plain load and store by the stream's owner, the first thread that counted
  * on it, and an atomic add by every thread once a second one did: most streams are fed by one
@@ -217,45 +233,43 @@ static inline uintptr_t ng_me(void) {
 #endif
 }
 
-static inline int64_t stream_count(ng_sslot *s, uint32_t inc, int64_t seq) {
-  int64_t last = atomic_load_explicit(&s->last_seq, NG_RELAXED);
-  if (NG_UNLIKELY(last < seq)) {
-    while (last < seq && !atomic_compare_exchange_weak_explicit(&s->last_seq, &last, seq, NG_RELEASE, NG_RELAXED)) {
-    }
-  }
-  int64_t mine = 0;
+/* The count of a thread that does not own the stream (ng_stream_count_shared), then the checks of
+ * every count: more numbers reserved when they ran out, and the count taken back if the slot is
+ * another stream's now. The count, or -1. */
+int64_t ng_count_slow(ng_sslot *s, uint32_t inc);
+int64_t ng_count_fixup(ng_sslot *s, uint32_t inc, int64_t mine);
+
+/* Counts one op on a stream: its number (unique across streams), or -1 when the slot is another
+ * stream's now. The owner's plain store inline, as the hot paths run it; the rest out of line. */
+__attribute__((always_inline)) static inline int64_t stream_count(ng_sslot *s, uint32_t inc) {
   uintptr_t me = ng_me();
-  int counted = 0;
   if (NG_LIKELY(atomic_load_explicit(&s->owner, NG_RELAXED) == me)) {
     atomic_store_explicit(&s->h.busy, 1, NG_RELAXED);
     /* busy before the check: the compiler keeps the order, a taker's membarrier makes the CPU's */
     atomic_signal_fence(memory_order_seq_cst);
     if (NG_LIKELY(atomic_load_explicit(&s->owner, NG_RELAXED) == me)) {
-      mine = atomic_load_explicit(&s->enqueued, NG_RELAXED) + 1;
+      int64_t mine = atomic_load_explicit(&s->enqueued, NG_RELAXED) + 1;
       atomic_store_explicit(&s->enqueued, mine, NG_RELEASE);
-      counted = 1;
+      atomic_store_explicit(&s->h.busy, 0, NG_RELEASE);
+      if (NG_LIKELY((mine <= atomic_load_explicit(&s->reserved, NG_RELAXED)) &
+                    (atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == inc)))
+        return mine;
+      return ng_count_fixup(s, inc, mine);
     }
     atomic_store_explicit(&s->h.busy, 0, NG_RELEASE);
   }
-  if (NG_UNLIKELY(!counted)) mine = ng_stream_count_shared(s);
-  if (NG_UNLIKELY(mine > atomic_load_explicit(&s->reserved, NG_RELAXED))) ng_stream_reserve(s, mine);
-  if (NG_UNLIKELY(atomic_load_explicit(&s->h.inc, NG_ACQUIRE) != inc)) {
-    ng_stream_uncount(s);
-    return -1;
-  }
-  return mine;
+  return ng_count_slow(s, inc);
 }
 
-static inline void stream_enqueue(ng_sslot *s, uint32_t inc, int64_t seq) { (void)stream_count(s, inc, seq); }
+static inline void stream_enqueue(ng_sslot *s, uint32_t inc) { (void)stream_count(s, inc); }
 
 /* The op number an event record's completion covers (see StreamRecord.enqueueRecord), and the
  * record's own op number (unique: an event's record number); -1 if the slot is another stream's
  * now. count_at_enter < 0: the stream was not known at enter. */
-static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t seq, int64_t count_at_enter,
-                                            int64_t *mine_out) {
+static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t count_at_enter, int64_t *mine_out) {
   /* a count read at enter is this incarnation's (else stream_count refuses) and so not below its base */
   int64_t at_enter = count_at_enter >= 0 ? count_at_enter : atomic_load_explicit(&s->base, NG_RELAXED);
-  int64_t mine = stream_count(s, inc, seq);
+  int64_t mine = stream_count(s, inc);
   if (NG_UNLIKELY(mine < 0)) return -1;
   *mine_out = mine;
   int64_t before = mine - 1;
@@ -274,8 +288,9 @@ static inline void stream_mark_done(ng_sslot *s, int64_t n) {
 
 
 /* ---------------------------------------------------------------- events (EventRecord) */
-#define REC_INC_SHIFT 23
-#define REC_STREAM_INC_SHIFT 30
+#define REC_STREAM_INC_SHIFT 0
+#define REC_STREAM_SHIFT NG_WHERE_INDEX_SHIFT
+#define REC_INC_SHIFT 30
 #define REC_DELTA_SHIFT 37
 #define REC_DELTA_UNKNOWN ((1ull << 27) - 1)
 
@@ -283,10 +298,12 @@ static inline uint64_t rec_where(int32_t stream, uint32_t stream_inc, uint32_t i
   /* without branches (a record's hot path runs straight through): op <= 0 or op > seq is unknown */
   uint64_t d = (uint64_t)(seq - op);
   uint64_t delta = (op > 0) & (op <= seq) & (d < REC_DELTA_UNKNOWN) ? d : REC_DELTA_UNKNOWN;
-  return (uint64_t)(stream + 1) | (uint64_t)(inc & INC_MASK) << REC_INC_SHIFT |
+  return (uint64_t)(uint32_t)(stream + 1) << REC_STREAM_SHIFT | (uint64_t)(inc & INC_MASK) << REC_INC_SHIFT |
          (uint64_t)(stream_inc & INC_MASK) << REC_STREAM_INC_SHIFT | delta << REC_DELTA_SHIFT;
 }
-static inline int32_t rec_stream(ng_rec r) { return (int32_t)(r.where & ((1u << REC_INC_SHIFT) - 1)) - 1; }
+static inline int32_t rec_stream(ng_rec r) {
+  return (int32_t)((r.where >> REC_STREAM_SHIFT) & ((1u << (REC_INC_SHIFT - REC_STREAM_SHIFT)) - 1)) - 1;
+}
 static inline int rec_of(ng_rec r, uint32_t inc) { return ((r.where >> REC_INC_SHIFT) & INC_MASK) == (inc & INC_MASK); }
 static inline int rec_on_stream_inc(ng_rec r, uint32_t stream_inc) {
   return ((r.where >> REC_STREAM_INC_SHIFT) & INC_MASK) == (stream_inc & INC_MASK);
@@ -357,7 +374,7 @@ __attribute__((always_inline)) static inline void event_recorded(ng_eslot *e, ui
   uint32_t now = atomic_load_explicit(&e->h.inc, NG_ACQUIRE);
   if (NG_UNLIKELY((now != inc) | ended(&e->h.lock))) return;
   atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
-  rec_store(e, seq, rec_where(s->h.index, sinc, inc, seq, op));
+  rec_store(e, seq, rec_where(slot_index(&s->h), sinc, inc, seq, op));
 }
 
 /* The record numbered seq is complete, and with it its stream's ops up to the record. */
@@ -380,109 +397,71 @@ static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_L
 
 /* ---------------------------------------------------------------- the wrappers' hot paths */
 /* The hot calls of the application on C slots, inlined into each wrapper with its effect known at
- * compile time: one lock-free lookup per handle and the slot's own update, nothing else. Anything
- * else (a miss, a JAVA mark, a special stream, work inside a native group) takes the generic path
- * (ng_enter / ng_exit), which does the same and more. */
-/* Inlined into each wrapper, where the effect is a constant: only that effect's case is left. */
+ * compile time: one lock-free lookup per handle before the real call, the slot's own update after
+ * it, nothing else. The common case of each runs straight through in as few instructions as it
+ * can (what a wrapper runs after a real call is paid at the host's rate of the moment, and a slow
+ * host pays 1.5-2.5 times a fast one's: docs/performance.md); every other case (a miss, a JAVA
+ * mark, a special stream, work inside a native group, a stream shared by threads, a reused slot)
+ * leaves it for an out-of-line function, before the real call for the generic path (ng_enter /
+ * ng_exit), after it for the rest of the same update. */
 #define NG_HOT __attribute__((always_inline))
+#define NG_COLD __attribute__((noinline, cold))
+
+/* A caller's hints start as this slot, which no key is valid on (ended): no NULL test on the hot path. */
+extern ng_head ng_no_slot;
+
 static inline ng_head *hot_slot(int events, int32_t i) {
   ng_pool *p = events ? &ng_epool : &ng_spool;
   char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
   return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * (events ? sizeof(ng_eslot) : sizeof(ng_sslot)));
 }
 
-/* One test, not two branches: a hot path runs straight through when all is as expected, so that
- * it costs little even where the real call it wraps left the branch predictor none of its entries. */
+/* Whether a slot is key's: an ended slot's key is dead (mark_ended). Its incarnation is read first. */
 static inline int hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
   *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
-  uint64_t k = atomic_load_explicit(&h->key, NG_ACQUIRE);
-  return (k == key) & !ended(&h->lock);
+  return atomic_load_explicit(&h->key, NG_ACQUIRE) == key;
 }
 
 /* The slot of key: the call site's hint when it is that handle's (a loop on one event or stream
  * reads no map), else the map's (ng_hot_find_map, out of line), which becomes the hint if the site
- * has none or an ended one. */
+ * has none or an ended one. NULL: not a C slot. The wrappers test the hint alone (NG_FIND_HINT)
+ * and leave a miss to a function of its own, whose lookups go on to the maps (NG_FIND_MAP): a call
+ * out of line on the wrapper's path would keep its arguments in saved registers. */
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc);
 NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
-  if (NG_LIKELY(hint != NULL)) {
-    if (NG_LIKELY(hot_valid(hint, key, inc))) return hint;
-  }
+  if (NG_LIKELY(hot_valid(hint, key, inc))) return hint;
   return ng_hot_find_map(events, c, key, inc);
 }
 
-typedef struct {
-  ng_head *a, *b; /* the slot the call acts on (the stream, for a record), and a record's event */
-  uint32_t ainc, binc;
-  int64_t token;
-} ng_hot;
+/* A record's update after its op was counted as mine, for the cases the hot path leaves: another
+ * thread counted on the stream between the record's enter (count at_enter) and its count. */
+void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t at_enter, int64_t mine);
 
-NG_HOT static inline int ng_hot_enter(ng_hot *h, ng_caller *c, int effect, uint64_t handle, uint64_t stream) {
-  switch (effect) {
-  case NG_EFFECT_EVENT_QUERY:
-  case NG_EFFECT_EVENT_SYNC:
-    h->a = ng_hot_find(1, c, handle, &h->ainc);
-    if (NG_UNLIKELY(h->a == NULL)) return 0;
-    h->token = event_last_seq((ng_eslot *)h->a, h->ainc);
-    return 1;
-  case NG_EFFECT_STREAM_SYNC:
-  case NG_EFFECT_STREAM_QUERY:
-  case NG_EFFECT_EVENT_RECORD:
-    if (NG_UNLIKELY(special_stream(stream))) return 0;
-    h->a = ng_hot_find(0, c, stream, &h->ainc);
-    if (NG_UNLIKELY(h->a == NULL)) return 0;
-    h->token = atomic_load_explicit(&((ng_sslot *)h->a)->enqueued, NG_ACQUIRE);
-    if (effect != NG_EFFECT_EVENT_RECORD) return 1;
-    h->b = ng_hot_find(1, c, handle, &h->binc);
-    return NG_LIKELY(h->b != NULL);
-  case NG_EFFECT_COMM_ENQUEUE:
-    /* work inside a native group counts at its end: the generic path defers it */
-    if (NG_UNLIKELY(atomic_load_explicit(&ng_w.threads_in_groups, NG_RELAXED) != 0) && ng_self.group_depth > 0) return 0;
-    /* fall through */
-  case NG_EFFECT_STREAM_WAIT_EVENT:
-    if (NG_UNLIKELY(special_stream(stream))) return 0;
-    h->a = ng_hot_find(0, c, stream, &h->ainc);
-    return NG_LIKELY(h->a != NULL);
-  default:
-    return 0;
-  }
+/* A record that covers all of its stream's work before it (the count at its enter was mine - 1:
+ * delta 0), as event_recorded stores it; unless the slot is another incarnation's by now. One
+ * that ended during the call (the event destroyed while recorded) takes it harmlessly: nothing
+ * reads an ended slot's record. */
+NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t mine) {
+  if (NG_UNLIKELY(atomic_load_explicit(&e->h.inc, NG_ACQUIRE) != einc)) return;
+  atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
+  uint64_t where = (uint64_t)(s->h.where_base | (sinc & INC_MASK)) | (uint64_t)(einc & INC_MASK) << REC_INC_SHIFT;
+#if NG_REC_WHOLE_POSSIBLE
+  /* a gate only opens where a record is one store, which is where the CPU has AVX (ng_gate_slow):
+   * built in its VEX form, which never pays for a switch from the real call's AVX state */
+  __asm__ volatile("vmovq %1, %%xmm15\n\tvpinsrq $1, %2, %%xmm15, %%xmm15\n\tvmovdqa %%xmm15, %0"
+                   : "=m"(e->rec)
+                   : "r"(mine), "r"(where)
+                   : "xmm15", "memory");
+#else
+  rec_store(e, mine, where);
+#endif
 }
 
-static inline int same_incarnation(ng_head *h, uint32_t inc) {
-  return atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc && !ended(&h->lock);
-}
-
-NG_HOT static inline void ng_hot_exit(ng_hot *h, int effect, int status) {
-  /* a query's cudaErrorNotReady, like any error, changes nothing */
-  if (status != 0) return;
-  switch (effect) {
-  case NG_EFFECT_EVENT_QUERY:
-  case NG_EFFECT_EVENT_SYNC: {
-    ng_eslot *e = (ng_eslot *)h->a;
-    /* polling queries see the same completion again and again: that changes nothing */
-    int64_t seen = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
-    if (NG_LIKELY((h->token == 0) | (h->token == seen))) return;
-    if (same_incarnation(h->a, h->ainc)) event_completed(e, h->token);
-    return;
-  }
-  case NG_EFFECT_STREAM_SYNC:
-  case NG_EFFECT_STREAM_QUERY:
-    if (same_incarnation(h->a, h->ainc)) stream_mark_done((ng_sslot *)h->a, h->token);
-    return;
-  case NG_EFFECT_EVENT_RECORD: {
-    ng_sslot *s = (ng_sslot *)h->a;
-    int64_t mine;
-    int64_t op = stream_enqueue_record(s, h->ainc, atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE), h->token, &mine);
-    if (op >= 0) event_recorded((ng_eslot *)h->b, h->binc, s, h->ainc, op, mine);
-    return;
-  }
-  case NG_EFFECT_COMM_ENQUEUE:
-  case NG_EFFECT_STREAM_WAIT_EVENT:
-    stream_enqueue((ng_sslot *)h->a, h->ainc, atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE));
-    return;
-  default:
-    return;
-  }
-}
+/* An event seen complete (a query's or synchronize's success) whose last record, numbered seq when
+ * the call began, is not marked complete yet. */
+void ng_event_seen_complete(ng_eslot *e, uint32_t inc, int64_t seq);
+/* A stream seen idle whose ops up to n (its count when the call began) are not all marked done. */
+void ng_stream_seen_idle(ng_sslot *s, uint32_t inc, int64_t n);
 
 #endif

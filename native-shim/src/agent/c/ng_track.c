@@ -8,7 +8,8 @@
  * store, or by one atomic add once the stream is shared, where the Java record takes its lock),
  * an event record numbered by its own op number (unique: op ranges of streams never overlap,
  * where the Java tracker takes per-thread blocks of the sequence), completions raised by CAS,
- * enqueueRecord's count-at-enter rule, markDone, deviceSynchronized.
+ * enqueueRecord's count-at-enter rule, markDone. A device synchronize here covers each stream's
+ * count at its start (where the Java tracker compares op sequences: see ng_api_device_sync_enter).
  * Hot calls on C slots never enter the JVM. Handles Java follows stay Java's: a native hot call on
  * one goes to Java (hotEnter/hotExit); the maps keep a JAVA mark for them, a hint only.
  *
@@ -73,12 +74,14 @@ static int32_t slot_alloc(ng_pool *p) {
   }
   atomic_fetch_add_explicit(&p->live, 1, NG_RELAXED);
   ng_head *h = slot_at(p, i);
-  h->index = i;
+  h->where_base = (uint32_t)(i + 1) << NG_WHERE_INDEX_SHIFT;
   /* a new incarnation: ENDED cleared, the version kept going */
   atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) & ~(ENDED | HELD), NG_RELAXED);
   atomic_fetch_add_explicit(&h->inc, 1, NG_RELAXED);
   return i;
 }
+
+ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = ENDED};
 
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
@@ -96,7 +99,7 @@ static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
   uint32_t before = atomic_fetch_and_explicit(&ng_cold_of(h)->refs, ~refs, memory_order_acq_rel);
   if ((before & refs) == 0 || (before & ~refs) != 0) return;
   if (!locked) ng_map_lock();
-  atomic_store_explicit(&h->key, 0, NG_RELAXED);
+  atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
   ng_cold_of(h)->next_free = p->free_head;
   p->free_head = i;
   atomic_fetch_sub_explicit(&p->live, 1, NG_RELAXED);
@@ -108,7 +111,7 @@ static void slot_unref(ng_pool *p, int32_t i, uint32_t refs) { slot_unref_as(p, 
 /* The slot ended: hot calls that found it before change nothing now. */
 static void slot_end(ng_head *h) {
   word_lock(&h->lock);
-  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | ENDED, NG_RELAXED);
+  mark_ended(h);
   word_unlock(&h->lock);
 }
 
@@ -134,15 +137,6 @@ static ng_head *find(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
     if (locked) ng_map_unlock();
   }
   return NULL;
-}
-
-/* A device synchronize whose enter moved the op sequence to seq covers the ops counted with a
- * smaller one; if an op counted here came after, which were before is unknown: none is marked.
- * The count first, then the sequence: an op in the count has its sequence in last_seq. */
-static void stream_device_synchronized(ng_sslot *s, uint32_t inc, int64_t seq) {
-  int64_t all = atomic_load_explicit(&s->enqueued, NG_ACQUIRE);
-  int before = atomic_load_explicit(&s->last_seq, NG_ACQUIRE) < seq;
-  if (before && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == inc) stream_mark_done(s, all);
 }
 
 /* Whether streams get owners: once membarrier's private expedited command is registered (see
@@ -190,6 +184,37 @@ void ng_stream_reserve(ng_sslot *s, int64_t n) {
   word_lock(&s->h.lock);
   if (n > atomic_load_explicit(&s->reserved, NG_RELAXED)) atomic_store_explicit(&s->reserved, reserve(n + RESERVED), NG_RELEASE);
   word_unlock(&s->h.lock);
+}
+
+/* ---------------------------------------------------------------- the hot paths' out-of-line parts */
+static int same_incarnation(ng_head *h, uint32_t inc) {
+  return atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc && !ended(&h->lock);
+}
+
+int64_t ng_count_slow(ng_sslot *s, uint32_t inc) { return ng_count_fixup(s, inc, ng_stream_count_shared(s)); }
+
+int64_t ng_count_fixup(ng_sslot *s, uint32_t inc, int64_t mine) {
+  if (mine > atomic_load_explicit(&s->reserved, NG_RELAXED)) ng_stream_reserve(s, mine);
+  if (atomic_load_explicit(&s->h.inc, NG_ACQUIRE) != inc) {
+    ng_stream_uncount(s);
+    return -1;
+  }
+  return mine;
+}
+
+void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t at_enter, int64_t mine) {
+  /* enqueueRecord's rule: what the record's completion covers is the stream's work before its
+   * enter, or before its own op if that is less (see stream_enqueue_record) */
+  int64_t before = mine - 1;
+  event_recorded(e, einc, s, sinc, before < at_enter ? before : at_enter, mine);
+}
+
+void ng_event_seen_complete(ng_eslot *e, uint32_t inc, int64_t seq) {
+  if (same_incarnation(&e->h, inc)) event_completed(e, seq);
+}
+
+void ng_stream_seen_idle(ng_sslot *s, uint32_t inc, int64_t n) {
+  if (same_incarnation(&s->h, inc)) stream_mark_done(s, n);
 }
 
 static int64_t stream_pending_ops(ng_sslot *s) {
@@ -285,7 +310,7 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   atomic_store_explicit(&s->cold.refs, REF_C, NG_RELAXED);
   atomic_store_explicit(&s->base, base, NG_RELAXED);
   atomic_store_explicit(&s->reserved, base + RESERVED, NG_RELAXED);
-  atomic_store_explicit(&s->last_seq, 0, NG_RELAXED);
+  s->sync_token = 0;
   atomic_store_explicit(&s->enqueued, base, NG_RELAXED);
   atomic_store_explicit(&s->owner, 0, NG_RELAXED);
   atomic_store_explicit(&s->h.busy, 0, NG_RELAXED);
@@ -327,14 +352,14 @@ static void forget(ng_pool *p, uint64_t key, int mark_java) {
 static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
   ng_map_lock();
   uint64_t v = ng_map_get_locked(p->map, key);
-  if (v == (uint64_t)h->index + 2) ng_map_remove(p->map, key);
+  if (v == (uint64_t)slot_index(h) + 2) ng_map_remove(p->map, key);
   else if (v == JAVA_MARK) ng_map_remove(p->map, key);
   ng_map_unlock();
   word_lock(&h->lock);
   int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
-  if (same) atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | ENDED, NG_RELAXED);
+  if (same) mark_ended(h);
   word_unlock(&h->lock);
-  if (same) slot_unref(p, h->index, REF_C);
+  if (same) slot_unref(p, slot_index(h), REF_C);
 }
 
 static void mark_java(ng_pool *p, uint64_t key) {
@@ -504,29 +529,28 @@ static void work_exit(ng_call *k, int status) {
   if (status != 0) return;
   ng_sslot *s = work_stream(k, handle, stream, enqueue);
   if (s == NULL) return;
-  int64_t seq = atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE);
   if (enqueue) {
     if (ng_self.group_depth > 0) {
       if (ng_self.ngrouped == ng_self.cap) {
         int cap = ng_self.cap == 0 ? 16 : ng_self.cap * 2;
         ng_grouped *g = realloc(ng_self.grouped, (size_t)cap * sizeof(*g));
         if (g == NULL) {
-          stream_enqueue(s, k->inc, seq);
+          stream_enqueue(s, k->inc);
           return;
         }
         if (ng_self.grouped == NULL) pthread_setspecific(ng_thread_key, &ng_self);
         ng_self.grouped = g;
         ng_self.cap = cap;
       }
-      ng_self.grouped[ng_self.ngrouped++] = (ng_grouped){s->h.index, k->inc};
+      ng_self.grouped[ng_self.ngrouped++] = (ng_grouped){slot_index(&s->h), k->inc};
     } else {
-      stream_enqueue(s, k->inc, seq);
+      stream_enqueue(s, k->inc);
     }
   } else if (effect == NG_EFFECT_STREAM_WAIT_EVENT) {
-    stream_enqueue(s, k->inc, seq);
+    stream_enqueue(s, k->inc);
   } else { /* EVENT_RECORD */
     int64_t mine;
-    int64_t op = stream_enqueue_record(s, k->inc, seq, k->token, &mine);
+    int64_t op = stream_enqueue_record(s, k->inc, k->token, &mine);
     if (op < 0) return;
     int java;
     uint32_t einc;
@@ -601,7 +625,7 @@ static void stream_sync_enter(ng_call *k, uint64_t stream) {
 
 static int up_exit(ng_call *k, int status, ng_site *site, int slot) {
   int n = ng_fn_nargs[k->fn];
-  uint64_t a[8 + EXTRA_SLOTS];
+  uint64_t a[NG_MAX_ARGS + EXTRA_SLOTS];
   memcpy(a, k->a, (size_t)n * sizeof(uint64_t));
   a[n] = (uint64_t)(int64_t)k->device;
   a[n + 1] = (uint64_t)(int64_t)k->prof_first;
@@ -649,12 +673,12 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
     }
     k->device = ng_current_device();
     if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
-      /* work whose exit reads the sequence before this step was called before */
-      k->token = atomic_fetch_add_explicit(&ng_w.op_seq, 1, memory_order_acq_rel) + 1;
+      /* what each stream counted before this step was enqueued before the synchronize */
+      k->token = ng_api_device_sync_enter(k->device);
     }
     if (ng_up_ready()) {
       int ok;
-      uint64_t a[8 + EXTRA_SLOTS];
+      uint64_t a[NG_MAX_ARGS + EXTRA_SLOTS];
       int n = ng_fn_nargs[fn];
       memcpy(a, k->a, (size_t)n * sizeof(uint64_t));
       a[n] = (uint64_t)(int64_t)k->device;
@@ -683,8 +707,7 @@ static uint64_t out_handle(uint64_t pointer, int i) {
 }
 
 static void grouped_flush(int launched) {
-  int64_t seq = atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE);
-  for (int i = 0; launched && i < ng_self.ngrouped; i++) stream_enqueue(SSLOT(ng_self.grouped[i].slot), ng_self.grouped[i].inc, seq);
+  for (int i = 0; launched && i < ng_self.ngrouped; i++) stream_enqueue(SSLOT(ng_self.grouped[i].slot), ng_self.grouped[i].inc);
   ng_self.ngrouped = 0;
 }
 
@@ -772,14 +795,7 @@ void ng_exit(ng_call *k, int status) {
     if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
     return;
   case NG_EFFECT_DEVICE_SYNC:
-    if (status == 0) {
-      int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
-      for (int32_t i = 0; i < high; i++) {
-        ng_sslot *s = SSLOT(i);
-        if ((atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->cold.device, NG_RELAXED) == k->device)
-          stream_device_synchronized(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), k->token);
-      }
-    }
+    if (status == 0) ng_api_device_sync_exit(k->device, k->token);
     if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
     return;
   case NG_EFFECT_SET_DEVICE:
@@ -843,7 +859,6 @@ int64_t ng_api_slot_token(int fn, int slot) {
 
 int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t token) {
   if (status != 0 || fn < 0 || fn >= NG_FN_COUNT) return -1;
-  int64_t seq = atomic_load_explicit(&ng_w.op_seq, NG_ACQUIRE);
   switch (ng_fn_effect[fn]) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC: {
@@ -860,7 +875,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
   case NG_EFFECT_COMM_ENQUEUE:
   case NG_EFFECT_STREAM_WAIT_EVENT: {
     ng_sslot *s = stream_slot(slot);
-    if (live(s ? &s->h : NULL)) stream_enqueue(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), seq);
+    if (live(s ? &s->h : NULL)) stream_enqueue(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE));
     return -1;
   }
   case NG_EFFECT_EVENT_RECORD: {
@@ -869,7 +884,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     if (!live(s ? &s->h : NULL)) return -1;
     int64_t mine;
     uint32_t sinc = atomic_load_explicit(&s->h.inc, NG_ACQUIRE);
-    int64_t op = stream_enqueue_record(s, sinc, seq, token, &mine);
+    int64_t op = stream_enqueue_record(s, sinc, token, &mine);
     if (op < 0) return -1;
     int java;
     uint32_t inc;
@@ -882,7 +897,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
       if (i < 0) return -1;
       e = ESLOT(i);
     } else {
-      i = e->h.index;
+      i = slot_index(&e->h);
     }
     java_holds(&ng_epool, i, inc);
     event_recorded(e, inc, s, sinc, op, mine);
@@ -893,17 +908,40 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
   }
 }
 
+/* A device synchronize covers what each of the device's streams had counted when it started: each
+ * stream keeps the count the last one saw, with its token (never 0). A synchronize that finds
+ * another's token on a stream at its end (two at once on one device) marks nothing there. */
+static _Atomic int64_t device_syncs;
+
+static int on_device(ng_sslot *s, int device) {
+  return (atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->cold.device, NG_RELAXED) == device;
+}
+
 int64_t ng_api_device_sync_enter(int device) {
-  (void)device;
-  return atomic_fetch_add_explicit(&ng_w.op_seq, 1, memory_order_acq_rel) + 1;
+  int64_t token = atomic_fetch_add_explicit(&device_syncs, 1, NG_RELAXED) + 1;
+  int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
+  for (int32_t i = 0; i < high; i++) {
+    ng_sslot *s = SSLOT(i);
+    if (!on_device(s, device)) continue;
+    /* a count read now, of whichever incarnation, is of ops enqueued before the synchronize;
+     * one of an earlier incarnation lies below the base of a later one */
+    word_lock(&s->h.lock);
+    s->sync_token = token;
+    s->sync_count = atomic_load_explicit(&s->enqueued, NG_ACQUIRE);
+    word_unlock(&s->h.lock);
+  }
+  return token;
 }
 
 void ng_api_device_sync_exit(int device, int64_t token) {
   int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
   for (int32_t i = 0; i < high; i++) {
     ng_sslot *s = SSLOT(i);
-    if ((atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->cold.device, NG_RELAXED) == device)
-      stream_device_synchronized(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE), token);
+    if (!on_device(s, device)) continue;
+    word_lock(&s->h.lock);
+    int64_t n = s->sync_token == token ? s->sync_count : 0;
+    word_unlock(&s->h.lock);
+    if (n > 0) stream_mark_done(s, n);
   }
 }
 
@@ -934,7 +972,7 @@ void ng_api_streams_pending(const int32_t *slots, int n, int64_t *out) {
 void ng_api_release_slot(int slot) {
   ng_pool *p = slot >= 0 && (slot & NG_STREAM_SLOT_BIT) ? &ng_spool : &ng_epool;
   ng_head *h = slot_of_id(p, slot);
-  if (h != NULL) slot_unref(p, h->index, REF_J);
+  if (h != NULL) slot_unref(p, slot_index(h), REF_J);
 }
 
 void ng_api_event_to_java(uint64_t handle) {

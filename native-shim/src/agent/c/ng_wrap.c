@@ -1,8 +1,10 @@
 /* The wrappers: one exported function per catalog function, expanded from the generated
  * ng_catalog.h. Each forwards to the real definition its caller would have reached; only calls
- * of the application (ng_tracks) go through ng_enter/ng_exit, and nothing is done once the JVM
- * began to die. A struct by value (ncclUniqueId) is forwarded as a value; its slot holds its
- * address, valid during the call. */
+ * of the application (ng_gate_slow, ng_tracks) are tracked, and nothing is done once the JVM
+ * began to die. A hot call on C slots is tracked inside the wrapper (ng_slots.h); every other
+ * tracked call goes through its function's generic path (ng_enter / ng_exit), a function of its
+ * own, out of the hot path's way. A struct by value (ncclUniqueId) is forwarded as a value; its
+ * slot holds its address, valid during the call. */
 #include "ng.h"
 #include "ng_slots.h"
 
@@ -37,33 +39,181 @@ _Static_assert(NG_FN_COUNT <= 255, "function ids fit the tables");
 
 /* The argument at a catalog position, 0 for none (positions are constants: this folds away). */
 #define NG_ARG(a, pos) ((pos) >= 0 ? (a)[(pos) >= 0 ? (pos) : 0] : 0)
-#define NG_HOT_EFFECT(e)                                                                        \
-  ((e) == NG_EFFECT_EVENT_QUERY || (e) == NG_EFFECT_EVENT_SYNC || (e) == NG_EFFECT_STREAM_SYNC ||  \
-   (e) == NG_EFFECT_STREAM_QUERY || (e) == NG_EFFECT_EVENT_RECORD || (e) == NG_EFFECT_COMM_ENQUEUE || \
-   (e) == NG_EFFECT_STREAM_WAIT_EVENT)
 
-/* ncclResult_t and cudaError_t are both enums returned as int */
+/* The out-of-line paths' parameters and arguments: the caller and the real function (or the
+ * return address, for _slow), then the call's own. */
+#define NG_GEN_PARAMS_(...) (ng_caller * c_, void *rp_, __VA_ARGS__)
+#define NG_GEN_ARGS_(...) (c_, (void *)real_, __VA_ARGS__)
+#define NG_GEN_PARAMS_0(params) (ng_caller * c_, void *rp_)
+#define NG_GEN_ARGS_0(args) (c_, (void *)real_)
+#define NG_SLOW_PARAMS_(...) (uintptr_t ret_, __VA_ARGS__)
+#define NG_SLOW_ARGS_(...) (ret_, __VA_ARGS__)
+#define NG_SLOW_PARAMS_0(params) (uintptr_t ret_)
+#define NG_SLOW_ARGS_0(args) (ret_)
+#define NG_GEN_PARAMS_1 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_2 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_3 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_4 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_5 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_6 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_7 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_8 NG_GEN_PARAMS_
+#define NG_GEN_PARAMS_9 NG_GEN_PARAMS_
+#define NG_GEN_ARGS_1 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_1 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_1 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_2 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_2 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_2 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_3 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_3 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_3 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_4 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_4 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_4 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_5 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_5 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_5 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_6 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_6 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_6 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_7 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_7 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_7 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_8 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_8 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_8 NG_SLOW_ARGS_
+#define NG_GEN_ARGS_9 NG_GEN_ARGS_
+#define NG_SLOW_PARAMS_9 NG_SLOW_PARAMS_
+#define NG_SLOW_ARGS_9 NG_SLOW_ARGS_
+
+/* 0, made where it is returned: the compiler would otherwise keep a successful call's status in a
+ * saved register across the update that follows, to return it. */
+static inline int ng_success(void) {
+  int zero = 0;
+  __asm__("" : "+r"(zero));
+  return zero;
+}
+
+#define NG_IS(e, x) ((e) == NG_EFFECT_##x)
+#define NG_ON_EVENT(e) (NG_IS(e, EVENT_QUERY) || NG_IS(e, EVENT_SYNC))
+#define NG_ON_STREAM(e) (NG_IS(e, STREAM_SYNC) || NG_IS(e, STREAM_QUERY))
+#define NG_COUNTS(e) (NG_IS(e, COMM_ENQUEUE) || NG_IS(e, STREAM_WAIT_EVENT))
+#define NG_HOT_EFFECT(e) (NG_ON_EVENT(e) || NG_ON_STREAM(e) || NG_COUNTS(e) || NG_IS(e, EVENT_RECORD))
+
+/* A slot lookup of the hot path: the call site's hint alone (in the wrapper), or the maps too (in
+ * its _miss function); `miss` when the key has no C slot. */
+#define NG_FIND_HINT(type, var, events, key, inc, miss)                                             \
+  type *var = (type *)atomic_load_explicit(&c_->hint[events], NG_ACQUIRE);                         \
+  if (NG_UNLIKELY(!hot_valid(&var->h, key, &inc))) miss;
+#define NG_FIND_MAP(type, var, events, key, inc, miss)                                              \
+  type *var = (type *)ng_hot_find(events, c_, key, &inc);                                          \
+  if (NG_UNLIKELY(var == NULL)) miss;
+
+/* The hot path of each hot effect: found its slots, made the real call and returned; or took
+ * `miss` without having made it. The arguments are in a_ (the catalog's slots). */
+#define NG_HOT_PATH(id, effect, args, FIND, miss)                                                  \
+  const uint64_t hh_ = NG_ARG(a_, ng_pos[id].handle), hs_ = NG_ARG(a_, ng_pos[id].stream);           \
+  (void)hh_, (void)hs_;                                                                             \
+  if (NG_ON_EVENT(effect)) {                                                                        \
+    uint32_t inc_;                                                                                  \
+    FIND(ng_eslot, e_, 1, hh_, inc_, miss)                                                          \
+    /* the last record's number, whatever its incarnation: the rare other case is out of line */    \
+    int64_t seq_ = __atomic_load_n(&e_->rec.seq, __ATOMIC_ACQUIRE);                                 \
+    int r_ = real_ args;                                                                            \
+    if (NG_UNLIKELY((r_ == 0) & (seq_ != 0) & (seq_ != atomic_load_explicit(&e_->completed_seq, NG_ACQUIRE)))) \
+      ng_event_seen_complete(e_, inc_, seq_);                                                       \
+    return r_;                                                                                      \
+  } else {                                                                                          \
+    /* work inside a native group counts at its end: the generic path defers it */                  \
+    if (NG_IS(effect, COMM_ENQUEUE) && NG_UNLIKELY(atomic_load_explicit(&ng_w.threads_in_groups, NG_RELAXED) != 0) && \
+        ng_self.group_depth > 0)                                                                    \
+      goto generic_;                                                                                \
+    if (NG_UNLIKELY(special_stream(hs_))) goto generic_;                                            \
+    uint32_t sinc_;                                                                                 \
+    FIND(ng_sslot, s_, 0, hs_, sinc_, miss)                                                         \
+    if (NG_COUNTS(effect)) {                                                                        \
+      int r_ = real_ args;                                                                          \
+      if (NG_UNLIKELY(r_ != 0)) return r_;                                                          \
+      (void)stream_count(s_, sinc_);                                                                \
+      return ng_success();                                                                          \
+    }                                                                                               \
+    int64_t at_enter_ = atomic_load_explicit(&s_->enqueued, NG_ACQUIRE);                            \
+    if (NG_ON_STREAM(effect)) {                                                                     \
+      int r_ = real_ args;                                                                          \
+      if (NG_UNLIKELY((r_ == 0) & (at_enter_ > atomic_load_explicit(&s_->done, NG_ACQUIRE))))       \
+        ng_stream_seen_idle(s_, sinc_, at_enter_);                                                  \
+      return r_;                                                                                    \
+    }                                                                                               \
+    uint32_t einc_;                                                                                 \
+    FIND(ng_eslot, e_, 1, hh_, einc_, miss)                                                         \
+    int r_ = real_ args;                                                                            \
+    if (NG_UNLIKELY(r_ != 0)) return r_;                                                            \
+    int64_t mine_ = stream_count(s_, sinc_);                                                        \
+    if (NG_LIKELY(mine_ == at_enter_ + 1)) ng_hot_recorded(e_, einc_, s_, sinc_, mine_);            \
+    else if (mine_ >= 0) ng_record_slow(e_, einc_, s_, sinc_, at_enter_, mine_);                    \
+    return ng_success();                                                                            \
+  }
+
+/* ncclResult_t and cudaError_t are both enums returned as int. Per function:
+ *   _generic  the generic path (ng_enter / ng_exit), for every tracked call the hot path leaves;
+ *   _miss     the hot path again, for a call site whose hint missed: its lookups go on to the maps;
+ *   _slow     the whole wrapper, for a call site not in its hashed slot or whose gate is closed;
+ *   the wrapper: the hashed caller, its gate, the hot path on the hints; anything else is a tail
+ *   call to one of the above, so that its arguments stay in their registers up to the real call
+ *   and only what the hot path keeps across it is saved. */
 #define X(id, name, lib, effect, params, args, nargs, slots, callable)                            \
-  NG_EXPORT int name params {                                                                     \
-    ng_caller *c_ = ng_caller_of(__builtin_return_address(0));                                    \
-    int(*real_) params = (int(*) params)ng_real(c_, id);                                          \
-    if (NG_UNLIKELY(real_ == NULL)) return ng_missing(id);                                        \
-    if (!ng_tracks(c_)) return real_ args;                                                        \
+  static NG_COLD int name##_generic NG_GEN_PARAMS_##nargs params {                                \
+    int(*real_) params = (int(*) params)rp_;                                                      \
     ng_call k_;                                                                                   \
     uint64_t *a_ = k_.a;                                                                          \
     (void)a_;                                                                                     \
-    slots if (NG_HOT_EFFECT(effect)) {                                                            \
-      ng_hot h_;                                                                                  \
-      if (NG_LIKELY(ng_hot_enter(&h_, c_, effect, NG_ARG(a_, ng_pos[id].handle), NG_ARG(a_, ng_pos[id].stream)))) { \
-        int r_ = real_ args;                                                                      \
-        ng_hot_exit(&h_, effect, r_);                                                             \
-        return r_;                                                                                \
-      }                                                                                           \
-    }                                                                                             \
-    if (NG_UNLIKELY(!ng_enter(&k_, c_, id))) ng_park(id);                                          \
+    slots if (NG_UNLIKELY(!ng_enter(&k_, c_, id))) ng_park(id);                                    \
     int r_ = real_ args;                                                                          \
     ng_exit(&k_, r_);                                                                             \
     return r_;                                                                                    \
+  }                                                                                               \
+  static __attribute__((noinline)) int name##_miss NG_GEN_PARAMS_##nargs params {                 \
+    int(*real_) params = (int(*) params)rp_;                                                      \
+    if (NG_HOT_EFFECT(effect)) {                                                                  \
+      uint64_t a_[NG_MAX_ARGS];                                                                   \
+      slots NG_HOT_PATH(id, effect, args, NG_FIND_MAP, goto generic_)                             \
+    }                                                                                             \
+  generic_:                                                                                       \
+    return name##_generic NG_GEN_ARGS_##nargs args;                                               \
+  }                                                                                               \
+  static __attribute__((noinline)) int name##_slow NG_SLOW_PARAMS_##nargs params {                \
+    ng_caller *c_ = ng_caller_of((void *)ret_);                                                   \
+    uint64_t g_ = atomic_load_explicit(&c_->gate, NG_ACQUIRE) ^ ng_gate_word(id);                 \
+    int(*real_) params = (int(*) params)atomic_load_explicit(&c_->real, NG_RELAXED);              \
+    if (g_ == 0) return name##_miss NG_GEN_ARGS_##nargs args;                                     \
+    if (g_ == 1) return real_ args;                                                               \
+    ng_gate_result s_ = ng_gate_slow(c_, id);                                                     \
+    if (NG_UNLIKELY(s_.real == NULL)) return ng_missing(id);                                      \
+    real_ = (int(*) params)s_.real;                                                               \
+    if (!s_.track) return real_ args;                                                             \
+    return name##_miss NG_GEN_ARGS_##nargs args;                                                  \
+  }                                                                                               \
+  NG_EXPORT int name params {                                                                     \
+    uintptr_t ret_ = (uintptr_t)__builtin_return_address(0);                                      \
+    ng_caller_slot *cs_ = &ng_callers[ng_hash_addr(ret_)];                                        \
+    if (NG_UNLIKELY(atomic_load_explicit(&cs_->ret, NG_ACQUIRE) != ret_))                         \
+      return name##_slow NG_SLOW_ARGS_##nargs args;                                               \
+    ng_caller *c_ = atomic_load_explicit(&cs_->caller, NG_ACQUIRE);                               \
+    uint64_t g_ = atomic_load_explicit(&c_->gate, NG_ACQUIRE) ^ ng_gate_word(id);                 \
+    int(*real_) params = (int(*) params)atomic_load_explicit(&c_->real, NG_RELAXED);              \
+    if (NG_UNLIKELY(g_ != 0)) {                                                                   \
+      if (g_ == 1) return real_ args;                                                             \
+      return name##_slow NG_SLOW_ARGS_##nargs args;                                               \
+    }                                                                                             \
+    if (NG_HOT_EFFECT(effect)) {                                                                  \
+      uint64_t a_[NG_MAX_ARGS];                                                                   \
+      slots NG_HOT_PATH(id, effect, args, NG_FIND_HINT, goto miss_)                               \
+    }                                                                                             \
+  miss_:                                                                                          \
+    return name##_miss NG_GEN_ARGS_##nargs args;                                                  \
+  generic_:                                                                                       \
+    return name##_generic NG_GEN_ARGS_##nargs args;                                               \
   }
 NG_CATALOG(X)
 #undef X

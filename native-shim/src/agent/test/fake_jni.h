@@ -45,6 +45,8 @@ typedef struct {
   int (*get_device)(int *device);
   /* an allreduce of n floats out of place */
   int (*allreduce2)(const float *send, float *recv, size_t n, ncclComm_t comm, cudaStream_t s);
+  /* fn(arg) from one call site, whatever fn is: a call through a pointer */
+  int (*call_through)(int (*fn)(void *), void *arg);
 } fake_jni;
 
 #endif

@@ -304,6 +304,105 @@ static void a_native_device_synchronize_marks_its_streams_done(void) {
   CHECK_EQ(recorded(UP_EXIT, sync), 1);
 }
 
+static void a_device_synchronize_covers_what_its_streams_counted_before_it_began(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  ncclComm_t comm = one_rank_comm();
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  int64_t t = ng->device_sync_enter(0);
+  /* counted while the synchronize runs: not covered by it */
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  ng->device_sync_exit(0, t);
+  CHECK_EQ(stream_pending(u.slot), 1);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  CHECK_EQ(stream_pending(u.slot), 0);
+}
+
+static void of_two_device_synchronizes_at_once_the_later_marks_what_it_saw(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  ncclComm_t comm = one_rank_comm();
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  int64_t first = ng->device_sync_enter(0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  int64_t second = ng->device_sync_enter(0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
+  /* the first finds the second's start on the stream: it cannot tell what it covered */
+  ng->device_sync_exit(0, first);
+  CHECK_EQ(stream_pending(u.slot), 3);
+  ng->device_sync_exit(0, second);
+  CHECK_EQ(stream_pending(u.slot), 1);
+  /* a synchronize of another device covers nothing here */
+  int64_t other = ng->device_sync_enter(1);
+  ng->device_sync_exit(1, other);
+  CHECK_EQ(stream_pending(u.slot), 1);
+}
+
+static void a_call_site_that_calls_several_functions_reaches_each(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  int (*event_query)(void *) = (int (*)(void *))dlsym(agent, "cudaEventQuery");
+  int (*stream_query)(void *) = (int (*)(void *))dlsym(agent, "cudaStreamQuery");
+  REQUIRE_EQ(event_query != NULL && stream_query != NULL, 1);
+  cudaStream_t s;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  /* one call site, two functions, each reaching its own: a never-recorded event is complete,
+   * the stream has held work */
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ(fj->call_through(event_query, e), 0);
+    CHECK_EQ(fj->call_through(stream_query, s), cudaErrorNotReady);
+  }
+  gate_open(&held);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  CHECK_EQ(fj->call_through(stream_query, s), 0);
+}
+
+static void a_suppression_or_dying_closes_the_hot_paths_of_callers_already_seen(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  CHECK_EQ(fj->event_query(e), cudaErrorNotReady); /* the query's call site is known and tracked */
+  const char *names[] = {"libfakejni"};
+  ng->suppress_callers(names, 1);
+  gate_open(&held);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  CHECK_EQ(fj->event_query(e), 0);
+  CHECK_EQ(event_pending(u.slot), 1); /* not the application's now: not seen */
+  ng->suppress_callers(NULL, 0);
+  CHECK_EQ(fj->event_query(e), 0);
+  CHECK_EQ(event_pending(u.slot), 0);
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  CHECK_EQ(fj->event_query(e), cudaErrorNotReady);
+  ng->dying();
+  gate_open(&held);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  CHECK_EQ(fj->event_query(e), 0);
+  CHECK_EQ(event_pending(u.slot), 1); /* after dying, wrappers only forward */
+}
+
 static void set_device_goes_to_java_only_when_it_changes(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -519,6 +618,14 @@ static const struct test_case cases[] = {
     {"a_java_event_recorded_on_a_c_stream_moves_to_c", a_java_event_recorded_on_a_c_stream_moves_to_c, NULL, NULL},
     {"java_hot_calls_on_c_state_go_through_the_slot_natives", java_hot_calls_on_c_state_go_through_the_slot_natives, NULL, NULL},
     {"a_native_device_synchronize_marks_its_streams_done", a_native_device_synchronize_marks_its_streams_done, NULL, NULL},
+    {"a_device_synchronize_covers_what_its_streams_counted_before_it_began",
+     a_device_synchronize_covers_what_its_streams_counted_before_it_began, NULL, NULL},
+    {"of_two_device_synchronizes_at_once_the_later_marks_what_it_saw",
+     of_two_device_synchronizes_at_once_the_later_marks_what_it_saw, NULL, NULL},
+    {"a_call_site_that_calls_several_functions_reaches_each", a_call_site_that_calls_several_functions_reaches_each,
+     NULL, NULL},
+    {"a_suppression_or_dying_closes_the_hot_paths_of_callers_already_seen",
+     a_suppression_or_dying_closes_the_hot_paths_of_callers_already_seen, NULL, NULL},
     {"set_device_goes_to_java_only_when_it_changes", set_device_goes_to_java_only_when_it_changes, NULL, NULL},
     {"a_claimed_release_parks_the_thread_and_never_reaches_the_library",
      a_claimed_release_parks_the_thread_and_never_reaches_the_library, NULL, NULL},

@@ -56,7 +56,13 @@ public final class CHeader {
         StringBuilder b = new StringBuilder(16 * 1024);
         b.append("/* Generated from dev.ncclguard.catalog.Catalog by dev.ncclguard.catalog.CHeader: do not edit. */\n");
         b.append("#ifndef NG_CATALOG_H\n#define NG_CATALOG_H\n\n");
-        b.append("#define NG_FN_COUNT ").append(Catalog.size()).append("\n\n");
+        b.append("#define NG_FN_COUNT ").append(Catalog.size()).append("\n");
+        int maxArgs = 0;
+        for (NativeFunction fn : Catalog.all()) {
+            maxArgs = Math.max(maxArgs, parse(fn).size());
+        }
+        b.append("/* the most parameters of any function: the length of a call's slots */\n");
+        b.append("#define NG_MAX_ARGS ").append(maxArgs).append("\n\n");
         b.append("/* dev.ncclguard.catalog.Effect, by ordinal */\n");
         for (Effect e : Effect.values()) {
             b.append("#define NG_EFFECT_").append(e.name()).append(' ').append(e.ordinal()).append('\n');

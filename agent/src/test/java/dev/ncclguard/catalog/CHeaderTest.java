@@ -62,6 +62,15 @@ class CHeaderTest {
     }
 
     @Test
+    void theSlotsOfACallHaveRoomForTheFunctionWithTheMostParameters() {
+        String text = CHeader.generate();
+        int most = Catalog.all().stream().mapToInt(fn -> CHeader.parse(fn).size()).max().orElseThrow();
+        assertEquals(9, CHeader.parse(Catalog.lookup("ncclReduceConfig")).size());
+        assertTrue(most >= 9, "ncclReduceConfig has 9 parameters");
+        assertTrue(text.contains("#define NG_MAX_ARGS " + most + "\n"), text);
+    }
+
+    @Test
     void functionsWithoutParametersForwardWithNone() {
         String line = CHeader.generate().lines().filter(l -> l.contains(" ncclGroupStart, ")).findFirst().orElseThrow();
         assertTrue(line.contains("NCCL, NG_EFFECT_GROUP_START, (void), (), 0, , 1)"), line);

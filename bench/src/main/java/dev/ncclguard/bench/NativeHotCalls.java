@@ -39,7 +39,8 @@ public final class NativeHotCalls {
         "cudaGetDevice (untracked)", "cudaEventRecord (timing event)"};
     /** Loops 5-9 of the JNI library: what a real record's footprint does to the work after it. */
     private static final String[] PROBES = {"probe: one more frame", "probe: frame + 8 loads on 8 pages",
-        "probe: frame + 8 loads on 1 page", "probe: frame + 256 B of stack", "probe: frame + 128 adds (450 B)"};
+        "probe: frame + 8 loads on 1 page", "probe: frame + 256 B of stack", "probe: frame + 128 adds (450 B)",
+        "probe: 128 adds (450 B) + the call", "probe: frame + 128 adds, a loop (20 B)"};
     /** dlopen's RTLD_NOW | RTLD_GLOBAL on Linux. */
     private static final int NOW_GLOBAL = 0x2 | 0x100;
 
