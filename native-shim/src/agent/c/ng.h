@@ -46,9 +46,9 @@ extern const unsigned char ng_fn_nccl[NG_FN_COUNT];
 extern const unsigned char ng_fn_callable[NG_FN_COUNT];
 
 /* ---------------------------------------------------------------- process-wide words */
-/* What every hot call reads of the process's state, in one cache line: one line and one page
- * for a hot call to touch, not four lines on two pages. Its writers are rare (stream creations,
- * device synchronizes, native group starts and ends, a change of the lists).
+/* The process's state, in one cache line. Its writers are rare (stream creations and counts past
+ * their reservation, native group starts and ends, a change of the lists, dying). A hot path reads
+ * threads_in_groups (collectives) and, through ng_gate_words, what state says.
  * state: the generation of suppressions and wrapped natives (bumped when Java changes them:
  * caller decisions are re-made) << 1 | dying (set by JVMTI VMDeath, the Java exit hook's dying(),
  * exit(3) or this library's destructor: from then on wrappers only forward, and nothing calls
@@ -136,9 +136,9 @@ int ng_set_suppressed(const char *const *names, int n);
 int ng_set_wrapped(const char *const *names, int n);
 int ng_callers_known(void);
 
-static inline uint32_t ng_hash_addr(uintptr_t r) {
-  return (uint32_t)((r * 0x9E3779B97F4A7C15ull) >> (64 - NG_CALLERS_BITS));
-}
+/* Fibonacci hashing of the address's low 32 bits, where call sites differ (a 32-bit multiply by an
+ * immediate: short code on the hot path); sites 4 GiB apart probe on (ng_caller_find). */
+static inline uint32_t ng_hash_addr(uintptr_t r) { return ((uint32_t)r * 0x9E3779B1u) >> (32 - NG_CALLERS_BITS); }
 
 /* The caller entry of a return address: two loads when it sits in its hashed slot, as nearly all
  * do (a slot's caller is published before its return address, and never changes); the other

@@ -445,7 +445,10 @@ void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int6
 NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t mine) {
   if (NG_UNLIKELY(atomic_load_explicit(&e->h.inc, NG_ACQUIRE) != einc)) return;
   atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
-  uint64_t where = (uint64_t)(s->h.where_base | (sinc & INC_MASK)) | (uint64_t)(einc & INC_MASK) << REC_INC_SHIFT;
+  /* the event's bits masked before the shift (the compiler would mask after it, with a 10-byte constant) */
+  uint32_t ebits = einc & INC_MASK;
+  __asm__("" : "+r"(ebits));
+  uint64_t where = (uint64_t)(s->h.where_base | (sinc & INC_MASK)) | (uint64_t)ebits << REC_INC_SHIFT;
 #if NG_REC_WHOLE_POSSIBLE
   /* a gate only opens where a record is one store, which is where the CPU has AVX (ng_gate_slow):
    * built in its VEX form, which never pays for a switch from the real call's AVX state */

@@ -36,56 +36,26 @@ const unsigned char ng_fn_callable[NG_FN_COUNT] = {NG_CATALOG(X)};
 #undef X
 
 _Static_assert(NG_FN_COUNT <= 255, "function ids fit the tables");
+_Static_assert(NG_MAX_ARGS <= 9, "NG_WITH_<nargs> is defined for up to 9 parameters");
 
 /* The argument at a catalog position, 0 for none (positions are constants: this folds away). */
 #define NG_ARG(a, pos) ((pos) >= 0 ? (a)[(pos) >= 0 ? (pos) : 0] : 0)
 
 /* The out-of-line paths' parameters and arguments: the caller and the real function (or the
- * return address, for _slow), then the call's own. */
-#define NG_GEN_PARAMS_(...) (ng_caller * c_, void *rp_, __VA_ARGS__)
-#define NG_GEN_ARGS_(...) (c_, (void *)real_, __VA_ARGS__)
-#define NG_GEN_PARAMS_0(params) (ng_caller * c_, void *rp_)
-#define NG_GEN_ARGS_0(args) (c_, (void *)real_)
-#define NG_SLOW_PARAMS_(...) (uintptr_t ret_, __VA_ARGS__)
-#define NG_SLOW_ARGS_(...) (ret_, __VA_ARGS__)
-#define NG_SLOW_PARAMS_0(params) (uintptr_t ret_)
-#define NG_SLOW_ARGS_0(args) (ret_)
-#define NG_GEN_PARAMS_1 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_2 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_3 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_4 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_5 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_6 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_7 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_8 NG_GEN_PARAMS_
-#define NG_GEN_PARAMS_9 NG_GEN_PARAMS_
-#define NG_GEN_ARGS_1 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_1 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_1 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_2 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_2 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_2 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_3 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_3 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_3 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_4 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_4 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_4 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_5 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_5 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_5 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_6 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_6 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_6 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_7 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_7 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_7 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_8 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_8 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_8 NG_SLOW_ARGS_
-#define NG_GEN_ARGS_9 NG_GEN_ARGS_
-#define NG_SLOW_PARAMS_9 NG_SLOW_PARAMS_
-#define NG_SLOW_ARGS_9 NG_SLOW_ARGS_
+ * return address, for _slow), then the call's own, which a function of no parameters has none of:
+ * NG_WITH_<nargs>((first...), (list...)) is (first..., list...), or (first...) for nargs 0. */
+#define NG_UNPAREN(...) __VA_ARGS__
+#define NG_WITH_0(first, list) first
+#define NG_WITH_N(first, list) (NG_UNPAREN first, NG_UNPAREN list)
+#define NG_WITH_1 NG_WITH_N
+#define NG_WITH_2 NG_WITH_N
+#define NG_WITH_3 NG_WITH_N
+#define NG_WITH_4 NG_WITH_N
+#define NG_WITH_5 NG_WITH_N
+#define NG_WITH_6 NG_WITH_N
+#define NG_WITH_7 NG_WITH_N
+#define NG_WITH_8 NG_WITH_N
+#define NG_WITH_9 NG_WITH_N
 
 /* 0, made where it is returned: the compiler would otherwise keep a successful call's status in a
  * saved register across the update that follows, to return it. */
@@ -110,6 +80,9 @@ static inline int ng_success(void) {
   type *var = (type *)ng_hot_find(events, c_, key, &inc);                                          \
   if (NG_UNLIKELY(var == NULL)) miss;
 
+#define NG_IS_MAP_NG_FIND_HINT 0
+#define NG_IS_MAP_NG_FIND_MAP 1
+
 /* The hot path of each hot effect: found its slots, made the real call and returned; or took
  * `miss` without having made it. The arguments are in a_ (the catalog's slots). */
 #define NG_HOT_PATH(id, effect, args, FIND, miss)                                                  \
@@ -129,7 +102,8 @@ static inline int ng_success(void) {
     if (NG_IS(effect, COMM_ENQUEUE) && NG_UNLIKELY(atomic_load_explicit(&ng_w.threads_in_groups, NG_RELAXED) != 0) && \
         ng_self.group_depth > 0)                                                                    \
       goto generic_;                                                                                \
-    if (NG_UNLIKELY(special_stream(hs_))) goto generic_;                                            \
+    /* a special stream (0, 1, 2) is never a hint's key: the wrapper's hint misses it */          \
+    if (NG_IS_MAP_##FIND && NG_UNLIKELY(special_stream(hs_))) goto generic_;                       \
     uint32_t sinc_;                                                                                 \
     FIND(ng_sslot, s_, 0, hs_, sinc_, miss)                                                         \
     if (NG_COUNTS(effect)) {                                                                        \
@@ -155,6 +129,10 @@ static inline int ng_success(void) {
     return ng_success();                                                                            \
   }
 
+/* A wrapper starts a cache line: its hot path spans as few lines as its bytes need (a real call can
+ * leave the wrapper's code to be fetched again, line by line: docs/performance.md). */
+#define NG_LINE_ALIGNED __attribute__((aligned(64)))
+
 /* ncclResult_t and cudaError_t are both enums returned as int. Per function:
  *   _generic  the generic path (ng_enter / ng_exit), for every tracked call the hot path leaves;
  *   _miss     the hot path again, for a call site whose hint missed: its lookups go on to the maps;
@@ -163,7 +141,7 @@ static inline int ng_success(void) {
  *   call to one of the above, so that its arguments stay in their registers up to the real call
  *   and only what the hot path keeps across it is saved. */
 #define X(id, name, lib, effect, params, args, nargs, slots, callable)                            \
-  static NG_COLD int name##_generic NG_GEN_PARAMS_##nargs params {                                \
+  static NG_COLD int name##_generic NG_WITH_##nargs((ng_caller * c_, void *rp_), params) {                                \
     int(*real_) params = (int(*) params)rp_;                                                      \
     ng_call k_;                                                                                   \
     uint64_t *a_ = k_.a;                                                                          \
@@ -173,47 +151,47 @@ static inline int ng_success(void) {
     ng_exit(&k_, r_);                                                                             \
     return r_;                                                                                    \
   }                                                                                               \
-  static __attribute__((noinline)) int name##_miss NG_GEN_PARAMS_##nargs params {                 \
+  static __attribute__((noinline)) int name##_miss NG_WITH_##nargs((ng_caller * c_, void *rp_), params) {                 \
     int(*real_) params = (int(*) params)rp_;                                                      \
     if (NG_HOT_EFFECT(effect)) {                                                                  \
       uint64_t a_[NG_MAX_ARGS];                                                                   \
       slots NG_HOT_PATH(id, effect, args, NG_FIND_MAP, goto generic_)                             \
     }                                                                                             \
   generic_:                                                                                       \
-    return name##_generic NG_GEN_ARGS_##nargs args;                                               \
+    return name##_generic NG_WITH_##nargs((c_, (void *)real_), args);                                               \
   }                                                                                               \
-  static __attribute__((noinline)) int name##_slow NG_SLOW_PARAMS_##nargs params {                \
+  static __attribute__((noinline)) int name##_slow NG_WITH_##nargs((uintptr_t ret_), params) {                \
     ng_caller *c_ = ng_caller_of((void *)ret_);                                                   \
     uint64_t g_ = atomic_load_explicit(&c_->gate, NG_ACQUIRE) ^ ng_gate_word(id);                 \
     int(*real_) params = (int(*) params)atomic_load_explicit(&c_->real, NG_RELAXED);              \
-    if (g_ == 0) return name##_miss NG_GEN_ARGS_##nargs args;                                     \
+    if (g_ == 0) return name##_miss NG_WITH_##nargs((c_, (void *)real_), args);                                     \
     if (g_ == 1) return real_ args;                                                               \
     ng_gate_result s_ = ng_gate_slow(c_, id);                                                     \
     if (NG_UNLIKELY(s_.real == NULL)) return ng_missing(id);                                      \
     real_ = (int(*) params)s_.real;                                                               \
     if (!s_.track) return real_ args;                                                             \
-    return name##_miss NG_GEN_ARGS_##nargs args;                                                  \
+    return name##_miss NG_WITH_##nargs((c_, (void *)real_), args);                                                  \
   }                                                                                               \
-  NG_EXPORT int name params {                                                                     \
+  NG_EXPORT NG_LINE_ALIGNED int name params {                                                     \
     uintptr_t ret_ = (uintptr_t)__builtin_return_address(0);                                      \
     ng_caller_slot *cs_ = &ng_callers[ng_hash_addr(ret_)];                                        \
     if (NG_UNLIKELY(atomic_load_explicit(&cs_->ret, NG_ACQUIRE) != ret_))                         \
-      return name##_slow NG_SLOW_ARGS_##nargs args;                                               \
+      return name##_slow NG_WITH_##nargs((ret_), args);                                               \
     ng_caller *c_ = atomic_load_explicit(&cs_->caller, NG_ACQUIRE);                               \
     uint64_t g_ = atomic_load_explicit(&c_->gate, NG_ACQUIRE) ^ ng_gate_word(id);                 \
     int(*real_) params = (int(*) params)atomic_load_explicit(&c_->real, NG_RELAXED);              \
     if (NG_UNLIKELY(g_ != 0)) {                                                                   \
       if (g_ == 1) return real_ args;                                                             \
-      return name##_slow NG_SLOW_ARGS_##nargs args;                                               \
+      return name##_slow NG_WITH_##nargs((ret_), args);                                               \
     }                                                                                             \
     if (NG_HOT_EFFECT(effect)) {                                                                  \
       uint64_t a_[NG_MAX_ARGS];                                                                   \
       slots NG_HOT_PATH(id, effect, args, NG_FIND_HINT, goto miss_)                               \
     }                                                                                             \
   miss_:                                                                                          \
-    return name##_miss NG_GEN_ARGS_##nargs args;                                                  \
+    return name##_miss NG_WITH_##nargs((c_, (void *)real_), args);                                                  \
   generic_:                                                                                       \
-    return name##_generic NG_GEN_ARGS_##nargs args;                                               \
+    return name##_generic NG_WITH_##nargs((c_, (void *)real_), args);                                               \
   }
 NG_CATALOG(X)
 #undef X
