@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per hot call through libncclguard.so's wrappers, against the real function, counted
-# by callgrind on bench's stand-in libraries (bench/src/main/c/hot_icount.c): repeatable to the
-# instruction, whatever the machine is doing. Needs valgrind and its headers, and a built tree
-# (mvn -B install -DskipTests).
+# by callgrind on bench's stand-in libraries (bench/src/main/c/hot_icount.c drives NativeHotCalls'
+# loops without a JVM): repeatable to the instruction, whatever the machine is doing. Needs valgrind
+# and its headers, and a built tree (mvn -B install -DskipTests).
 #   scripts/icount.sh [libncclguard.so ...]     default: the agent's own build
 # With several libraries, one column each, named after the file.
 set -euo pipefail
@@ -10,15 +10,15 @@ cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "scripts/icount.sh: valgrind is needed (Debian: apt-get install valgrind)" >&2; exit 2; }
 [ -f /usr/include/valgrind/callgrind.h ] || { echo "scripts/icount.sh: valgrind's headers are needed (/usr/include/valgrind/callgrind.h)" >&2; exit 2; }
 stub=bench/target/stub-gpu
-[ -f $stub/libcudart.so.13 ] || { echo "scripts/icount.sh: $stub is missing: build first (mvn -B install -DskipTests)" >&2; exit 2; }
+hot=bench/target/classes/dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so
+for f in $stub/libcudart.so.13 $hot; do
+  [ -f $f ] || { echo "scripts/icount.sh: $f is missing: build first (mvn -B install -DskipTests)" >&2; exit 2; }
+done
 libs=("$@")
 [ ${#libs[@]} -eq 0 ] && libs=(agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so)
 out=bench/target/icount
 mkdir -p $out
-cflags="-std=gnu11 -O2 -g -fPIC -Wall -Wextra -Werror"
-gcc $cflags -DICOUNT_APP -shared -Wl,-z,defs -o $out/libicount-app.so bench/src/main/c/hot_icount.c \
-  -L$stub -l:libcudart.so.13 -l:libnccl.so.2 -ldl
-gcc $cflags -Inative-shim/src/agent/c -o $out/hot_icount bench/src/main/c/hot_icount.c -ldl
+gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Inative-shim/src/agent/c -o $out/hot_icount bench/src/main/c/hot_icount.c -ldl
 calls=${CALLS:-10000}
 declare -A col
 names=()
@@ -28,7 +28,7 @@ for lib in "${libs[@]}"; do
   names+=("$name")
   d=$(mktemp -d $out/run.XXXXXX)
   LD_LIBRARY_PATH=$stub valgrind --tool=callgrind --callgrind-out-file="$d/cg.%p" \
-    $out/hot_icount "$lib" $out/libicount-app.so "$calls" >"$d/log" 2>&1 || { cat "$d/log" >&2; exit 1; }
+    $out/hot_icount "$lib" $hot "$calls" >"$d/log" 2>&1 || { cat "$d/log" >&2; exit 1; }
   for f in "$d"/cg.*.*; do
     what=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
     total=$(sed -n 's/^totals: //p' "$f" | cut -d' ' -f1)

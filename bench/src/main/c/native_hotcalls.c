@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define EXPORT __attribute__((visibility("default")))
+
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 typedef struct ncclComm *ncclComm_t;
@@ -30,6 +32,8 @@ int cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
 int cudaEventDestroy(cudaEvent_t e);
 int cudaStreamCreate(cudaStream_t *s);
 int cudaStreamSynchronize(cudaStream_t s);
+int cudaStreamQuery(cudaStream_t s);
+int cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
 int cudaGetDevice(int *d);
 int cudaMalloc(void **p, size_t n);
 int ncclGetUniqueId(ncclUniqueId *id);
@@ -43,6 +47,8 @@ static int (*real_destroy)(cudaEvent_t);
 static int (*real_get_device)(int *);
 static int (*real_sync)(cudaStream_t);
 static int (*real_allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t);
+static int (*real_stream_query)(cudaStream_t);
+static int (*real_wait)(cudaStream_t, cudaEvent_t, unsigned);
 
 static cudaStream_t stream;
 static cudaEvent_t event;       /* cudaEventDisableTiming, as events made to synchronize are */
@@ -58,12 +64,14 @@ static int64_t now_ns(void) {
 }
 
 /* The real functions, from the loaded libraries by soname (never loading one), and the handles
- * the loops use, made through the PLT (so that, under the agent, they are C's). */
-JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_setUp(JNIEnv *env, jclass c) {
-  (void)c;
+ * the loops use, made through the PLT (so that, under the agent, they are C's). NULL, or what failed.
+ * Exported under a plain name too: scripts/icount.sh drives the loops without a JVM (hot_icount.c). */
+EXPORT const char *hot_set_up(void) {
   void *cudart = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
   void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
-  if (cudart == NULL || nccl == NULL) return (*env)->NewStringUTF(env, "libcudart.so.13 or libnccl.so.2 is not loaded");
+  if (cudart == NULL || nccl == NULL) return "libcudart.so.13 or libnccl.so.2 is not loaded";
+  real_stream_query = (int (*)(cudaStream_t))dlsym(cudart, "cudaStreamQuery");
+  real_wait = (int (*)(cudaStream_t, cudaEvent_t, unsigned))dlsym(cudart, "cudaStreamWaitEvent");
   real_query = (int (*)(cudaEvent_t))dlsym(cudart, "cudaEventQuery");
   real_record = (int (*)(cudaEvent_t, cudaStream_t))dlsym(cudart, "cudaEventRecord");
   real_create = (int (*)(cudaEvent_t *))dlsym(cudart, "cudaEventCreate");
@@ -75,9 +83,15 @@ JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_setUp(JNIEnv *
   if (cudaStreamCreate(&stream) != 0 || cudaEventCreateWithFlags(&event, 2 /* cudaEventDisableTiming */) != 0 ||
       cudaEventCreate(&timed_event) != 0 || ncclGetUniqueId(&id) != 0 ||
       ncclCommInitRank(&comm, 1, id, 0) != 0 || cudaMalloc((void **)&buffer, 64 * sizeof(float)) != 0)
-    return (*env)->NewStringUTF(env, "setting up the stream, event, communicator or buffer failed");
+    return "setting up the stream, event, communicator or buffer failed";
   probe_init();
   return NULL;
+}
+
+JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_setUp(JNIEnv *env, jclass c) {
+  (void)c;
+  const char *failed = hot_set_up();
+  return failed != NULL ? (*env)->NewStringUTF(env, failed) : NULL;
 }
 
 /* ---------------------------------------------------------------- probes */
@@ -148,8 +162,9 @@ static __attribute__((noinline)) int probe_stack(cudaEvent_t e, cudaStream_t s) 
   return r + frame[r & 255];
 }
 
-/* One piece of n calls of fn (see loop), through the wrapper or the real function. */
-static void calls(int fn, int real, jlong n) {
+/* One piece of n calls of fn (see loop), through the wrapper or the real function. 12 and 13,
+ * cudaStreamQuery and cudaStreamWaitEvent, only for hot_icount.c. */
+EXPORT void hot_calls(int fn, int real, jlong n) {
   int device;
   switch (fn * 2 + (real ? 1 : 0)) {
   case 0: for (jlong i = 0; i < n; i++) cudaEventQuery(event); break;
@@ -171,6 +186,10 @@ static void calls(int fn, int real, jlong n) {
   case 20: for (jlong i = 0; i < n; i++) probe_code_before(event, stream); break;
   case 22: for (jlong i = 0; i < n; i++) probe_code_loop(event, stream); break;
   case 11: case 13: case 15: case 17: case 19: case 21: case 23: for (jlong i = 0; i < n; i++) real_record(event, stream); break;
+  case 24: for (jlong i = 0; i < n; i++) cudaStreamQuery(stream); break;
+  case 25: for (jlong i = 0; i < n; i++) real_stream_query(stream); break;
+  case 26: for (jlong i = 0; i < n; i++) cudaStreamWaitEvent(stream, event, 0); break;
+  case 27: for (jlong i = 0; i < n; i++) real_wait(stream, event, 0); break;
   default: break;
   }
 }
@@ -193,7 +212,7 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_loop(JNIEnv *env
   for (jlong done = 0; done < iters;) {
     jlong n = iters - done < 256 ? iters - done : 256;
     int64_t t0 = now_ns();
-    calls(fn, real, n);
+    hot_calls(fn, real, n);
     total += now_ns() - t0;
     drain(fn, real);
     done += n;
@@ -261,7 +280,7 @@ JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_counted(JNIEnv
     for (jlong done = 0; done < iters;) {
       jlong n = iters - done < 256 ? iters - done : 256;
       ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-      calls(fn, real, n);
+      hot_calls(fn, real, n);
       ioctl(leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
       drain(fn, real);
       done += n;
