@@ -49,6 +49,14 @@ static void a_static_callers_symbol_is_unknown_not_a_neighbour(void) {
 
 static struct gate held;
 
+/* A stream made in C (the library's call), and the slot id its creation's upcall carried. */
+static int c_stream(cudaStream_t *s) {
+  REQUIRE_EQ(fj->stream_create(s), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  return u.slot;
+}
+
 static void an_event_recorded_behind_held_work_is_pending_until_seen_complete(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -100,10 +108,7 @@ static void stream_counts_work_until_it_is_synchronized(void) {
   load_agent(&recording, 1);
   load_fake();
   cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
-  int slot = u.slot;
+  int slot = c_stream(&s);
   ncclComm_t comm = one_rank_comm();
   gate_init(&held);
   REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
@@ -121,9 +126,7 @@ static void work_in_a_group_counts_at_the_outermost_group_end(void) {
   load_agent(&recording, 1);
   load_fake();
   cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  int sslot = c_stream(&s);
   ncclComm_t comm = one_rank_comm();
   gate_init(&held);
   REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
@@ -131,12 +134,12 @@ static void work_in_a_group_counts_at_the_outermost_group_end(void) {
   REQUIRE_EQ(fj->group_start(), 0);
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
   REQUIRE_EQ(fj->group_end(), 0);
-  CHECK_EQ(stream_pending(u.slot), 0);
+  CHECK_EQ(stream_pending(sslot), 0);
   REQUIRE_EQ(fj->group_end(), 0);
-  CHECK_EQ(stream_pending(u.slot), 1);
+  CHECK_EQ(stream_pending(sslot), 1);
   gate_open(&held);
   REQUIRE_EQ(fj->stream_sync(s), 0);
-  CHECK_EQ(stream_pending(u.slot), 0);
+  CHECK_EQ(stream_pending(sslot), 0);
 }
 
 static void communicator_creation_and_release_go_to_java_with_their_arguments(void) {
@@ -261,10 +264,7 @@ static void java_hot_calls_on_c_state_go_through_the_slot_natives(void) {
   load_agent(&recording, 1);
   load_fake();
   cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
-  int sslot = u.slot;
+  int sslot = c_stream(&s);
   int record = fn_id("cudaEventRecord");
   /* a Java event recorded (through a Java bridge) on this C stream */
   int64_t token = ng->slot_token(record, sslot);
@@ -291,14 +291,12 @@ static void a_native_device_synchronize_marks_its_streams_done(void) {
   load_agent(&recording, 1);
   load_fake();
   cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  int sslot = c_stream(&s);
   ncclComm_t comm = one_rank_comm();
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
-  CHECK_EQ(stream_pending(u.slot), 1);
+  CHECK_EQ(stream_pending(sslot), 1);
   REQUIRE_EQ(fj->device_sync(), 0);
-  CHECK_EQ(stream_pending(u.slot), 0);
+  CHECK_EQ(stream_pending(sslot), 0);
   int sync = fn_id("cudaDeviceSynchronize");
   CHECK_EQ(recorded(UP_ENTER, sync), 1);
   CHECK_EQ(recorded(UP_EXIT, sync), 1);
@@ -308,9 +306,7 @@ static void a_device_synchronize_covers_what_its_streams_counted_before_it_began
   load_agent(&recording, 1);
   load_fake();
   cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  int sslot = c_stream(&s);
   ncclComm_t comm = one_rank_comm();
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
@@ -318,18 +314,16 @@ static void a_device_synchronize_covers_what_its_streams_counted_before_it_began
   /* counted while the synchronize runs: not covered by it */
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
   ng->device_sync_exit(0, t);
-  CHECK_EQ(stream_pending(u.slot), 1);
+  CHECK_EQ(stream_pending(sslot), 1);
   REQUIRE_EQ(fj->stream_sync(s), 0);
-  CHECK_EQ(stream_pending(u.slot), 0);
+  CHECK_EQ(stream_pending(sslot), 0);
 }
 
 static void of_two_device_synchronizes_at_once_the_later_marks_what_it_saw(void) {
   load_agent(&recording, 1);
   load_fake();
   cudaStream_t s;
-  REQUIRE_EQ(fj->stream_create(&s), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaStreamCreateWithFlags"), &u), 1);
+  int sslot = c_stream(&s);
   ncclComm_t comm = one_rank_comm();
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
   int64_t first = ng->device_sync_enter(0);
@@ -338,13 +332,13 @@ static void of_two_device_synchronizes_at_once_the_later_marks_what_it_saw(void)
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, s), 0);
   /* the first finds the second's start on the stream: it cannot tell what it covered */
   ng->device_sync_exit(0, first);
-  CHECK_EQ(stream_pending(u.slot), 3);
+  CHECK_EQ(stream_pending(sslot), 3);
   ng->device_sync_exit(0, second);
-  CHECK_EQ(stream_pending(u.slot), 1);
+  CHECK_EQ(stream_pending(sslot), 1);
   /* a synchronize of another device covers nothing here */
   int64_t other = ng->device_sync_enter(1);
   ng->device_sync_exit(1, other);
-  CHECK_EQ(stream_pending(u.slot), 1);
+  CHECK_EQ(stream_pending(sslot), 1);
 }
 
 static void a_call_site_that_calls_several_functions_reaches_each(void) {
