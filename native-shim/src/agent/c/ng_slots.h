@@ -325,11 +325,21 @@ static inline int64_t rec_op(ng_rec r) {
 #define NG_REC_WHOLE_POSSIBLE 0
 #endif
 
+#if NG_REC_WHOLE_POSSIBLE
+/* The one store, where ng_w.rec_whole (the CPU has AVX): in its VEX form, which never pays for a
+ * switch from the AVX state a real call left. */
+static inline void rec_store_whole(ng_eslot *e, int64_t seq, uint64_t where) {
+  __asm__ volatile("vmovq %1, %%xmm15\n\tvpinsrq $1, %2, %%xmm15, %%xmm15\n\tvmovdqa %%xmm15, %0"
+                   : "=m"(e->rec)
+                   : "r"(seq), "r"(where)
+                   : "xmm15", "memory");
+}
+#endif
+
 static inline void rec_store(ng_eslot *e, int64_t seq, uint64_t where) {
 #if NG_REC_WHOLE_POSSIBLE
   if (NG_LIKELY(ng_w.rec_whole)) {
-    __m128i v = _mm_set_epi64x((long long)where, (long long)seq);
-    __asm__ volatile("movdqa %1, %0" : "=m"(e->rec) : "x"(v) : "memory");
+    rec_store_whole(e, seq, where);
     return;
   }
 #endif
@@ -450,12 +460,8 @@ NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *
   __asm__("" : "+r"(ebits));
   uint64_t where = (uint64_t)(s->h.where_base | (sinc & INC_MASK)) | (uint64_t)ebits << REC_INC_SHIFT;
 #if NG_REC_WHOLE_POSSIBLE
-  /* a gate only opens where a record is one store, which is where the CPU has AVX (ng_gate_slow):
-   * built in its VEX form, which never pays for a switch from the real call's AVX state */
-  __asm__ volatile("vmovq %1, %%xmm15\n\tvpinsrq $1, %2, %%xmm15, %%xmm15\n\tvmovdqa %%xmm15, %0"
-                   : "=m"(e->rec)
-                   : "r"(mine), "r"(where)
-                   : "xmm15", "memory");
+  /* a gate only opens where a record is one store (ng_gate_slow): no test of rec_whole here */
+  rec_store_whole(e, mine, where);
 #else
   rec_store(e, mine, where);
 #endif

@@ -719,9 +719,7 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_EVENT_SYNC:
     if (k->mode == MODE_C) {
       /* a query's cudaErrorNotReady, like any error, changes nothing */
-      if (status == 0 && atomic_load_explicit(&((ng_head *)k->slot)->inc, NG_ACQUIRE) == k->inc &&
-          !ended(&((ng_head *)k->slot)->lock))
-        event_completed((ng_eslot *)k->slot, k->token);
+      if (status == 0) ng_event_seen_complete((ng_eslot *)k->slot, k->inc, k->token);
     } else if (k->mode == MODE_JAVA) {
       ng_up_hot_exit(k->fn, A(k, p->handle), 0, status, k->jtoken, &k->caller->site);
     }
@@ -729,9 +727,7 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_STREAM_SYNC:
   case NG_EFFECT_STREAM_QUERY:
     if (k->mode == MODE_C) {
-      if (status == 0 && atomic_load_explicit(&((ng_head *)k->slot)->inc, NG_ACQUIRE) == k->inc &&
-          !ended(&((ng_head *)k->slot)->lock))
-        stream_mark_done((ng_sslot *)k->slot, k->token);
+      if (status == 0) ng_stream_seen_idle((ng_sslot *)k->slot, k->inc, k->token);
     } else if (k->mode == MODE_JAVA) {
       ng_up_hot_exit(k->fn, A(k, p->stream), A(k, p->stream), status, k->jtoken, &k->caller->site);
     }
