@@ -263,18 +263,25 @@ __attribute__((always_inline)) static inline int64_t stream_count(ng_sslot *s, u
 
 static inline void stream_enqueue(ng_sslot *s, uint32_t inc) { (void)stream_count(s, inc); }
 
-/* The op number an event record's completion covers (see StreamRecord.enqueueRecord), and the
- * record's own op number (unique: an event's record number); -1 if the slot is another stream's
- * now. count_at_enter < 0: the stream was not known at enter. */
+/* The op number the completion of a record counted as op mine covers (StreamRecord.enqueueRecord's
+ * rule): all of its stream's work before it when the count at its enter was mine - 1, else the
+ * work before its enter, or before its own op if that is less. */
+static inline int64_t record_covers(int64_t at_enter, int64_t mine) {
+  int64_t before = mine - 1;
+  if (NG_LIKELY(at_enter == before)) return mine;
+  return before < at_enter ? before : at_enter;
+}
+
+/* The op number an event record's completion covers (record_covers), and the record's own op
+ * number (unique: an event's record number); -1 if the slot is another stream's now.
+ * count_at_enter < 0: the stream was not known at enter. */
 static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t count_at_enter, int64_t *mine_out) {
   /* a count read at enter is this incarnation's (else stream_count refuses) and so not below its base */
   int64_t at_enter = count_at_enter >= 0 ? count_at_enter : atomic_load_explicit(&s->base, NG_RELAXED);
   int64_t mine = stream_count(s, inc);
   if (NG_UNLIKELY(mine < 0)) return -1;
   *mine_out = mine;
-  int64_t before = mine - 1;
-  if (NG_LIKELY(at_enter == before)) return before + 1;
-  return before < at_enter ? before : at_enter;
+  return record_covers(at_enter, mine);
 }
 
 /* Ops up to number n are complete; numbers of another incarnation fall below its base. */

@@ -203,10 +203,7 @@ int64_t ng_count_fixup(ng_sslot *s, uint32_t inc, int64_t mine) {
 }
 
 void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t at_enter, int64_t mine) {
-  /* enqueueRecord's rule: what the record's completion covers is the stream's work before its
-   * enter, or before its own op if that is less (see stream_enqueue_record) */
-  int64_t before = mine - 1;
-  event_recorded(e, einc, s, sinc, before < at_enter ? before : at_enter, mine);
+  event_recorded(e, einc, s, sinc, record_covers(at_enter, mine), mine);
 }
 
 void ng_event_seen_complete(ng_eslot *e, uint32_t inc, int64_t seq) {
