@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ng_abi.h"
 #include "ng_catalog.h"
+#include "nccl_api.h"
 
 /* Everything declared from here on is the library's own: hidden, so that the hot paths reach
  * the shared state directly, not through the GOT. */
@@ -27,6 +27,10 @@
 #define NG_RELAXED memory_order_relaxed
 #define NG_ACQUIRE memory_order_acquire
 #define NG_RELEASE memory_order_release
+
+/* cudaStreamLegacy and cudaStreamPerThread as the words a slot key is compared with */
+#define NG_STREAM_LEGACY ((uint64_t)(uintptr_t)cudaStreamLegacy)
+#define NG_STREAM_PER_THREAD ((uint64_t)(uintptr_t)cudaStreamPerThread)
 
 enum ng_fn_id {
 #define X(id, name, lib, effect, params, args, nargs, slots, callable) NG_FN_##name = id,

@@ -374,5 +374,5 @@ int ng_missing(int fn) {
   atomic_fetch_add_explicit(&ng_missing_real, 1, NG_RELAXED);
   ng_log_once(&missing_logged[fn], "%s was called but no %s defines it; the call fails as an "
               "uninitialized library would", ng_fn_name[fn], ng_fn_nccl[fn] ? "loaded libnccl" : "loaded libcudart");
-  return ng_fn_nccl[fn] ? NG_NCCL_SYSTEM_ERROR : NG_CUDA_ERROR_INITIALIZATION;
+  return ng_fn_nccl[fn] ? ncclSystemError : cudaErrorInitializationError;
 }

@@ -33,9 +33,25 @@
 
 #include "ng.h"
 
-#include "ng_profiler_abi.h"
+#include "nccl_profiler.h"
 
-#define OUR_MASK (P_COLL | P_P2P | P_KERNEL_CH)
+/* A descriptor's union (anonymous in NCCL's headers) starts at one offset in every version, and a
+ * version's members are the next one's first ones (v5's coll and p2p are v4's with parentGroup
+ * after them): a descriptor changes version by copying the smaller union's bytes. */
+#define DESCR_UNION_AT offsetof(ncclProfilerEventDescr_v6_t, coll)
+#define DESCR_UNION_SIZE(type) (sizeof(type) - DESCR_UNION_AT)
+#define descr_union(d) ((char *)(d) + DESCR_UNION_AT)
+#define descr_union_of(d) ((const char *)(d) + DESCR_UNION_AT)
+_Static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll) == DESCR_UNION_AT &&
+                   offsetof(ncclProfilerEventDescr_v4_t, coll) == DESCR_UNION_AT,
+               "the descriptors' unions start at one offset");
+_Static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll.parentGroup) - DESCR_UNION_AT ==
+                       sizeof(((ncclProfilerEventDescr_v4_t *)0)->coll) &&
+                   offsetof(ncclProfilerEventDescr_v5_t, p2p.parentGroup) - DESCR_UNION_AT ==
+                       sizeof(((ncclProfilerEventDescr_v4_t *)0)->p2p),
+               "v5's coll and p2p extend v4's");
+
+#define OUR_MASK (ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh)
 
 /* ---------------------------------------------------------------- records */
 typedef struct pcomm pcomm;
@@ -104,9 +120,9 @@ static char user_name[512]; /* empty: NCCL_PROFILER_PLUGIN unset, libnccl-profil
 static int user_none, user_failed;
 static void *user_lib;
 static int user_refs;
-static const profiler_v6 *user_v6;
-static const profiler_v5 *user_v5;
-static const profiler_v4 *user_v4;
+static const ncclProfiler_v6_t *user_v6;
+static const ncclProfiler_v5_t *user_v5;
+static const ncclProfiler_v4_t *user_v4;
 /* the application's plugin as its communicators took it (one NCCL, so one version): what the
  * events only it follows, unwrapped, are stopped and recorded through */
 static _Atomic(const void *) user_fns;
@@ -233,7 +249,7 @@ static void user_open_locked(void) {
 }
 
 /* A communicator's init takes the application's plugin (opening it first if need be). */
-static void user_acquire(const profiler_v6 **u6, const profiler_v5 **u5, const profiler_v4 **u4, int *held) {
+static void user_acquire(const ncclProfiler_v6_t **u6, const ncclProfiler_v5_t **u5, const ncclProfiler_v4_t **u4, int *held) {
   pthread_mutex_lock(&user_lock);
   if (!user_configured) {
     /* loaded by NCCL in a process the agent did not start (a child that inherited
@@ -271,17 +287,17 @@ static void user_release(void) {
 static int nccl_starts(uint64_t type, int mask) {
   int need;
   switch (type) {
-  case P_GROUP: need = P_GROUP | P_COLL | P_P2P | P_PROXY_OP | P_PROXY_STEP | P_KERNEL_CH | P_NET_PLUGIN; break;
-  case P_COLL: need = P_COLL | P_PROXY_OP | P_PROXY_STEP | P_KERNEL_CH | P_NET_PLUGIN; break;
-  case P_P2P: need = P_P2P | P_PROXY_OP | P_PROXY_STEP | P_KERNEL_CH | P_NET_PLUGIN; break;
-  case P_PROXY_OP: need = P_PROXY_OP | P_PROXY_STEP | P_NET_PLUGIN; break;
-  case P_PROXY_STEP: need = P_PROXY_STEP | P_NET_PLUGIN; break;
-  case P_GROUP_API:
-    need = P_GROUP_API | P_P2P_API | P_COLL_API | P_KERNEL_LAUNCH | P_GROUP | P_COLL | P_P2P | P_PROXY_OP |
-           P_PROXY_STEP | P_KERNEL_CH | P_NET_PLUGIN;
+  case ncclProfileGroup: need = ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin; break;
+  case ncclProfileColl: need = ncclProfileColl | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin; break;
+  case ncclProfileP2p: need = ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin; break;
+  case ncclProfileProxyOp: need = ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileNetPlugin; break;
+  case ncclProfileProxyStep: need = ncclProfileProxyStep | ncclProfileNetPlugin; break;
+  case ncclProfileGroupApi:
+    need = ncclProfileGroupApi | ncclProfileP2pApi | ncclProfileCollApi | ncclProfileKernelLaunch | ncclProfileGroup | ncclProfileColl | ncclProfileP2p | ncclProfileProxyOp |
+           ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
     break;
-  case P_COLL_API: need = P_COLL_API | P_COLL | P_PROXY_OP | P_PROXY_STEP | P_KERNEL_CH | P_NET_PLUGIN; break;
-  case P_P2P_API: need = P_P2P_API | P_P2P | P_PROXY_OP | P_PROXY_STEP | P_KERNEL_CH | P_NET_PLUGIN; break;
+  case ncclProfileCollApi: need = ncclProfileCollApi | ncclProfileColl | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin; break;
+  case ncclProfileP2pApi: need = ncclProfileP2pApi | ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin; break;
   default: need = (int)type; break;
   }
   return (mask & need) != 0;
@@ -305,42 +321,42 @@ static void *user_handle(void *p) {
 
 /* The application's plugin's startEvent, with the descriptor in its version and its handles;
  * returns its handle. */
-static void *user_start(pcomm *c, const descr_v6 *d) {
+static void *user_start(pcomm *c, const ncclProfilerEventDescr_v6_t *d) {
   if (c->ufns == NULL || c->uctx == NULL) return NULL;
   if (!nccl_starts(d->type, __atomic_load_n(&user_mask_store, __ATOMIC_RELAXED))) return NULL;
   void *parent = d->parentObj;
   /* a PXN proxy op's parent is an event of the originating process */
-  if (!(d->type == P_PROXY_OP && d->u.v5.proxyOp.pid != getpid())) parent = user_handle(parent);
+  if (!(d->type == ncclProfileProxyOp && d->proxyOp.pid != getpid())) parent = user_handle(parent);
   void *h = NULL;
   if (c->uver == 6) {
-    descr_v6 x = *d;
+    ncclProfilerEventDescr_v6_t x = *d;
     x.parentObj = parent;
-    if (d->type == P_COLL) x.u.v5.coll.parentGroup = user_handle(d->u.v5.coll.parentGroup);
-    if (d->type == P_P2P) x.u.v5.p2p.parentGroup = user_handle(d->u.v5.p2p.parentGroup);
-    ((const profiler_v6 *)c->ufns)->startEvent(c->uctx, &h, &x);
+    if (d->type == ncclProfileColl) x.coll.parentGroup = user_handle(d->coll.parentGroup);
+    if (d->type == ncclProfileP2p) x.p2p.parentGroup = user_handle(d->p2p.parentGroup);
+    ((const ncclProfiler_v6_t *)c->ufns)->startEvent(c->uctx, &h, &x);
   } else if (c->uver == 5) {
-    if (d->type & (P_CE_COLL | P_CE_SYNC | P_CE_BATCH)) return NULL;
-    descr_v5 x;
+    if (d->type & (ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch)) return NULL;
+    ncclProfilerEventDescr_v5_t x;
     memset(&x, 0, sizeof(x));
     x.type = d->type;
     x.parentObj = parent;
     x.rank = d->rank;
-    x.u = d->u.v5;
-    if (d->type == P_COLL) x.u.coll.parentGroup = user_handle(d->u.v5.coll.parentGroup);
-    if (d->type == P_P2P) x.u.p2p.parentGroup = user_handle(d->u.v5.p2p.parentGroup);
-    ((const profiler_v5 *)c->ufns)->startEvent(c->uctx, &h, &x);
+    memcpy(descr_union(&x), descr_union_of(d), DESCR_UNION_SIZE(ncclProfilerEventDescr_v5_t));
+    if (d->type == ncclProfileColl) x.coll.parentGroup = user_handle(d->coll.parentGroup);
+    if (d->type == ncclProfileP2p) x.p2p.parentGroup = user_handle(d->p2p.parentGroup);
+    ((const ncclProfiler_v5_t *)c->ufns)->startEvent(c->uctx, &h, &x);
   } else {
-    if (d->type & (P_GROUP_API | P_COLL_API | P_P2P_API | P_KERNEL_LAUNCH | P_CE_COLL | P_CE_SYNC | P_CE_BATCH)) return NULL;
-    descr_v4 x;
+    if (d->type & (ncclProfileGroupApi | ncclProfileCollApi | ncclProfileP2pApi | ncclProfileKernelLaunch | ncclProfileCeColl | ncclProfileCeSync | ncclProfileCeBatch)) return NULL;
+    ncclProfilerEventDescr_v4_t x;
     memset(&x, 0, sizeof(x));
     x.type = (uint8_t)d->type;
     x.parentObj = parent;
     x.rank = d->rank;
-    memcpy(&x.u, &d->u, sizeof(x.u));
+    memcpy(descr_union(&x), descr_union_of(d), DESCR_UNION_SIZE(ncclProfilerEventDescr_v4_t));
     /* v4's collectives and p2p hang off the group */
-    if (d->type == P_COLL) x.parentObj = user_handle(d->u.v5.coll.parentGroup);
-    if (d->type == P_P2P) x.parentObj = user_handle(d->u.v5.p2p.parentGroup);
-    ((const profiler_v4 *)c->ufns)->startEvent(c->uctx, &h, &x);
+    if (d->type == ncclProfileColl) x.parentObj = user_handle(d->coll.parentGroup);
+    if (d->type == ncclProfileP2p) x.parentObj = user_handle(d->p2p.parentGroup);
+    ((const ncclProfiler_v4_t *)c->ufns)->startEvent(c->uctx, &h, &x);
   }
   return h;
 }
@@ -385,7 +401,7 @@ void ng_prof_take(int *first, int *count) {
 }
 
 static int init_common(int version, void **context, uint64_t comm_id, int *mask, const char *name, int nnodes,
-                       int nranks, int rank, ng_logger_t logfn) {
+                       int nranks, int rank, ncclDebugLogger_t logfn) {
   pthread_once(&once, init_once);
   pcomm *c = calloc(1, sizeof(*c));
   if (c == NULL) return 2; /* ncclSystemError: NCCL goes on without the profiler for this comm */
@@ -401,9 +417,9 @@ static int init_common(int version, void **context, uint64_t comm_id, int *mask,
   c->init_ms = ng_now_ms();
   c->tid = (long)syscall(SYS_gettid);
   c->java = ng_up_java_thread();
-  const profiler_v6 *u6;
-  const profiler_v5 *u5;
-  const profiler_v4 *u4;
+  const ncclProfiler_v6_t *u6;
+  const ncclProfiler_v5_t *u5;
+  const ncclProfiler_v4_t *u4;
   user_acquire(&u6, &u5, &u4, &c->user_held);
   /* the application's plugin in the highest version NCCL itself would have used */
   int ret = 0;
@@ -447,18 +463,18 @@ static int init_common(int version, void **context, uint64_t comm_id, int *mask,
   return 0;
 }
 
-static int init_v6(void **context, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
-                   ng_logger_t logfn) {
+static ncclResult_t init_v6(void **context, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
+                   ncclDebugLogger_t logfn) {
   return init_common(6, context, comm_id, mask, name, nnodes, nranks, rank, logfn);
 }
 
-static int init_v5(void **context, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
-                   ng_logger_t logfn) {
+static ncclResult_t init_v5(void **context, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
+                   ncclDebugLogger_t logfn) {
   return init_common(5, context, comm_id, mask, name, nnodes, nranks, rank, logfn);
 }
 
-static int init_v4(void **context, int *mask, const char *name, uint64_t comm_hash, int nnodes, int nranks, int rank,
-                   ng_logger_t logfn) {
+static ncclResult_t init_v4(void **context, int *mask, const char *name, uint64_t comm_hash, int nnodes, int nranks, int rank,
+                   ncclDebugLogger_t logfn) {
   return init_common(4, context, comm_hash, mask, name, nnodes, nranks, rank, logfn);
 }
 
@@ -482,7 +498,7 @@ static void finished(pcomm *c, pev *e, pev **freed) {
     pev *o = c->head;
     unlink_ev(&c->head, &c->tail, o);
     o->done = 1;
-    if (o->type == P_P2P) c->np2p--;
+    if (o->type == ncclProfileP2p) c->np2p--;
     else c->ncoll--;
     c->completed++;
     if (freeable(o) && o->user == NULL) {
@@ -499,21 +515,21 @@ static void finished(pcomm *c, pev *e, pev **freed) {
   }
 }
 
-static void track_start(pcomm *c, pev *e, const descr_v6 *d) {
-  if (d->type == P_COLL) {
-    e->func = d->u.v5.coll.c.func;
-    e->datatype = d->u.v5.coll.c.datatype;
-    e->count = d->u.v5.coll.c.count;
-    e->nch = d->u.v5.coll.c.nChannels;
-  } else if (d->type == P_P2P) {
-    e->func = d->u.v5.p2p.p.func;
-    e->datatype = d->u.v5.p2p.p.datatype;
-    e->count = d->u.v5.p2p.p.count;
-    e->nch = d->u.v5.p2p.p.nChannels;
-  } else { /* P_CE_COLL: no KernelCh children */
-    e->func = d->u.ceColl.func;
-    e->datatype = d->u.ceColl.datatype;
-    e->count = d->u.ceColl.count;
+static void track_start(pcomm *c, pev *e, const ncclProfilerEventDescr_v6_t *d) {
+  if (d->type == ncclProfileColl) {
+    e->func = d->coll.func;
+    e->datatype = d->coll.datatype;
+    e->count = d->coll.count;
+    e->nch = d->coll.nChannels;
+  } else if (d->type == ncclProfileP2p) {
+    e->func = d->p2p.func;
+    e->datatype = d->p2p.datatype;
+    e->count = d->p2p.count;
+    e->nch = d->p2p.nChannels;
+  } else { /* ncclProfileCeColl: no KernelCh children */
+    e->func = d->ceColl.func;
+    e->datatype = d->ceColl.datatype;
+    e->count = d->ceColl.count;
     e->nch = 0;
   }
   e->tracked = 1;
@@ -525,7 +541,7 @@ static void track_start(pcomm *c, pev *e, const descr_v6 *d) {
   if (c->tail != NULL) c->tail->next = e;
   else c->head = e;
   c->tail = e;
-  if (d->type == P_P2P) c->np2p++;
+  if (d->type == ncclProfileP2p) c->np2p++;
   else c->ncoll++;
   pthread_spin_unlock(&c->lock);
 }
@@ -539,15 +555,15 @@ static void free_list(pev *f) {
 }
 
 /* ---------------------------------------------------------------- the plugin's calls */
-static int start_common(void *context, void **handle, const descr_v6 *d) {
+static int start_common(void *context, void **handle, const ncclProfilerEventDescr_v6_t *d) {
   *handle = NULL;
   pcomm *c = context;
   if (c == NULL) return 0;
   sync_mask();
   uint64_t type = d->type;
-  int tracked = type == P_COLL || type == P_P2P || type == P_CE_COLL;
+  int tracked = type == ncclProfileColl || type == ncclProfileP2p || type == ncclProfileCeColl;
   pev *parent = NULL;
-  if (type == P_KERNEL_CH) {
+  if (type == ncclProfileKernelCh) {
     atomic_store_explicit(&kernel_seen, 1, NG_RELAXED);
     parent = ours(d->parentObj);
     if (parent != NULL && (!parent->in_use || !parent->tracked)) parent = NULL;
@@ -571,30 +587,30 @@ static int start_common(void *context, void **handle, const descr_v6 *d) {
   return 0;
 }
 
-static int start_v6(void *context, void **handle, descr_v6 *d) { return start_common(context, handle, d); }
+static ncclResult_t start_v6(void *context, void **handle, ncclProfilerEventDescr_v6_t *d) { return start_common(context, handle, d); }
 
-static int start_v5(void *context, void **handle, descr_v5 *d5) {
-  descr_v6 d;
+static ncclResult_t start_v5(void *context, void **handle, ncclProfilerEventDescr_v5_t *d5) {
+  ncclProfilerEventDescr_v6_t d;
   memset(&d, 0, sizeof(d));
   d.type = d5->type;
   d.parentObj = d5->parentObj;
   d.rank = d5->rank;
-  d.u.v5 = d5->u;
+  memcpy(descr_union(&d), descr_union_of(d5), DESCR_UNION_SIZE(ncclProfilerEventDescr_v5_t));
   return start_common(context, handle, &d);
 }
 
-static int start_v4(void *context, void **handle, descr_v4 *d4) {
-  descr_v6 d;
+static ncclResult_t start_v4(void *context, void **handle, ncclProfilerEventDescr_v4_t *d4) {
+  ncclProfilerEventDescr_v6_t d;
   memset(&d, 0, sizeof(d));
   d.type = d4->type;
   d.parentObj = d4->parentObj;
   d.rank = d4->rank;
-  memcpy(&d.u, &d4->u, sizeof(d4->u));
-  if (d4->type == P_COLL) {
-    d.u.v5.coll.parentGroup = d4->parentObj;
+  memcpy(descr_union(&d), descr_union_of(d4), DESCR_UNION_SIZE(ncclProfilerEventDescr_v4_t));
+  if (d4->type == ncclProfileColl) {
+    d.coll.parentGroup = d4->parentObj;
     d.parentObj = NULL;
-  } else if (d4->type == P_P2P) {
-    d.u.v5.p2p.parentGroup = d4->parentObj;
+  } else if (d4->type == ncclProfileP2p) {
+    d.p2p.parentGroup = d4->parentObj;
     d.parentObj = NULL;
   }
   return start_common(context, handle, &d);
@@ -605,21 +621,21 @@ static int user_stop(pev *e) {
   if (e->user == NULL || c->ufns == NULL) return 0;
   void *h = e->user;
   e->user = NULL;
-  if (c->uver == 6) return ((const profiler_v6 *)c->ufns)->stopEvent(h);
-  if (c->uver == 5) return ((const profiler_v5 *)c->ufns)->stopEvent(h);
-  return ((const profiler_v4 *)c->ufns)->stopEvent(h);
+  if (c->uver == 6) return ((const ncclProfiler_v6_t *)c->ufns)->stopEvent(h);
+  if (c->uver == 5) return ((const ncclProfiler_v5_t *)c->ufns)->stopEvent(h);
+  return ((const ncclProfiler_v4_t *)c->ufns)->stopEvent(h);
 }
 
 static int user_stop_handle(void *h) {
   const void *f = atomic_load_explicit(&user_fns, NG_ACQUIRE);
   int v = atomic_load_explicit(&user_version, NG_RELAXED);
   if (f == NULL || h == NULL) return 0;
-  if (v == 6) return ((const profiler_v6 *)f)->stopEvent(h);
-  if (v == 5) return ((const profiler_v5 *)f)->stopEvent(h);
-  return ((const profiler_v4 *)f)->stopEvent(h);
+  if (v == 6) return ((const ncclProfiler_v6_t *)f)->stopEvent(h);
+  if (v == 5) return ((const ncclProfiler_v5_t *)f)->stopEvent(h);
+  return ((const ncclProfiler_v4_t *)f)->stopEvent(h);
 }
 
-static int stop_event(void *handle) {
+static ncclResult_t stop_event(void *handle) {
   pev *e = ours(handle);
   if (e == NULL) return user_stop_handle(handle); /* the application's own handle */
   if (!e->in_use) return 0;
@@ -663,33 +679,39 @@ static int stop_event(void *handle) {
   return 0;
 }
 
-static int record_common(void *handle, int state, state_args *args, int version) {
+static int record_common(void *handle, int state, ncclProfilerEventStateArgs_v6_t *args, int version) {
   (void)version;
   pev *e = ours(handle);
   void *h = e != NULL ? (e->in_use ? e->user : NULL) : handle;
   const void *f = atomic_load_explicit(&user_fns, NG_ACQUIRE);
   int v = atomic_load_explicit(&user_version, NG_RELAXED);
   if (h == NULL || f == NULL) return 0;
-  if (v == 6) return ((const profiler_v6 *)f)->recordEventState(h, state, args);
+  if (v == 6) return ((const ncclProfiler_v6_t *)f)->recordEventState(h, state, args);
   /* CE states are v6's only; v4 plugins get the states NCCL's own v4 adapter passes on */
   if (state >= 25 && state <= 30) return 0;
-  if (v == 5) return ((const profiler_v5 *)f)->recordEventState(h, state, args);
+  if (v == 5) return ((const ncclProfiler_v5_t *)f)->recordEventState(h, state, args);
   if (!(state == 19 || (state >= 8 && state <= 18) || state == 20 || state == 21 || state == 22)) return 0;
-  return ((const profiler_v4 *)f)->recordEventState(h, state, args);
+  return ((const ncclProfiler_v4_t *)f)->recordEventState(h, state, args);
 }
 
-static int record_v6(void *handle, int state, state_args *args) { return record_common(handle, state, args, 6); }
-static int record_v5(void *handle, int state, state_args *args) { return record_common(handle, state, args, 5); }
-static int record_v4(void *handle, int state, state_args *args) { return record_common(handle, state, args, 4); }
+static ncclResult_t record_v6(void *handle, ncclProfilerEventState_v6_t state, ncclProfilerEventStateArgs_v6_t *args) {
+  return record_common(handle, state, args, 6);
+}
+static ncclResult_t record_v5(void *handle, ncclProfilerEventState_v5_t state, ncclProfilerEventStateArgs_v5_t *args) {
+  return record_common(handle, state, args, 5);
+}
+static ncclResult_t record_v4(void *handle, ncclProfilerEventState_v4_t state, ncclProfilerEventStateArgs_v4_t *args) {
+  return record_common(handle, state, args, 4);
+}
 
-static int finalize(void *context) {
+static ncclResult_t finalize(void *context) {
   pcomm *c = context;
   if (c == NULL) return 0;
   int ret = 0;
   if (c->ufns != NULL && c->uctx != NULL) {
-    if (c->uver == 6) ret = ((const profiler_v6 *)c->ufns)->finalize(c->uctx);
-    else if (c->uver == 5) ret = ((const profiler_v5 *)c->ufns)->finalize(c->uctx);
-    else ret = ((const profiler_v4 *)c->ufns)->finalize(c->uctx);
+    if (c->uver == 6) ret = ((const ncclProfiler_v6_t *)c->ufns)->finalize(c->uctx);
+    else if (c->uver == 5) ret = ((const ncclProfiler_v5_t *)c->ufns)->finalize(c->uctx);
+    else ret = ((const ncclProfiler_v4_t *)c->ufns)->finalize(c->uctx);
   }
   /* NCCL sends no more events for it: what is left in flight or waiting goes */
   pthread_spin_lock(&c->lock);
@@ -708,9 +730,9 @@ static int finalize(void *context) {
   return ret;
 }
 
-NG_EXPORT profiler_v6 ncclProfiler_v6 = {"ncclguard", init_v6, start_v6, stop_event, record_v6, finalize};
-NG_EXPORT profiler_v5 ncclProfiler_v5 = {"ncclguard", init_v5, start_v5, stop_event, record_v5, finalize};
-NG_EXPORT profiler_v4 ncclProfiler_v4 = {"ncclguard", init_v4, start_v4, stop_event, record_v4, finalize};
+NG_EXPORT ncclProfiler_v6_t ncclProfiler_v6 = {"ncclguard", init_v6, start_v6, stop_event, record_v6, finalize};
+NG_EXPORT ncclProfiler_v5_t ncclProfiler_v5 = {"ncclguard", init_v5, start_v5, stop_event, record_v5, finalize};
+NG_EXPORT ncclProfiler_v4_t ncclProfiler_v4 = {"ncclguard", init_v4, start_v4, stop_event, record_v4, finalize};
 
 /* ---------------------------------------------------------------- what Java reads */
 static void record_longs(const pcomm *c, int64_t *o) {
@@ -766,7 +788,7 @@ int ng_prof_in_flight(int64_t record, int64_t *out, int n) {
     o[0] = c->ncoll;
     o[1] = c->np2p;
     if (c->head != NULL) {
-      o[2] = c->head->type == P_P2P ? 2 : 1;
+      o[2] = c->head->type == ncclProfileP2p ? 2 : 1;
       o[3] = (int64_t)c->head->count;
       o[4] = ng_now_ns() - c->head->start_ns;
     }

@@ -769,7 +769,7 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_COMM_SPLIT:
   case NG_EFFECT_COMM_SHRINK: {
     ng_prof_take(&k->prof_first, &k->prof_count);
-    int ok = status == NG_NCCL_SUCCESS || status == NG_NCCL_IN_PROGRESS;
+    int ok = status == ncclSuccess || status == ncclInProgress;
     if (ok && effect == NG_EFFECT_COMM_CREATE_ALL) {
       int ndev = (int)A(k, p->nranks);
       const int *devlist = (const int *)(uintptr_t)A(k, p->device);
@@ -784,7 +784,7 @@ void ng_exit(ng_call *k, int status) {
   }
   case NG_EFFECT_COMM_DESTROY:
   case NG_EFFECT_COMM_ABORT:
-    if (status == NG_NCCL_SUCCESS) comm_released(A(k, p->handle));
+    if (status == ncclSuccess) comm_released(A(k, p->handle));
     if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
     return;
   case NG_EFFECT_DEVICE_SYNC:
@@ -812,7 +812,7 @@ void ng_exit(ng_call *k, int status) {
     /* the outermost ncclGroupEnd launches the group's work; a failed one launched nothing */
     if (ng_self.group_depth > 0 && --ng_self.group_depth == 0) {
       atomic_fetch_sub_explicit(&ng_w.threads_in_groups, 1, NG_RELAXED);
-      grouped_flush(status == NG_NCCL_SUCCESS || status == NG_NCCL_IN_PROGRESS);
+      grouped_flush(status == ncclSuccess || status == ncclInProgress);
     }
     return;
   default:

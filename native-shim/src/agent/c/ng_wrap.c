@@ -5,11 +5,18 @@
  * tracked call goes through its function's generic path (ng_enter / ng_exit), a function of its
  * own, out of the hot path's way. A struct by value (ncclUniqueId) is forwarded as a value; its
  * slot holds its address, valid during the call. */
+/* The wrappers define NCCL's and cudart's functions with int results (the enums' register: an
+ * enum result costs the hot paths what the compiler then no longer knows of a status), so they take
+ * abi/'s types without its prototypes. */
+#define NCCLGUARD_ABI_TYPES_ONLY
 #include "ng.h"
 #include "ng_slots.h"
 
 #define NG_SLOT_PTR(i, x) a_[i] = (uint64_t)(uintptr_t)(x);
-#define NG_SLOT_INT(i, x) a_[i] = (uint64_t)(int64_t)(x);
+/* abi/'s enums have no negative values, so gcc makes them unsigned: an INT slot of one is the int
+ * it is passed as, sign-extended like any other */
+#define NG_AS_INT(x) _Generic((x), ncclDataType_t: (int)(x), ncclRedOp_t: (int)(x), default: (x))
+#define NG_SLOT_INT(i, x) a_[i] = (uint64_t)(int64_t)NG_AS_INT(x);
 #define NG_SLOT_UINT(i, x) a_[i] = (uint64_t)(x);
 #define NG_SLOT_ADDR(i, x) a_[i] = (uint64_t)(uintptr_t) & (x);
 

@@ -4,7 +4,7 @@
 #ifndef NG_FAKE_JNI_H
 #define NG_FAKE_JNI_H
 
-#include "emu_api.h"
+#include "nccl_api.h"
 
 typedef struct {
   int (*unique_id)(ncclUniqueId *id);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "emu_api.h"
+#include "nccl_api.h"
 
 #define NATIVE(name) JNIEXPORT jlong JNICALL Java_nativetest_JvmNatives_##name
 

@@ -2,7 +2,7 @@
  * as libtorch's C++ distributions link NCCL. Built twice: with NCCL's API exported (as NCCL's
  * archive leaves it: an interposer in the global scope sees its calls) and with
  * -Wl,--exclude-libs,ALL (hidden: only NCCL's profiler plugin sees it). */
-#include "emu_api.h"
+#include "nccl_api.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

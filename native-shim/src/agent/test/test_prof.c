@@ -4,12 +4,12 @@
 #include <malloc.h>
 
 #include "agent_test.h"
-#include "ng_profiler_abi.h"
+#include "nccl_profiler.h"
 #include "user_plugin.h"
 
-static profiler_v6 *p6;
-static profiler_v5 *p5;
-static profiler_v4 *p4;
+static ncclProfiler_v6_t *p6;
+static ncclProfiler_v5_t *p5;
+static ncclProfiler_v4_t *p4;
 static int nccl_mask; /* NCCL's ncclProfilerEventMask */
 
 static void load_plugin(void) {
@@ -28,22 +28,22 @@ static void *init5(uint64_t comm_id, int nranks, int rank) {
 }
 
 static void *start(void *ctx, uint64_t type, void *parent, int nch, size_t count) {
-  descr_v5 d;
+  ncclProfilerEventDescr_v5_t d;
   memset(&d, 0, sizeof(d));
   d.type = type;
   d.parentObj = parent;
-  if (type == P_COLL) {
-    d.u.coll.c.func = "AllReduce";
-    d.u.coll.c.datatype = "ncclFloat32";
-    d.u.coll.c.count = count;
-    d.u.coll.c.nChannels = (uint8_t)nch;
-  } else if (type == P_P2P) {
-    d.u.p2p.p.func = "Send";
-    d.u.p2p.p.datatype = "ncclInt8";
-    d.u.p2p.p.count = count;
-    d.u.p2p.p.nChannels = (uint8_t)nch;
-  } else if (type == P_PROXY_OP) {
-    d.u.proxyOp.pid = getpid();
+  if (type == ncclProfileColl) {
+    d.coll.func = "AllReduce";
+    d.coll.datatype = "ncclFloat32";
+    d.coll.count = count;
+    d.coll.nChannels = (uint8_t)nch;
+  } else if (type == ncclProfileP2p) {
+    d.p2p.func = "Send";
+    d.p2p.datatype = "ncclInt8";
+    d.p2p.count = count;
+    d.p2p.nChannels = (uint8_t)nch;
+  } else if (type == ncclProfileProxyOp) {
+    d.proxyOp.pid = getpid();
   }
   void *h = NULL;
   REQUIRE_EQ(p5->startEvent(ctx, &h, &d), 0);
@@ -52,7 +52,7 @@ static void *start(void *ctx, uint64_t type, void *parent, int nch, size_t count
 
 /* NCCL starts a KernelCh event per channel when the kernel begins it and stops it when done. */
 static void kernel_channel(void *ctx, void *coll) {
-  void *k = start(ctx, P_KERNEL_CH, coll, 0, 0);
+  void *k = start(ctx, ncclProfileKernelCh, coll, 0, 0);
   CHECK(k != NULL);
   REQUIRE_EQ(p5->stopEvent(k), 0);
 }
@@ -75,7 +75,7 @@ static int64_t in_flight(int64_t record, int64_t *out) {
 static void the_mask_asks_for_collectives_p2p_and_their_kernel_channels(void) {
   load_plugin();
   void *ctx = init5(0xabcdef, 4, 2);
-  CHECK_EQ(nccl_mask, P_COLL | P_P2P | P_KERNEL_CH);
+  CHECK_EQ(nccl_mask, ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh);
   int64_t out[4 * NCCLGUARD_PLUGIN_RECORD_LONGS];
   REQUIRE_EQ(ng->plugin_comms(out, 4), 1);
   CHECK_EQ(out[1], 0xabcdef);
@@ -83,7 +83,7 @@ static void the_mask_asks_for_collectives_p2p_and_their_kernel_channels(void) {
   CHECK_EQ(out[3], 4);
   CHECK_EQ(out[4], 1);
   CHECK_EQ(out[7] & 1, 0);
-  CHECK_EQ(out[9], P_COLL | P_P2P | P_KERNEL_CH);
+  CHECK_EQ(out[9], ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh);
   REQUIRE_EQ(p5->finalize(ctx), 0);
   CHECK_EQ(ng->plugin_comms(out, 4), 0); /* finalized: no leak */
   REQUIRE_EQ(ng->plugin_inits_since(0, out, 4), 1);
@@ -127,7 +127,7 @@ static void without_kernel_events_a_stop_finishes_the_op(void) {
   load_plugin();
   void *ctx = init5(1, 1, 0);
   int64_t r = record_of();
-  void *c = start(ctx, P_COLL, NULL, 2, 1024);
+  void *c = start(ctx, ncclProfileColl, NULL, 2, 1024);
   CHECK_EQ(in_flight(r, NULL), 1);
   REQUIRE_EQ(p5->stopEvent(c), 0);
   CHECK_EQ(in_flight(r, NULL), 0);
@@ -137,11 +137,11 @@ static void an_op_is_in_flight_until_its_kernel_channels_stop(void) {
   load_plugin();
   void *ctx = init5(1, 1, 0);
   int64_t r = record_of();
-  void *first = start(ctx, P_COLL, NULL, 1, 8);
+  void *first = start(ctx, ncclProfileColl, NULL, 1, 8);
   kernel_channel(ctx, first); /* NCCL sends KernelCh events: from now on they decide */
   REQUIRE_EQ(p5->stopEvent(first), 0);
   CHECK_EQ(in_flight(r, NULL), 0);
-  void *c = start(ctx, P_COLL, NULL, 2, 4096);
+  void *c = start(ctx, ncclProfileColl, NULL, 2, 4096);
   REQUIRE_EQ(p5->stopEvent(c), 0); /* enqueued */
   int64_t o[NCCLGUARD_IN_FLIGHT_LONGS];
   CHECK_EQ(in_flight(r, o), 1);
@@ -160,11 +160,11 @@ static void an_op_seen_finished_finishes_the_older_ones(void) {
   load_plugin();
   void *ctx = init5(1, 1, 0);
   int64_t r = record_of();
-  void *first = start(ctx, P_COLL, NULL, 1, 8);
+  void *first = start(ctx, ncclProfileColl, NULL, 1, 8);
   kernel_channel(ctx, first);
   REQUIRE_EQ(p5->stopEvent(first), 0);
-  void *a = start(ctx, P_COLL, NULL, 2, 100);
-  void *b = start(ctx, P_P2P, NULL, 1, 200);
+  void *a = start(ctx, ncclProfileColl, NULL, 2, 100);
+  void *b = start(ctx, ncclProfileP2p, NULL, 1, 200);
   int64_t o[NCCLGUARD_IN_FLIGHT_LONGS];
   CHECK_EQ(in_flight(r, o), 2);
   CHECK_EQ(o[1], 1);
@@ -183,7 +183,7 @@ static void finalize_forgets_what_was_in_flight(void) {
   load_plugin();
   void *ctx = init5(1, 1, 0);
   int64_t r = record_of();
-  start(ctx, P_COLL, NULL, 2, 100);
+  start(ctx, ncclProfileColl, NULL, 2, 100);
   CHECK_EQ(in_flight(r, NULL), 1);
   REQUIRE_EQ(p5->finalize(ctx), 0);
   CHECK_EQ(in_flight(r, NULL), 0);
@@ -192,12 +192,12 @@ static void finalize_forgets_what_was_in_flight(void) {
 static void events_take_no_memory_of_their_own(void) {
   load_plugin();
   void *ctx = init5(1, 1, 0);
-  void *warm = start(ctx, P_COLL, NULL, 1, 1);
+  void *warm = start(ctx, ncclProfileColl, NULL, 1, 1);
   kernel_channel(ctx, warm);
   p5->stopEvent(warm);
   struct mallinfo2 before = mallinfo2();
   for (int i = 0; i < 100000; i++) {
-    void *c = start(ctx, P_COLL, NULL, 1, 1);
+    void *c = start(ctx, ncclProfileColl, NULL, 1, 1);
     p5->stopEvent(c);
     kernel_channel(ctx, c);
   }
@@ -228,38 +228,38 @@ static void the_applications_plugin_sees_what_it_asked_for_with_its_own_handles(
   CHECK_EQ(user_call(0)->what, NGP_INIT);
   CHECK_EQ(user_call(0)->comm_id, 77);
   CHECK_EQ(user_call(0)->rank, 1);
-  CHECK_EQ(nccl_mask, P_PROXY_OP | P_COLL | P_P2P | P_KERNEL_CH);
-  void *group = start(ctx, P_GROUP, NULL, 0, 0);
+  CHECK_EQ(nccl_mask, ncclProfileProxyOp | ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh);
+  void *group = start(ctx, ncclProfileGroup, NULL, 0, 0);
   CHECK(group != NULL);
   /* NCCL starts a collective for a ProxyOp mask too: the plugin got it before, it gets it now */
-  descr_v5 d;
+  ncclProfilerEventDescr_v5_t d;
   memset(&d, 0, sizeof(d));
-  d.type = P_COLL;
-  d.u.coll.c.func = "AllReduce";
-  d.u.coll.c.nChannels = 1;
-  d.u.coll.parentGroup = group;
+  d.type = ncclProfileColl;
+  d.coll.func = "AllReduce";
+  d.coll.nChannels = 1;
+  d.coll.parentGroup = group;
   void *coll = NULL;
   REQUIRE_EQ(p5->startEvent(ctx, &coll, &d), 0);
   REQUIRE_EQ(*user_ncalls, 3);
   ngp_call *ucoll = user_call(2);
-  CHECK_EQ(ucoll->type, P_COLL);
-  descr_v5 got;
+  CHECK_EQ(ucoll->type, ncclProfileColl);
+  ncclProfilerEventDescr_v5_t got;
   memcpy(&got, ucoll->descr, sizeof(got));
-  CHECK(got.u.coll.parentGroup == (void *)user_call(1)); /* its own group handle */
-  void *k = start(ctx, P_KERNEL_CH, coll, 0, 0);
+  CHECK(got.coll.parentGroup == (void *)user_call(1)); /* its own group handle */
+  void *k = start(ctx, ncclProfileKernelCh, coll, 0, 0);
   CHECK_EQ(*user_ncalls, 3); /* KernelCh: ours, not asked for by the plugin */
-  void *op = start(ctx, P_PROXY_OP, coll, 0, 0);
+  void *op = start(ctx, ncclProfileProxyOp, coll, 0, 0);
   REQUIRE_EQ(*user_ncalls, 4);
   CHECK(user_call(3)->parent == (void *)ucoll);
   /* a PXN proxy op of another process: its parent is passed on as it came */
   memset(&d, 0, sizeof(d));
-  d.type = P_PROXY_OP;
+  d.type = ncclProfileProxyOp;
   d.parentObj = (void *)0x1234;
-  d.u.proxyOp.pid = getpid() + 1;
+  d.proxyOp.pid = getpid() + 1;
   void *remote = NULL;
   REQUIRE_EQ(p5->startEvent(ctx, &remote, &d), 0);
   CHECK(user_call(4)->parent == (void *)0x1234);
-  state_args args;
+  ncclProfilerEventStateArgs_v6_t args;
   memset(&args, 0, sizeof(args));
   REQUIRE_EQ(p5->recordEventState(op, 19, &args), 0);
   CHECK_EQ(user_call(5)->what, NGP_RECORD);
@@ -285,26 +285,26 @@ static void a_v4_plugin_gets_v4_descriptors_from_a_v5_nccl(void) {
   void *ctx = init5(99, 1, 0);
   REQUIRE_EQ(*user_ncalls, 1);
   CHECK_EQ(user_call(0)->comm_id, 99); /* v4's init takes the hash after the name */
-  void *group = start(ctx, P_GROUP, NULL, 0, 0);
-  descr_v5 d;
+  void *group = start(ctx, ncclProfileGroup, NULL, 0, 0);
+  ncclProfilerEventDescr_v5_t d;
   memset(&d, 0, sizeof(d));
-  d.type = P_COLL_API;
+  d.type = ncclProfileCollApi;
   void *api = NULL;
   REQUIRE_EQ(p5->startEvent(ctx, &api, &d), 0);
   CHECK_EQ(*user_ncalls, 2); /* API events are v5's */
   memset(&d, 0, sizeof(d));
-  d.type = P_COLL;
+  d.type = ncclProfileColl;
   d.parentObj = api;
-  d.u.coll.parentGroup = group;
-  d.u.coll.c.count = 5;
+  d.coll.parentGroup = group;
+  d.coll.count = 5;
   void *coll = NULL;
   REQUIRE_EQ(p5->startEvent(ctx, &coll, &d), 0);
   REQUIRE_EQ(*user_ncalls, 3);
   CHECK(user_call(2)->parent == (void *)user_call(1)); /* v4's collectives hang off the group */
-  descr_v4 got;
+  ncclProfilerEventDescr_v4_t got;
   memcpy(&got, user_call(2)->descr, sizeof(got));
-  CHECK_EQ(got.type, P_COLL);
-  CHECK_EQ(got.u.coll.count, 5);
+  CHECK_EQ(got.type, ncclProfileColl);
+  CHECK_EQ(got.coll.count, 5);
 }
 
 static void a_plugin_newer_than_nccl_is_not_used(void) {
@@ -314,7 +314,7 @@ static void a_plugin_newer_than_nccl_is_not_used(void) {
   /* NCCL 2.27 looks for v4: it would not have loaded a v5-only plugin */
   REQUIRE_EQ(p4->init(&ctx, &nccl_mask, NULL, 5, 1, 1, 0, NULL), 0);
   CHECK_EQ(*user_ncalls, 0);
-  CHECK_EQ(nccl_mask, P_COLL | P_P2P | P_KERNEL_CH);
+  CHECK_EQ(nccl_mask, ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh);
 }
 
 static void an_unloadable_plugin_is_an_error_with_a_reason(void) {
@@ -330,11 +330,11 @@ static void the_v6_entry_point_takes_ce_collectives(void) {
   void *ctx = NULL;
   REQUIRE_EQ(p6->init(&ctx, 3, &nccl_mask, "named", 1, 1, 0, NULL), 0);
   int64_t r = record_of();
-  descr_v6 d;
+  ncclProfilerEventDescr_v6_t d;
   memset(&d, 0, sizeof(d));
-  d.type = P_CE_COLL;
-  d.u.ceColl.func = "AllGather";
-  d.u.ceColl.count = 9;
+  d.type = ncclProfileCeColl;
+  d.ceColl.func = "AllGather";
+  d.ceColl.count = 9;
   void *h = NULL;
   REQUIRE_EQ(p6->startEvent(ctx, &h, &d), 0);
   CHECK_EQ(in_flight(r, NULL), 1);

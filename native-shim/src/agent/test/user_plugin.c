@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ng_profiler_abi.h"
+#include "nccl_profiler.h"
 #include "user_plugin.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -25,7 +25,7 @@ static ngp_call *log_call(int what) {
   return c;
 }
 
-static int init_common(void **context, uint64_t comm_id, int *mask, const char *name, int nranks, int rank) {
+static ncclResult_t init_common(void **context, uint64_t comm_id, int *mask, const char *name, int nranks, int rank) {
   ngp_call *c = log_call(NGP_INIT);
   c->comm_id = comm_id;
   c->nranks = nranks;
@@ -39,7 +39,7 @@ static int init_common(void **context, uint64_t comm_id, int *mask, const char *
   return 0;
 }
 
-static int start_common(void *context, void **handle, uint64_t type, void *parent, const void *descr, size_t size) {
+static ncclResult_t start_common(void *context, void **handle, uint64_t type, void *parent, const void *descr, size_t size) {
   ngp_call *c = log_call(NGP_START);
   c->context = context;
   c->type = type;
@@ -50,14 +50,14 @@ static int start_common(void *context, void **handle, uint64_t type, void *paren
   return 0;
 }
 
-static int stop(void *handle) {
+static ncclResult_t stop(void *handle) {
   ngp_call *c = log_call(NGP_STOP);
   c->parent = handle;
   pthread_mutex_unlock(&lock);
   return 0;
 }
 
-static int record(void *handle, int state, state_args *args) {
+static ncclResult_t record(void *handle, ncclProfilerEventState_t state, ncclProfilerEventStateArgs_v4_t *args) {
   ngp_call *c = log_call(NGP_RECORD);
   c->parent = handle;
   c->state = state;
@@ -66,7 +66,7 @@ static int record(void *handle, int state, state_args *args) {
   return 0;
 }
 
-static int finalize(void *context) {
+static ncclResult_t finalize(void *context) {
   ngp_call *c = log_call(NGP_FINALIZE);
   c->context = context;
   pthread_mutex_unlock(&lock);
@@ -74,23 +74,23 @@ static int finalize(void *context) {
 }
 
 #if NGP_VERSION == 5
-static int init5(void **context, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
-                 ng_logger_t logfn) {
+static ncclResult_t init5(void **context, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
+                 ncclDebugLogger_t logfn) {
   (void)nnodes, (void)logfn;
   return init_common(context, comm_id, mask, name, nranks, rank);
 }
-static int start5(void *context, void **handle, descr_v5 *d) {
+static ncclResult_t start5(void *context, void **handle, ncclProfilerEventDescr_v5_t *d) {
   return start_common(context, handle, d->type, d->parentObj, d, sizeof(*d));
 }
-EXPORT profiler_v5 ncclProfiler_v5 = {"ngtest5", init5, start5, stop, record, finalize};
+EXPORT ncclProfiler_v5_t ncclProfiler_v5 = {"ngtest5", init5, start5, stop, record, finalize};
 #else
-static int init4(void **context, int *mask, const char *name, uint64_t comm_hash, int nnodes, int nranks, int rank,
-                 ng_logger_t logfn) {
+static ncclResult_t init4(void **context, int *mask, const char *name, uint64_t comm_hash, int nnodes, int nranks, int rank,
+                 ncclDebugLogger_t logfn) {
   (void)nnodes, (void)logfn;
   return init_common(context, comm_hash, mask, name, nranks, rank);
 }
-static int start4(void *context, void **handle, descr_v4 *d) {
+static ncclResult_t start4(void *context, void **handle, ncclProfilerEventDescr_v4_t *d) {
   return start_common(context, handle, d->type, d->parentObj, d, sizeof(*d));
 }
-EXPORT profiler_v4 ncclProfiler_v4 = {"ngtest4", init4, start4, stop, record, finalize};
+EXPORT ncclProfiler_v4_t ncclProfiler_v4 = {"ngtest4", init4, start4, stop, record, finalize};
 #endif

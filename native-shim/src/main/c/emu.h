@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "emu_api.h"
-#include "emu_profiler_api.h"
+#include "nccl_api.h"
+#include "nccl_profiler.h"
 
 /* ---------------------------------------------------------------- live handles (libcudart) */
 

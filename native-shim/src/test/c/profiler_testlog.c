@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emu_profiler_api.h"
+#include "nccl_profiler.h"
 
 #ifndef TESTLOG_VERSIONS
 #define TESTLOG_VERSIONS 654

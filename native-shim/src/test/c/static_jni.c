@@ -1,7 +1,7 @@
 /* A JNI-like library that carries NCCL inside it: linked with the emulator's libnccl_static.a
  * and the shared libcudart.so.13, as libtorch's C++ distributions link NCCL. test_nccl_static.c
  * loads it as a JVM loads a JNI library (dlopen, RTLD_LAZY, a local scope). */
-#include "emu_api.h"
+#include "nccl_api.h"
 
 /* One rank: an init, an allreduce that must sum right, a send to itself, and a destroy unless
  * asked to leak the communicator. Answers 0, or the first thing that went wrong (a line number). */

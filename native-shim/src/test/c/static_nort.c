@@ -1,6 +1,6 @@
 /* A library with the emulated NCCL linked in statically and no CUDA runtime at all: NCCL then
  * answers as on a machine without devices (test_cudart_pairing.c). */
-#include "emu_api.h"
+#include "nccl_api.h"
 
 __attribute__((visibility("default"))) ncclResult_t static_nort_init(void) {
   ncclUniqueId id;

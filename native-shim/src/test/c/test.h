@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emu_api.h"
+#include "nccl_api.h"
 
 struct test_case {
   const char *name;

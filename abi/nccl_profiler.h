@@ -1,17 +1,20 @@
-/* NCCL's profiler plugin interface, versions 4 to 6, in C: what a plugin exports as
- * ncclProfiler_v6 / _v5 / _v4 and what NCCL hands it. Transcribed from NVIDIA/nccl v2.29.3-1
- * src/include/plugin/nccl_profiler.h, profiler/profiler_v4.h, _v5.h, _v6.h (v4 since 2.27.3, v5
- * since 2.28.3, v6 since 2.29.2); the emulator loads plugins through it, and the test plugin
- * (src/test/c/profiler_testlog.c) implements it. */
-#ifndef NCCLEMU_PROFILER_API_H
-#define NCCLEMU_PROFILER_API_H
+/* NVIDIA's ABI as ncclguard transcribes it: NCCL's profiler plugin interface, versions 4 to 6:
+ * what a plugin exports as ncclProfiler_v6 / _v5 / _v4 and what NCCL hands it. Follows NVIDIA/nccl
+ * v2.29.3-1 src/include/plugin/nccl_profiler.h, src/include/plugin/profiler/profiler_v4.h,
+ * profiler_v5.h, profiler_v6.h and src/include/nccl_common.h (v4 since 2.27.3, v5 since 2.28.3,
+ * v6 since 2.29.2; the layouts of v4 and v5 are those releases'). Declared once here: the agent's
+ * native library is such a plugin (native-shim/src/agent/c/ng_prof.c) and loads the application's,
+ * the emulator loads plugins through it (native-shim/src/main/c/nccl_profiler.c), and the test
+ * plugins of both implement it. */
+#ifndef NCCLGUARD_ABI_NCCL_PROFILER_H
+#define NCCLGUARD_ABI_NCCL_PROFILER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "emu_api.h"
+#include "nccl_api.h"
 
 /* src/include/nccl_common.h */
 typedef enum {
@@ -183,7 +186,7 @@ typedef struct {
 
 /* ---------------------------------------------------------------- v5 (2.28) */
 
-#define NCCLEMU_PROFILER_V5_UNION_MEMBERS                                                         \
+#define NCCLGUARD_ABI_PROFILER_V5_MEMBERS                                                         \
   struct {                                                                                        \
     bool graphCaptured;                                                                           \
     int groupDepth;                                                                               \
@@ -254,7 +257,7 @@ typedef struct {
   void *parentObj;
   int rank;
   union {
-    NCCLEMU_PROFILER_V5_UNION_MEMBERS
+    NCCLGUARD_ABI_PROFILER_V5_MEMBERS
   };
 } ncclProfilerEventDescr_v5_t;
 
@@ -278,7 +281,7 @@ typedef struct {
   void *parentObj;
   int rank;
   union {
-    NCCLEMU_PROFILER_V5_UNION_MEMBERS
+    NCCLGUARD_ABI_PROFILER_V5_MEMBERS
     struct {
       uint64_t seqNumber;
       const char *func;
