@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "ng.h"
+#include "ng_bt.h"
+#include "ng_upcall.h"
 
 #define BUCKETS 4096
 #define MAX_SITES 65536
@@ -94,4 +96,9 @@ char *ng_site_backtrace(ng_site *s) {
     len += (size_t)w;
   }
   return out;
+}
+
+char *ng_bt_of_caller(int64_t caller) {
+  ng_site *s = (ng_site *)(uintptr_t)caller;
+  return s != NULL ? ng_site_backtrace(s) : NULL;
 }

@@ -18,10 +18,12 @@
 #include <string.h>
 
 #include "ng.h"
-#include "ng_slots.h"
+#include "ng_caller.h"
+#include "ng_log.h"
 
 ng_caller_slot ng_callers[NG_CALLERS];
 ng_object ng_default_object;
+void *ng_hint_none;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ng_object *objects;
@@ -196,8 +198,8 @@ static ng_caller *caller_slow(uintptr_t ret) {
     c->obj = object_at(0, "");
   }
   c->site.caller = c;
-  atomic_store_explicit(&c->hint[0], &ng_no_slot, NG_RELAXED);
-  atomic_store_explicit(&c->hint[1], &ng_no_slot, NG_RELAXED);
+  atomic_store_explicit(&c->hint[0], ng_hint_none, NG_RELAXED);
+  atomic_store_explicit(&c->hint[1], ng_hint_none, NG_RELAXED);
   uint32_t gen = (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) >> 1);
   atomic_store_explicit(&c->decision, gen << 1 | (uint32_t)decide(c), NG_RELAXED);
   ncallers++;
@@ -375,4 +377,19 @@ int ng_missing(int fn) {
   ng_log_once(&missing_logged[fn], "%s was called but no %s defines it; the call fails as an "
               "uninitialized library would", ng_fn_name[fn], ng_fn_nccl[fn] ? "loaded libnccl" : "loaded libcudart");
   return ng_fn_nccl[fn] ? ncclSystemError : cudaErrorInitializationError;
+}
+
+void ng_mark_dying(void) {
+  atomic_fetch_or(&ng_w.state, NG_DYING);
+  ng_gate_refresh();
+}
+
+char *ng_caller_library(int64_t caller) {
+  ng_site *s = (ng_site *)(uintptr_t)caller;
+  return s != NULL ? strdup(s->caller->obj->name) : NULL;
+}
+
+char *ng_caller_symbol(int64_t caller) {
+  ng_site *s = (ng_site *)(uintptr_t)caller;
+  return s != NULL && s->caller->sym != NULL ? strdup(s->caller->sym) : NULL;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ng.h"
+#include "ng_map.h"
 
 static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 

@@ -31,9 +31,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ng.h"
-
 #include "nccl_profiler.h"
+#include "ng.h"
+#include "ng_log.h"
+#include "ng_prof.h"
+#include "ng_upcall.h"
 
 /* A descriptor's union (anonymous in NCCL's headers) starts at one offset in every version, and a
  * version's members are the next one's first ones (v5's coll and p2p are v4's with parentGroup
@@ -185,8 +187,9 @@ static pev *ours(void *p) {
 }
 
 /* ---------------------------------------------------------------- the application's plugin */
-int ng_prof_user_plugin(const char *name, char *err, size_t errlen) {
+int ng_prof_user_plugin(const char *name) {
   pthread_once(&once, init_once);
+  char err[sizeof(user_name) + 32];
   err[0] = '\0';
   pthread_mutex_lock(&user_lock);
   user_configured = 1;
@@ -196,10 +199,11 @@ int ng_prof_user_plugin(const char *name, char *err, size_t errlen) {
   int ok = 1;
   /* a path must exist; a name is looked up as dlopen looks, at the first init */
   if (strchr(user_name, '/') != NULL && access(user_name, R_OK) != 0) {
-    snprintf(err, errlen, "%s: no such file", user_name);
+    snprintf(err, sizeof(err), "%s: no such file", user_name);
     ok = 0;
   }
   pthread_mutex_unlock(&user_lock);
+  if (!ok) ng_set_error("%s", err);
   return ok;
 }
 

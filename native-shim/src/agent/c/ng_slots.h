@@ -1,5 +1,6 @@
 /* The C slots of events and streams and the maps to them: what the wrappers' hot paths (inlined
- * into ng_wrap.c) and ng_track.c share. See ng_track.c for what they are. */
+ * into ng_wrap.c) and ng_track.c share; their pools, maps, stream owners and the hot paths'
+ * out-of-line parts are ng_slots.c's. See ng_track.c for what they are. */
 #ifndef NG_SLOTS_H
 #define NG_SLOTS_H
 
@@ -8,6 +9,8 @@
 #include <stddef.h>
 
 #include "ng.h"
+#include "ng_caller.h"
+#include "ng_map.h"
 
 /* ---------------------------------------------------------------- the lock word */
 /* The thread sanitizer has no fences: the fields they order for seqlock readers are atomics,
@@ -178,23 +181,6 @@ _Static_assert(INDEX_BITS < 23 && INC_MASK < (1 << NG_WHERE_INDEX_SHIFT), "a slo
 /* ---------------------------------------------------------------- the op sequence */
 #define RESERVED (1 << 20)
 
-typedef struct {
-  int32_t slot;
-  uint32_t inc;
-} ng_grouped;
-
-/* What the CUDA runtime and NCCL keep per host thread, as far as C needs it. */
-typedef struct {
-  int group_depth;
-  int ngrouped, cap;
-  ng_grouped *grouped;
-  int told_device; /* the device last passed to Java for cudaSetDevice, valid if told */
-  int told;
-  uint32_t id; /* for cudaStreamPerThread's key */
-} ng_thread;
-
-extern __thread ng_thread ng_self;
-extern pthread_key_t ng_thread_key;
 
 
 static inline int64_t reserve(int64_t up_to) {
@@ -219,6 +205,13 @@ static inline int64_t reserve(int64_t up_to) {
  * seen, and waits for busy to clear before its own add. Without membarrier there are no owners. */
 #define SHARED ((uintptr_t)1)
 void ng_stream_reserve(ng_sslot *s, int64_t n);
+/* Lets streams get owners, once membarrier is registered on a thread of its own (at promotion). */
+void ng_owners_start(void);
+/* Whether streams have owners (membarrier registered), for stats(). */
+extern atomic_int ng_owners;
+/* At load, before any call: the maps, whether a record is one store, the owners' fork handler,
+ * the hint every call site starts with (ng_hint_none). */
+void ng_slots_init(void);
 int64_t ng_stream_count_shared(ng_sslot *s);
 void ng_stream_uncount(ng_sslot *s);
 
@@ -325,11 +318,8 @@ static inline int64_t rec_op(ng_rec r) {
  * locked instruction. Elsewhere, and under the thread sanitizer (which cannot see such a store),
  * the slot's lock guards the two halves and readers read them as a seqlock. Set once, before the
  * first slot. */
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if NG_REC_WHOLE_POSSIBLE
 #include <emmintrin.h>
-#define NG_REC_WHOLE_POSSIBLE 1
-#else
-#define NG_REC_WHOLE_POSSIBLE 0
 #endif
 
 #if NG_REC_WHOLE_POSSIBLE

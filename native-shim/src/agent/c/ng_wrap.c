@@ -10,7 +10,9 @@
  * abi/'s types without its prototypes. */
 #define NCCLGUARD_ABI_TYPES_ONLY
 #include "ng.h"
+#include "ng_caller.h"
 #include "ng_slots.h"
+#include "ng_track.h"
 
 #define NG_SLOT_PTR(i, x) a_[i] = (uint64_t)(uintptr_t)(x);
 /* abi/'s enums have no negative values, so gcc makes them unsigned: an INT slot of one is the int
@@ -20,30 +22,13 @@
 #define NG_SLOT_UINT(i, x) a_[i] = (uint64_t)(x);
 #define NG_SLOT_ADDR(i, x) a_[i] = (uint64_t)(uintptr_t) & (x);
 
-#define P(id, h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by) [id] = {h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by},
-const ng_positions ng_pos[NG_FN_COUNT] = {NG_POSITIONS(P)};
-#undef P
-
-#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = #name,
-const char *const ng_fn_name[NG_FN_COUNT] = {NG_CATALOG(X)};
-#undef X
-#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = effect,
-const unsigned char ng_fn_effect[NG_FN_COUNT] = {NG_CATALOG(X)};
-#undef X
-#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = nargs,
-const unsigned char ng_fn_nargs[NG_FN_COUNT] = {NG_CATALOG(X)};
-#undef X
-#define NG_IS_NCCL_NCCL 1
-#define NG_IS_NCCL_CUDART 0
-#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = NG_IS_NCCL_##lib,
-const unsigned char ng_fn_nccl[NG_FN_COUNT] = {NG_CATALOG(X)};
-#undef X
-#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = callable,
-const unsigned char ng_fn_callable[NG_FN_COUNT] = {NG_CATALOG(X)};
-#undef X
-
-_Static_assert(NG_FN_COUNT <= 255, "function ids fit the tables");
 _Static_assert(NG_MAX_ARGS <= 9, "NG_WITH_<nargs> is defined for up to 9 parameters");
+
+/* The catalog's positions as constants of this file (ng.c's ng_pos is the other files'), so that
+ * a hot path's lookup of its handle and stream folds away. */
+#define P(id, h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by) [id] = {h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by},
+static const ng_positions positions[NG_FN_COUNT] = {NG_POSITIONS(P)};
+#undef P
 
 /* The argument at a catalog position, 0 for none (positions are constants: this folds away). */
 #define NG_ARG(a, pos) ((pos) >= 0 ? (a)[(pos) >= 0 ? (pos) : 0] : 0)
@@ -93,7 +78,7 @@ static inline int ng_success(void) {
 /* The hot path of each hot effect: found its slots, made the real call and returned; or took
  * `miss` without having made it. The arguments are in a_ (the catalog's slots). */
 #define NG_HOT_PATH(id, effect, args, FIND, miss)                                                  \
-  const uint64_t hh_ = NG_ARG(a_, ng_pos[id].handle), hs_ = NG_ARG(a_, ng_pos[id].stream);           \
+  const uint64_t hh_ = NG_ARG(a_, positions[id].handle), hs_ = NG_ARG(a_, positions[id].stream);           \
   (void)hh_, (void)hs_;                                                                             \
   if (NG_ON_EVENT(effect)) {                                                                        \
     uint32_t inc_;                                                                                  \

@@ -1,0 +1,41 @@
+/* The state every file of the library shares (ng.h): the process's words, the counters, where the
+ * library was loaded from, and the catalog as tables, expanded from the generated ng_catalog.h. */
+#include <string.h>
+
+#include "ng.h"
+
+ng_words ng_w = {.state = 1u << 1}; /* generation 1, not dying */
+atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
+const char *ng_self_path = "";
+uintptr_t ng_self_base;
+
+_Static_assert(NG_FN_COUNT <= 255, "function ids fit the tables");
+
+#define P(id, h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by) [id] = {h, pa, st, ev, r, nr, u, d, co, k, cnt, rl, cm, by},
+const ng_positions ng_pos[NG_FN_COUNT] = {NG_POSITIONS(P)};
+#undef P
+
+#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = #name,
+const char *const ng_fn_name[NG_FN_COUNT] = {NG_CATALOG(X)};
+#undef X
+#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = effect,
+const unsigned char ng_fn_effect[NG_FN_COUNT] = {NG_CATALOG(X)};
+#undef X
+#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = nargs,
+const unsigned char ng_fn_nargs[NG_FN_COUNT] = {NG_CATALOG(X)};
+#undef X
+#define NG_IS_NCCL_NCCL 1
+#define NG_IS_NCCL_CUDART 0
+#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = NG_IS_NCCL_##lib,
+const unsigned char ng_fn_nccl[NG_FN_COUNT] = {NG_CATALOG(X)};
+#undef X
+#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = callable,
+const unsigned char ng_fn_callable[NG_FN_COUNT] = {NG_CATALOG(X)};
+#undef X
+
+int ng_fn_id(const char *name) {
+  for (int i = 0; i < NG_FN_COUNT; i++) {
+    if (strcmp(ng_fn_name[i], name) == 0) return i;
+  }
+  return -1;
+}

@@ -1,0 +1,331 @@
+/* The JVM's entry: JNI_OnLoad (JVMTI VMDeath, the natives registered on
+ * dev.ncclguard.bridge.interposer.Interposer, its upcalls bound) and the JNI natives, each a
+ * conversion of Java's arguments and results around what the file of its role does. Nothing else:
+ * no file includes this one for a utility. */
+#include <errno.h>
+#include <jni.h>
+#include <jvmti.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ng.h"
+#include "ng_bt.h"
+#include "ng_caller.h"
+#include "ng_load.h"
+#include "ng_log.h"
+#include "ng_prof.h"
+#include "ng_track.h"
+#include "ng_upcall.h"
+#include "ng_watchdog.h"
+
+#define INTERPOSER "dev/ncclguard/bridge/interposer/Interposer"
+
+static jboolean JNICALL j_promote(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  return (jboolean)ng_promote();
+}
+
+static jstring JNICALL j_last_error(JNIEnv *env, jclass c) {
+  (void)c;
+  char e[512];
+  return ng_last_error_copy(e, sizeof(e)) ? (*env)->NewStringUTF(env, e) : NULL;
+}
+
+/* The strings of a String[], copied; NULL entries as "". */
+static char **strings(JNIEnv *env, jobjectArray a, int *n) {
+  *n = a != NULL ? (*env)->GetArrayLength(env, a) : 0;
+  char **out = calloc((size_t)(*n > 0 ? *n : 1), sizeof(char *));
+  if (out == NULL) return NULL;
+  for (int i = 0; i < *n; i++) {
+    jstring s = (jstring)(*env)->GetObjectArrayElement(env, a, i);
+    const char *u = s != NULL ? (*env)->GetStringUTFChars(env, s, NULL) : NULL;
+    out[i] = strdup(u != NULL ? u : "");
+    if (u != NULL) (*env)->ReleaseStringUTFChars(env, s, u);
+    if (s != NULL) (*env)->DeleteLocalRef(env, s);
+  }
+  return out;
+}
+
+static void free_strings(char **s, int n) {
+  for (int i = 0; s != NULL && i < n; i++) free(s[i]);
+  free(s);
+}
+
+static void JNICALL j_wrapped_natives(JNIEnv *env, jclass c, jobjectArray names) {
+  (void)c;
+  int n;
+  char **s = strings(env, names, &n);
+  if (s != NULL) ng_set_wrapped((const char *const *)s, n);
+  free_strings(s, n);
+}
+
+static void JNICALL j_suppress_callers(JNIEnv *env, jclass c, jobjectArray names) {
+  (void)c;
+  int n;
+  char **s = strings(env, names, &n);
+  if (s != NULL) ng_set_suppressed((const char *const *)s, n);
+  free_strings(s, n);
+}
+
+static jlong JNICALL j_slot_token(JNIEnv *env, jclass c, jint fn, jint slot) {
+  (void)env, (void)c;
+  return ng_api_slot_token(fn, slot);
+}
+
+static jlong JNICALL j_slot_exit(JNIEnv *env, jclass c, jint fn, jint slot, jlong other, jint status, jlong token) {
+  (void)env, (void)c;
+  return ng_api_slot_exit(fn, slot, (uint64_t)other, status, token);
+}
+
+static jlong JNICALL j_device_sync_enter(JNIEnv *env, jclass c, jint device) {
+  (void)env, (void)c;
+  return ng_api_device_sync_enter(device);
+}
+
+static void JNICALL j_device_sync_exit(JNIEnv *env, jclass c, jint device, jlong token) {
+  (void)env, (void)c;
+  ng_api_device_sync_exit(device, token);
+}
+
+static void JNICALL j_events_pending(JNIEnv *env, jclass c, jintArray slots, jlongArray out) {
+  (void)c;
+  jsize n = (*env)->GetArrayLength(env, slots);
+  if ((*env)->GetArrayLength(env, out) < 3 * n) return;
+  int32_t *s = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+  int64_t *o = malloc(sizeof(int64_t) * 3 * (size_t)(n > 0 ? n : 1));
+  if (s != NULL && o != NULL) {
+    (*env)->GetIntArrayRegion(env, slots, 0, n, (jint *)s);
+    ng_api_events_pending(s, n, o);
+    (*env)->SetLongArrayRegion(env, out, 0, 3 * n, (const jlong *)o);
+  }
+  free(s);
+  free(o);
+}
+
+static void JNICALL j_streams_pending(JNIEnv *env, jclass c, jintArray slots, jlongArray out) {
+  (void)c;
+  jsize n = (*env)->GetArrayLength(env, slots);
+  if ((*env)->GetArrayLength(env, out) < n) return;
+  int32_t *s = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+  int64_t *o = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  if (s != NULL && o != NULL) {
+    (*env)->GetIntArrayRegion(env, slots, 0, n, (jint *)s);
+    ng_api_streams_pending(s, n, o);
+    (*env)->SetLongArrayRegion(env, out, 0, n, (const jlong *)o);
+  }
+  free(s);
+  free(o);
+}
+
+static jint JNICALL j_call(JNIEnv *env, jclass c, jlong caller, jint fn, jlong a0, jlong a1, jlong a2, jlong a3) {
+  (void)env, (void)c;
+  return ng_api_call(caller, fn, a0, a1, a2, a3);
+}
+
+static void JNICALL j_release_slot(JNIEnv *env, jclass c, jint slot) {
+  (void)env, (void)c;
+  ng_api_release_slot(slot);
+}
+
+static void JNICALL j_event_to_java(JNIEnv *env, jclass c, jlong handle) {
+  (void)env, (void)c;
+  ng_api_event_to_java((uint64_t)handle);
+}
+
+/* setenv(3) in this process's C environment, where NCCL reads NCCL_PROFILER_PLUGIN (Java's
+ * System.getenv is a copy taken at start, and ProcessBuilder children get that copy). */
+static jboolean JNICALL j_set_env(JNIEnv *env, jclass c, jstring name, jstring value) {
+  (void)c;
+  if (name == NULL) return JNI_FALSE;
+  const char *n = (*env)->GetStringUTFChars(env, name, NULL);
+  const char *v = value != NULL ? (*env)->GetStringUTFChars(env, value, NULL) : NULL;
+  int r = n == NULL ? -1 : value == NULL ? unsetenv(n) : v == NULL ? -1 : setenv(n, v, 1);
+  if (r != 0) ng_set_error("setenv(%s) failed: %s", n != NULL ? n : "?", strerror(errno));
+  if (v != NULL) (*env)->ReleaseStringUTFChars(env, value, v);
+  if (n != NULL) (*env)->ReleaseStringUTFChars(env, name, n);
+  return r == 0 ? JNI_TRUE : JNI_FALSE;
+}
+
+static void JNICALL j_dying(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  ng_mark_dying();
+}
+
+static jboolean JNICALL j_arm_exit_watchdog(JNIEnv *env, jclass c, jlong millis, jint status) {
+  (void)env, (void)c;
+  return ng_watchdog_arm(millis, status) ? JNI_TRUE : JNI_FALSE;
+}
+
+static jstring owned_string(JNIEnv *env, char *s) {
+  jstring j = s != NULL ? (*env)->NewStringUTF(env, s) : NULL;
+  free(s);
+  return j;
+}
+
+static jstring JNICALL j_caller_library(JNIEnv *env, jclass c, jlong caller) {
+  (void)c;
+  return owned_string(env, ng_caller_library(caller));
+}
+
+static jstring JNICALL j_caller_symbol(JNIEnv *env, jclass c, jlong caller) {
+  (void)c;
+  return owned_string(env, ng_caller_symbol(caller));
+}
+
+static jstring JNICALL j_caller_backtrace(JNIEnv *env, jclass c, jlong caller) {
+  (void)c;
+  return owned_string(env, ng_bt_of_caller(caller));
+}
+
+static jboolean JNICALL j_user_plugin(JNIEnv *env, jclass c, jstring name) {
+  (void)c;
+  const char *u = name != NULL ? (*env)->GetStringUTFChars(env, name, NULL) : NULL;
+  int ok = ng_prof_user_plugin(u);
+  if (u != NULL) (*env)->ReleaseStringUTFChars(env, name, u);
+  return (jboolean)ok;
+}
+
+/* Fills out (a multiple of NG_PROF_RECORD_LONGS); returns how many records there are. */
+static jint JNICALL j_plugin_inits_since(JNIEnv *env, jclass c, jlong seq, jlongArray out) {
+  (void)c;
+  jsize len = (*env)->GetArrayLength(env, out);
+  int n = len / NG_PROF_RECORD_LONGS;
+  int64_t *o = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
+  if (o == NULL) return 0;
+  int total = ng_prof_inits_since(seq, o, n);
+  int filled = total < n ? total : n;
+  (*env)->SetLongArrayRegion(env, out, 0, filled * NG_PROF_RECORD_LONGS, (const jlong *)o);
+  free(o);
+  return total;
+}
+
+static jint JNICALL j_plugin_comms(JNIEnv *env, jclass c, jlongArray out) {
+  (void)c;
+  jsize len = (*env)->GetArrayLength(env, out);
+  int n = len / NG_PROF_RECORD_LONGS;
+  int64_t *o = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
+  if (o == NULL) return 0;
+  int total = ng_prof_comms(o, n);
+  int filled = total < n ? total : n;
+  (*env)->SetLongArrayRegion(env, out, 0, filled * NG_PROF_RECORD_LONGS, (const jlong *)o);
+  free(o);
+  return total;
+}
+
+static void JNICALL j_plugin_claim(JNIEnv *env, jclass c, jlong record) {
+  (void)env, (void)c;
+  ng_prof_claim(record);
+}
+
+static jstring JNICALL j_plugin_comm_name(JNIEnv *env, jclass c, jlong record) {
+  (void)c;
+  const char *n = ng_prof_comm_name(record);
+  return n != NULL ? (*env)->NewStringUTF(env, n) : NULL;
+}
+
+static jint JNICALL j_in_flight(JNIEnv *env, jclass c, jlong record, jlongArray out) {
+  (void)c;
+  int64_t o[8] = {0};
+  int total = ng_prof_in_flight(record, o, 8);
+  jsize len = (*env)->GetArrayLength(env, out);
+  (*env)->SetLongArrayRegion(env, out, 0, len < 6 ? len : 6, (const jlong *)o);
+  return total;
+}
+
+static jobjectArray JNICALL j_in_flight_names(JNIEnv *env, jclass c, jlong record) {
+  (void)c;
+  const char *func = NULL, *datatype = NULL;
+  if (!ng_prof_in_flight_names(record, &func, &datatype)) return NULL;
+  jclass string = (*env)->FindClass(env, "java/lang/String");
+  if (string == NULL) return NULL;
+  jobjectArray a = (*env)->NewObjectArray(env, 2, string, NULL);
+  if (a == NULL) return NULL;
+  (*env)->SetObjectArrayElement(env, a, 0, func != NULL ? (*env)->NewStringUTF(env, func) : NULL);
+  (*env)->SetObjectArrayElement(env, a, 1, datatype != NULL ? (*env)->NewStringUTF(env, datatype) : NULL);
+  return a;
+}
+
+static void JNICALL j_stats(JNIEnv *env, jclass c, jlongArray out) {
+  (void)c;
+  int64_t o[16] = {0};
+  ng_track_stats(o, 16);
+  jsize len = (*env)->GetArrayLength(env, out);
+  (*env)->SetLongArrayRegion(env, out, 0, len < 16 ? len : 16, (const jlong *)o);
+}
+
+static jint JNICALL j_catalog_size(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  return NG_FN_COUNT;
+}
+
+static jstring JNICALL j_function_name(JNIEnv *env, jclass c, jint fn) {
+  (void)c;
+  return fn >= 0 && fn < NG_FN_COUNT ? (*env)->NewStringUTF(env, ng_fn_name[fn]) : NULL;
+}
+
+static const JNINativeMethod natives[] = {
+    {"promote", "()Z", (void *)j_promote},
+    {"lastError", "()Ljava/lang/String;", (void *)j_last_error},
+    {"wrappedNatives", "([Ljava/lang/String;)V", (void *)j_wrapped_natives},
+    {"suppressCallers", "([Ljava/lang/String;)V", (void *)j_suppress_callers},
+    {"slotToken", "(II)J", (void *)j_slot_token},
+    {"slotExit", "(IIJIJ)J", (void *)j_slot_exit},
+    {"deviceSyncEnter", "(I)J", (void *)j_device_sync_enter},
+    {"deviceSyncExit", "(IJ)V", (void *)j_device_sync_exit},
+    {"eventsPending", "([I[J)V", (void *)j_events_pending},
+    {"streamsPending", "([I[J)V", (void *)j_streams_pending},
+    {"call", "(JIJJJJ)I", (void *)j_call},
+    {"releaseSlot", "(I)V", (void *)j_release_slot},
+    {"dying", "()V", (void *)j_dying},
+    {"armExitWatchdog", "(JI)Z", (void *)j_arm_exit_watchdog},
+    {"eventToJava", "(J)V", (void *)j_event_to_java},
+    {"setEnv", "(Ljava/lang/String;Ljava/lang/String;)Z", (void *)j_set_env},
+    {"callerLibrary", "(J)Ljava/lang/String;", (void *)j_caller_library},
+    {"callerSymbol", "(J)Ljava/lang/String;", (void *)j_caller_symbol},
+    {"callerBacktrace", "(J)Ljava/lang/String;", (void *)j_caller_backtrace},
+    {"userPlugin", "(Ljava/lang/String;)Z", (void *)j_user_plugin},
+    {"pluginInitsSince", "(J[J)I", (void *)j_plugin_inits_since},
+    {"pluginComms", "([J)I", (void *)j_plugin_comms},
+    {"pluginClaim", "(J)V", (void *)j_plugin_claim},
+    {"pluginCommName", "(J)Ljava/lang/String;", (void *)j_plugin_comm_name},
+    {"inFlight", "(J[J)I", (void *)j_in_flight},
+    {"inFlightNames", "(J)[Ljava/lang/String;", (void *)j_in_flight_names},
+    {"stats", "([J)V", (void *)j_stats},
+    {"catalogSize", "()I", (void *)j_catalog_size},
+    {"functionName", "(I)Ljava/lang/String;", (void *)j_function_name},
+};
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
+  (void)jvmti, (void)env;
+  ng_mark_dying();
+}
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *jvm, void *reserved) {
+  (void)reserved;
+  ng_up_set_vm(jvm);
+  JNIEnv *env;
+  if ((*jvm)->GetEnv(jvm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return JNI_VERSION_1_8;
+  jvmtiEnv *jvmti;
+  if ((*jvm)->GetEnv(jvm, (void **)&jvmti, JVMTI_VERSION_1_2) == JNI_OK) {
+    jvmtiEventCallbacks callbacks;
+    memset(&callbacks, 0, sizeof(callbacks));
+    callbacks.VMDeath = on_vm_death;
+    if ((*jvmti)->SetEventCallbacks(jvmti, &callbacks, (jint)sizeof(callbacks)) != JVMTI_ERROR_NONE ||
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL) != JVMTI_ERROR_NONE)
+      ng_log("no JVMTI VMDeath event: relying on the exit hook's dying()");
+  }
+  /* the class of the loader that loaded this library (FindClass in JNI_OnLoad uses it) */
+  jclass c = (*env)->FindClass(env, INTERPOSER);
+  if (c == NULL) {
+    ng_up_cleared(env);
+    return JNI_VERSION_1_8; /* loaded by something else than the agent: natives and upcalls stay off */
+  }
+  jclass interposer = (jclass)(*env)->NewGlobalRef(env, c);
+  (*env)->DeleteLocalRef(env, c);
+  /* one by one: an Interposer that declares fewer natives still gets those it declares */
+  for (size_t i = 0; i < sizeof(natives) / sizeof(natives[0]); i++) {
+    if ((*env)->RegisterNatives(env, interposer, &natives[i], 1) != 0) ng_up_cleared(env);
+  }
+  ng_up_bind(env, interposer);
+  return JNI_VERSION_1_8;
+}

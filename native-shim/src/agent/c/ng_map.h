@@ -1,0 +1,57 @@
+/* The maps from handles to C slots (ng_map.c). */
+#ifndef NG_MAP_H
+#define NG_MAP_H
+
+#include <stdint.h>
+
+#include "ng.h"
+
+#pragma GCC visibility push(hidden)
+
+typedef struct ng_map ng_map;
+struct ng_map_table;
+struct ng_map {
+  _Atomic(struct ng_map_table *) table;
+  uint32_t used; /* guarded by the writers' lock */
+};
+void ng_map_init(ng_map *m, uint32_t capacity);
+typedef struct {
+  _Atomic uint64_t key;
+  _Atomic uint64_t value;
+} ng_map_entry;
+
+struct ng_map_table {
+  uint32_t mask;
+  ng_map_entry e[];
+};
+
+static inline uint32_t ng_map_slot(uint64_t key, uint32_t mask) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdull;
+  key ^= key >> 33;
+  return (uint32_t)key & mask;
+}
+
+/* Lock-free: the value of key, or 0. Under concurrent writes a lookup may miss or see another
+ * key's value; callers validate what they found and retry a miss with ng_map_get_locked. */
+static inline uint64_t ng_map_get(ng_map *m, uint64_t key) {
+  struct ng_map_table *t = atomic_load_explicit(&m->table, NG_ACQUIRE);
+  uint32_t i = ng_map_slot(key, t->mask);
+  for (uint32_t probes = 0; probes <= t->mask; probes++) {
+    uint64_t k = atomic_load_explicit(&t->e[i].key, NG_ACQUIRE);
+    if (k == key) return atomic_load_explicit(&t->e[i].value, NG_ACQUIRE);
+    if (k == 0) return 0;
+    i = (i + 1) & t->mask;
+  }
+  return 0;
+}
+/* Writers hold ng_map_lock. */
+uint64_t ng_map_get_locked(ng_map *m, uint64_t key);
+void ng_map_put(ng_map *m, uint64_t key, uint64_t value);
+void ng_map_remove(ng_map *m, uint64_t key);
+void ng_map_lock(void);
+void ng_map_unlock(void);
+
+#pragma GCC visibility pop
+
+#endif
