@@ -69,7 +69,7 @@ int ng_fn_id(const char *name);
  * exit(3) or this library's destructor: from then on wrappers only forward, and nothing calls
  * into the JVM).
  * op_seq: the last op number reserved (streams reserve ranges of it: ng_slots.h); threads_in_groups:
- * threads inside a native ncclGroupStart; rec_whole: see rec_store. */
+ * threads inside a native ncclGroupStart; rec_whole: see ng_rec_store. */
 typedef struct {
   atomic_uint state;
   atomic_int threads_in_groups;
@@ -77,7 +77,7 @@ typedef struct {
   _Atomic int64_t op_seq;
 } __attribute__((aligned(64))) ng_words;
 extern ng_words ng_w;
-/* Whether a record can be one 16-byte store on this build (rec_store in ng_slots.h); ng_w.rec_whole
+/* Whether a record can be one 16-byte store on this build (ng_rec_store in ng_slots.h); ng_w.rec_whole
  * says whether this CPU does it. */
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define NG_REC_WHOLE_POSSIBLE 1

@@ -22,15 +22,15 @@ ng_map ng_comms;
 ng_pool ng_epool = {.free_head = -1, .size = sizeof(ng_eslot), .map = &ng_events};
 ng_pool ng_spool = {.free_head = -1, .size = sizeof(ng_sslot), .map = &ng_streams};
 
-ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = ENDED};
+ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = NG_ENDED};
 
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
   if (v < 2) return NULL;
-  ng_head *h = hot_slot(events, (int32_t)(v - 2));
-  if (!hot_valid(h, key, inc)) return NULL;
+  ng_head *h = ng_hot_slot(events, (int32_t)(v - 2));
+  if (!ng_hot_valid(h, key, inc)) return NULL;
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
-  if (hint == NULL || ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
+  if (hint == NULL || ng_ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
   return h;
 }
 
@@ -42,18 +42,18 @@ static atomic_int owners_started;
 /* Makes this thread free to add to the count: the stream has no owner other than this thread. */
 static void stream_take(ng_sslot *s, uintptr_t me) {
   uintptr_t o = atomic_load_explicit(&s->owner, NG_ACQUIRE);
-  while (o != me && o != SHARED) {
+  while (o != me && o != NG_SHARED) {
     if (o == 0 && !atomic_load_explicit(&ng_owners, NG_ACQUIRE)) return; /* no owners (yet): adds only */
-    if (atomic_compare_exchange_weak_explicit(&s->owner, &o, o == 0 ? me : SHARED, memory_order_acq_rel, NG_ACQUIRE)) {
+    if (atomic_compare_exchange_weak_explicit(&s->owner, &o, o == 0 ? me : NG_SHARED, memory_order_acq_rel, NG_ACQUIRE)) {
       if (o == 0) return; /* this thread owns it now, and an owner may add too */
-      /* the owner either sees SHARED at its check or its busy word is seen here. A busy word
+      /* the owner either sees NG_SHARED at its check or its busy word is seen here. A busy word
        * that stays set is an owner that is gone (a fork's child has only the forking thread):
        * after 100 ms this thread goes on rather than hang */
       syscall(SYS_membarrier, MEMBARRIER_PRIVATE_EXPEDITED, 0, 0);
       int spins = 0;
       int64_t until = 0;
       while (atomic_load_explicit(&s->h.busy, NG_ACQUIRE) != 0) {
-        back_off(&spins);
+        ng_back_off(&spins);
         if (spins == 0) {
           int64_t now = ng_now_ns();
           if (until == 0) until = now + 100000000;
@@ -76,9 +76,9 @@ void ng_stream_uncount(ng_sslot *s) {
 }
 
 void ng_stream_reserve(ng_sslot *s, int64_t n) {
-  word_lock(&s->h.lock);
-  if (n > atomic_load_explicit(&s->reserved, NG_RELAXED)) atomic_store_explicit(&s->reserved, reserve(n + RESERVED), NG_RELEASE);
-  word_unlock(&s->h.lock);
+  ng_word_lock(&s->h.lock);
+  if (n > atomic_load_explicit(&s->reserved, NG_RELAXED)) atomic_store_explicit(&s->reserved, ng_reserve(n + NG_RESERVED), NG_RELEASE);
+  ng_word_unlock(&s->h.lock);
 }
 
 /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (Linux 4.14); refused (seccomp, an older kernel): no owners. */
@@ -119,7 +119,7 @@ void ng_slots_init(void) {
 
 /* ---------------------------------------------------------------- the hot paths' out-of-line parts */
 static int same_incarnation(ng_head *h, uint32_t inc) {
-  return atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc && !ended(&h->lock);
+  return atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc && !ng_ended(&h->lock);
 }
 
 int64_t ng_count_slow(ng_sslot *s, uint32_t inc) { return ng_count_fixup(s, inc, ng_stream_count_shared(s)); }
@@ -134,13 +134,13 @@ int64_t ng_count_fixup(ng_sslot *s, uint32_t inc, int64_t mine) {
 }
 
 void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t at_enter, int64_t mine) {
-  event_recorded(e, einc, s, sinc, record_covers(at_enter, mine), mine);
+  ng_event_recorded(e, einc, s, sinc, ng_record_covers(at_enter, mine), mine);
 }
 
 void ng_event_seen_complete(ng_eslot *e, uint32_t inc, int64_t seq) {
-  if (same_incarnation(&e->h, inc)) event_completed(e, seq);
+  if (same_incarnation(&e->h, inc)) ng_event_completed(e, seq);
 }
 
 void ng_stream_seen_idle(ng_sslot *s, uint32_t inc, int64_t n) {
-  if (same_incarnation(&s->h, inc)) stream_mark_done(s, n);
+  if (same_incarnation(&s->h, inc)) ng_stream_mark_done(s, n);
 }

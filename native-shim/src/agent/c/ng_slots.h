@@ -17,16 +17,16 @@
  * which it does not check; the fields guarded by the lock it checks through the lock's CAS and
  * release store. */
 #if defined(__SANITIZE_THREAD__)
-#define FENCE(order) ((void)0)
+#define NG_FENCE(order) ((void)0)
 #else
-#define FENCE(order) atomic_thread_fence(order)
+#define NG_FENCE(order) atomic_thread_fence(order)
 #endif
-#define ENDED 1u
-#define HELD 2u
-#define SPINS 64
+#define NG_ENDED 1u
+#define NG_HELD 2u
+#define NG_SPINS 64
 
-static inline void back_off(int *spins) {
-  if (*spins < SPINS) {
+static inline void ng_back_off(int *spins) {
+  if (*spins < NG_SPINS) {
     __builtin_ia32_pause();
     (*spins)++;
   } else {
@@ -35,36 +35,36 @@ static inline void back_off(int *spins) {
   }
 }
 
-static inline void word_lock(_Atomic uint32_t *l) {
+static inline void ng_word_lock(_Atomic uint32_t *l) {
   int spins = 0;
   while (1) {
     uint32_t v = atomic_load_explicit(l, NG_RELAXED);
-    if (!(v & HELD) && atomic_compare_exchange_weak_explicit(l, &v, v | HELD, memory_order_acquire, NG_RELAXED)) {
+    if (!(v & NG_HELD) && atomic_compare_exchange_weak_explicit(l, &v, v | NG_HELD, memory_order_acquire, NG_RELAXED)) {
       /* the guarded stores that follow must not pass the held bit */
-      FENCE(memory_order_release);
+      NG_FENCE(memory_order_release);
       return;
     }
-    back_off(&spins);
+    ng_back_off(&spins);
   }
 }
 
-static inline void word_unlock(_Atomic uint32_t *l) {
-  /* adding HELD to a word that has it clears it and carries into the version */
-  atomic_store_explicit(l, atomic_load_explicit(l, NG_RELAXED) + HELD, NG_RELEASE);
+static inline void ng_word_unlock(_Atomic uint32_t *l) {
+  /* adding NG_HELD to a word that has it clears it and carries into the version */
+  atomic_store_explicit(l, atomic_load_explicit(l, NG_RELAXED) + NG_HELD, NG_RELEASE);
 }
 
-static inline uint32_t read_version(_Atomic uint32_t *l) { return atomic_load_explicit(l, NG_ACQUIRE); }
+static inline uint32_t ng_read_version(_Atomic uint32_t *l) { return atomic_load_explicit(l, NG_ACQUIRE); }
 
-static inline int validate(_Atomic uint32_t *l, uint32_t version) {
-  FENCE(memory_order_acquire);
-  return !(version & HELD) && atomic_load_explicit(l, NG_RELAXED) == version;
+static inline int ng_validate(_Atomic uint32_t *l, uint32_t version) {
+  NG_FENCE(memory_order_acquire);
+  return !(version & NG_HELD) && atomic_load_explicit(l, NG_RELAXED) == version;
 }
 
-static inline int ended(_Atomic uint32_t *l) { return (atomic_load_explicit(l, NG_ACQUIRE) & ENDED) != 0; }
+static inline int ng_ended(_Atomic uint32_t *l) { return (atomic_load_explicit(l, NG_ACQUIRE) & NG_ENDED) != 0; }
 
 /* ---------------------------------------------------------------- slots */
-#define REF_C 1u /* C follows the handle (not destroyed, not moved to Java) */
-#define REF_J 2u /* a Java record points at the slot */
+#define NG_REF_C 1u /* C follows the handle (not destroyed, not moved to Java) */
+#define NG_REF_J 2u /* a Java record points at the slot */
 
 /* What event and stream slots share, first in both: what a hot call reads of any slot, in 32 bytes
  * of its first cache line. */
@@ -74,7 +74,7 @@ typedef struct {
   _Atomic uint32_t lock;
   _Atomic uint32_t inc;
   uint32_t where_base;   /* (its index + 1) << 7, set once: a record's stream bits but the incarnation (ng_rec) */
-  _Atomic uint32_t busy; /* a stream's owner is between its check and its store (see stream_count); unused in events */
+  _Atomic uint32_t busy; /* a stream's owner is between its check and its store (see ng_stream_count); unused in events */
 } ng_head;
 _Static_assert(sizeof(ng_head) == 32, "a slot's head leaves its hot fields room in its first cache line");
 
@@ -84,9 +84,9 @@ _Static_assert(sizeof(ng_head) == 32, "a slot's head leaves its hot fields room 
 
 /* Ends the slot's incarnation; under its lock. The key goes first: a hot path that saw the key
  * before checked before the end, as one that saw it earlier still would. */
-static inline void mark_ended(ng_head *h) {
+static inline void ng_mark_ended(ng_head *h) {
   atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELEASE);
-  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | ENDED, NG_RELAXED);
+  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) | NG_ENDED, NG_RELAXED);
 }
 
 /* What only creations, releases and the slow paths read, in a slot's second cache line. */
@@ -98,9 +98,9 @@ typedef struct {
 #define NG_COLD_AT 64
 static inline ng_cold *ng_cold_of(ng_head *h) { return (ng_cold *)((char *)h + NG_COLD_AT); }
 #define NG_WHERE_INDEX_SHIFT 7
-static inline int32_t slot_index(const ng_head *h) { return (int32_t)(h->where_base >> NG_WHERE_INDEX_SHIFT) - 1; }
+static inline int32_t ng_slot_index(const ng_head *h) { return (int32_t)(h->where_base >> NG_WHERE_INDEX_SHIFT) - 1; }
 
-/* An event's last record in one 16-byte word, written and read whole (see rec_store): no lock on
+/* An event's last record in one 16-byte word, written and read whole (see ng_rec_store): no lock on
  * a record. seq is the record's own op number (unique across streams; 0: never recorded); where
  * packs, from bit 0: the stream slot's incarnation (7 bits) and the stream's slot + 1 (23 bits, 0:
  * none), which is the stream slot's where_base with its incarnation, then the event's incarnation
@@ -131,7 +131,7 @@ typedef struct {
   ng_head h;
   _Atomic int64_t enqueued;
   _Atomic int64_t reserved; /* the highest op number reserved; raised under the lock */
-  _Atomic uintptr_t owner;  /* the thread that counts with plain stores, SHARED, or 0 */
+  _Atomic uintptr_t owner;  /* the thread that counts with plain stores, NG_SHARED, or 0 */
   ng_cold cold __attribute__((aligned(64)));
   _Atomic int64_t base;
   _Atomic int64_t done;
@@ -141,12 +141,12 @@ typedef struct {
 _Static_assert(offsetof(ng_sslot, cold) == NG_COLD_AT && sizeof(ng_sslot) == 128,
                "what counting an op touches is in one cache line, the cold fields in the next");
 
-#define CHUNK_BITS 12
-#define CHUNK (1 << CHUNK_BITS)
-#define MAX_CHUNKS 1024
+#define NG_CHUNK_BITS 12
+#define NG_CHUNK (1 << NG_CHUNK_BITS)
+#define NG_MAX_CHUNKS 1024
 
 typedef struct {
-  _Atomic(char *) chunks[MAX_CHUNKS];
+  _Atomic(char *) chunks[NG_MAX_CHUNKS];
   _Atomic int32_t high; /* slots handed out so far */
   int32_t free_head;    /* guarded by the map lock */
   _Atomic int32_t live;
@@ -154,36 +154,36 @@ typedef struct {
   ng_map *map;
 } ng_pool;
 
-extern ng_map ng_events;  /* event handle -> slot + 2, or JAVA_MARK */
-extern ng_map ng_streams; /* stream key -> slot + 2, or JAVA_MARK */
+extern ng_map ng_events;  /* event handle -> slot + 2, or NG_JAVA_MARK */
+extern ng_map ng_streams; /* stream key -> slot + 2, or NG_JAVA_MARK */
 extern ng_map ng_comms;   /* communicator -> device + 1 */
-#define JAVA_MARK 1u
+#define NG_JAVA_MARK 1u
 
 extern ng_pool ng_epool;
 extern ng_pool ng_spool;
 
-static inline ng_head *slot_at(ng_pool *p, int32_t i) {
-  char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
-  return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * p->size);
+static inline ng_head *ng_slot_at(ng_pool *p, int32_t i) {
+  char *c = atomic_load_explicit(&p->chunks[i >> NG_CHUNK_BITS], NG_ACQUIRE);
+  return (ng_head *)(c + (size_t)(i & (NG_CHUNK - 1)) * p->size);
 }
-#define ESLOT(i) ((ng_eslot *)slot_at(&ng_epool, (i)))
-#define SSLOT(i) ((ng_sslot *)slot_at(&ng_spool, (i)))
+#define NG_ESLOT(i) ((ng_eslot *)ng_slot_at(&ng_epool, (i)))
+#define NG_SSLOT(i) ((ng_sslot *)ng_slot_at(&ng_spool, (i)))
 
 /* The id Java holds for a slot: its index, 7 bits of its incarnation (so that a late release or
  * read of an id whose slot was reused since is refused), and the stream bit. */
-#define INDEX_BITS 22
-#define INDEX_MASK ((1 << INDEX_BITS) - 1)
-#define INC_MASK 0x7F
-_Static_assert((MAX_CHUNKS << CHUNK_BITS) <= (1 << INDEX_BITS), "slot indexes fit their bits");
-_Static_assert(INDEX_BITS < 23 && INC_MASK < (1 << NG_WHERE_INDEX_SHIFT), "a slot's index + 1 and incarnation fit a record's stream bits");
+#define NG_INDEX_BITS 22
+#define NG_INDEX_MASK ((1 << NG_INDEX_BITS) - 1)
+#define NG_INC_MASK 0x7F
+_Static_assert((NG_MAX_CHUNKS << NG_CHUNK_BITS) <= (1 << NG_INDEX_BITS), "slot indexes fit their bits");
+_Static_assert(NG_INDEX_BITS < 23 && NG_INC_MASK < (1 << NG_WHERE_INDEX_SHIFT), "a slot's index + 1 and incarnation fit a record's stream bits");
 
 
 /* ---------------------------------------------------------------- the op sequence */
-#define RESERVED (1 << 20)
+#define NG_RESERVED (1 << 20)
 
 
 
-static inline int64_t reserve(int64_t up_to) {
+static inline int64_t ng_reserve(int64_t up_to) {
   int64_t now = atomic_load_explicit(&ng_w.op_seq, NG_RELAXED);
   while (now < up_to && !atomic_compare_exchange_weak_explicit(&ng_w.op_seq, &now, up_to, NG_RELAXED, NG_RELAXED)) {
   }
@@ -200,10 +200,10 @@ static inline int64_t reserve(int64_t up_to) {
  * on it, and an atomic add by every thread once a second one did: most streams are fed by one
  * thread, and a locked add cost a record a third of its own work (and may wait for the stores the
  * real call left buffered). The owner says it is busy, then checks that it still owns the stream; a
- * thread that takes the stream from it marks it SHARED, then runs membarrier(2), which makes every
- * thread of the process pass a full barrier, so the owner either saw SHARED or its busy word is
+ * thread that takes the stream from it marks it NG_SHARED, then runs membarrier(2), which makes every
+ * thread of the process pass a full barrier, so the owner either saw NG_SHARED or its busy word is
  * seen, and waits for busy to clear before its own add. Without membarrier there are no owners. */
-#define SHARED ((uintptr_t)1)
+#define NG_SHARED ((uintptr_t)1)
 void ng_stream_reserve(ng_sslot *s, int64_t n);
 /* Lets streams get owners, once membarrier is registered on a thread of its own (at promotion). */
 void ng_owners_start(void);
@@ -234,7 +234,7 @@ int64_t ng_count_fixup(ng_sslot *s, uint32_t inc, int64_t mine);
 
 /* Counts one op on a stream: its number (unique across streams), or -1 when the slot is another
  * stream's now. The owner's plain store inline, as the hot paths run it; the rest out of line. */
-__attribute__((always_inline)) static inline int64_t stream_count(ng_sslot *s, uint32_t inc) {
+__attribute__((always_inline)) static inline int64_t ng_stream_count(ng_sslot *s, uint32_t inc) {
   uintptr_t me = ng_me();
   if (NG_LIKELY(atomic_load_explicit(&s->owner, NG_RELAXED) == me)) {
     atomic_store_explicit(&s->h.busy, 1, NG_RELAXED);
@@ -254,31 +254,31 @@ __attribute__((always_inline)) static inline int64_t stream_count(ng_sslot *s, u
   return ng_count_slow(s, inc);
 }
 
-static inline void stream_enqueue(ng_sslot *s, uint32_t inc) { (void)stream_count(s, inc); }
+static inline void ng_stream_enqueue(ng_sslot *s, uint32_t inc) { (void)ng_stream_count(s, inc); }
 
 /* The op number the completion of a record counted as op mine covers (StreamRecord.enqueueRecord's
  * rule): all of its stream's work before it when the count at its enter was mine - 1, else the
  * work before its enter, or before its own op if that is less. */
-static inline int64_t record_covers(int64_t at_enter, int64_t mine) {
+static inline int64_t ng_record_covers(int64_t at_enter, int64_t mine) {
   int64_t before = mine - 1;
   if (NG_LIKELY(at_enter == before)) return mine;
   return before < at_enter ? before : at_enter;
 }
 
-/* The op number an event record's completion covers (record_covers), and the record's own op
+/* The op number an event record's completion covers (ng_record_covers), and the record's own op
  * number (unique: an event's record number); -1 if the slot is another stream's now.
  * count_at_enter < 0: the stream was not known at enter. */
-static inline int64_t stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t count_at_enter, int64_t *mine_out) {
-  /* a count read at enter is this incarnation's (else stream_count refuses) and so not below its base */
+static inline int64_t ng_stream_enqueue_record(ng_sslot *s, uint32_t inc, int64_t count_at_enter, int64_t *mine_out) {
+  /* a count read at enter is this incarnation's (else ng_stream_count refuses) and so not below its base */
   int64_t at_enter = count_at_enter >= 0 ? count_at_enter : atomic_load_explicit(&s->base, NG_RELAXED);
-  int64_t mine = stream_count(s, inc);
+  int64_t mine = ng_stream_count(s, inc);
   if (NG_UNLIKELY(mine < 0)) return -1;
   *mine_out = mine;
-  return record_covers(at_enter, mine);
+  return ng_record_covers(at_enter, mine);
 }
 
 /* Ops up to number n are complete; numbers of another incarnation fall below its base. */
-static inline void stream_mark_done(ng_sslot *s, int64_t n) {
+static inline void ng_stream_mark_done(ng_sslot *s, int64_t n) {
   while (1) {
     int64_t d = atomic_load_explicit(&s->done, NG_ACQUIRE);
     if (n <= d || n > atomic_load_explicit(&s->enqueued, NG_ACQUIRE)) return;
@@ -288,29 +288,29 @@ static inline void stream_mark_done(ng_sslot *s, int64_t n) {
 
 
 /* ---------------------------------------------------------------- events (EventRecord) */
-#define REC_STREAM_INC_SHIFT 0
-#define REC_STREAM_SHIFT NG_WHERE_INDEX_SHIFT
-#define REC_INC_SHIFT 30
-#define REC_DELTA_SHIFT 37
-#define REC_DELTA_UNKNOWN ((1ull << 27) - 1)
+#define NG_REC_STREAM_INC_SHIFT 0
+#define NG_REC_STREAM_SHIFT NG_WHERE_INDEX_SHIFT
+#define NG_REC_INC_SHIFT 30
+#define NG_REC_DELTA_SHIFT 37
+#define NG_REC_DELTA_UNKNOWN ((1ull << 27) - 1)
 
-static inline uint64_t rec_where(int32_t stream, uint32_t stream_inc, uint32_t inc, int64_t seq, int64_t op) {
+static inline uint64_t ng_rec_where(int32_t stream, uint32_t stream_inc, uint32_t inc, int64_t seq, int64_t op) {
   /* without branches (a record's hot path runs straight through): op <= 0 or op > seq is unknown */
   uint64_t d = (uint64_t)(seq - op);
-  uint64_t delta = (op > 0) & (op <= seq) & (d < REC_DELTA_UNKNOWN) ? d : REC_DELTA_UNKNOWN;
-  return (uint64_t)(uint32_t)(stream + 1) << REC_STREAM_SHIFT | (uint64_t)(inc & INC_MASK) << REC_INC_SHIFT |
-         (uint64_t)(stream_inc & INC_MASK) << REC_STREAM_INC_SHIFT | delta << REC_DELTA_SHIFT;
+  uint64_t delta = (op > 0) & (op <= seq) & (d < NG_REC_DELTA_UNKNOWN) ? d : NG_REC_DELTA_UNKNOWN;
+  return (uint64_t)(uint32_t)(stream + 1) << NG_REC_STREAM_SHIFT | (uint64_t)(inc & NG_INC_MASK) << NG_REC_INC_SHIFT |
+         (uint64_t)(stream_inc & NG_INC_MASK) << NG_REC_STREAM_INC_SHIFT | delta << NG_REC_DELTA_SHIFT;
 }
-static inline int32_t rec_stream(ng_rec r) {
-  return (int32_t)((r.where >> REC_STREAM_SHIFT) & ((1u << (REC_INC_SHIFT - REC_STREAM_SHIFT)) - 1)) - 1;
+static inline int32_t ng_rec_stream(ng_rec r) {
+  return (int32_t)((r.where >> NG_REC_STREAM_SHIFT) & ((1u << (NG_REC_INC_SHIFT - NG_REC_STREAM_SHIFT)) - 1)) - 1;
 }
-static inline int rec_of(ng_rec r, uint32_t inc) { return ((r.where >> REC_INC_SHIFT) & INC_MASK) == (inc & INC_MASK); }
-static inline int rec_on_stream_inc(ng_rec r, uint32_t stream_inc) {
-  return ((r.where >> REC_STREAM_INC_SHIFT) & INC_MASK) == (stream_inc & INC_MASK);
+static inline int ng_rec_of(ng_rec r, uint32_t inc) { return ((r.where >> NG_REC_INC_SHIFT) & NG_INC_MASK) == (inc & NG_INC_MASK); }
+static inline int ng_rec_on_stream_inc(ng_rec r, uint32_t stream_inc) {
+  return ((r.where >> NG_REC_STREAM_INC_SHIFT) & NG_INC_MASK) == (stream_inc & NG_INC_MASK);
 }
-static inline int64_t rec_op(ng_rec r) {
-  uint64_t delta = r.where >> REC_DELTA_SHIFT;
-  return delta == REC_DELTA_UNKNOWN ? 0 : r.seq - (int64_t)delta;
+static inline int64_t ng_rec_op(ng_rec r) {
+  uint64_t delta = r.where >> NG_REC_DELTA_SHIFT;
+  return delta == NG_REC_DELTA_UNKNOWN ? 0 : r.seq - (int64_t)delta;
 }
 
 /* Whether a record is one 16-byte store (SSE, aligned): single-copy atomic on every x86-64 that
@@ -325,7 +325,7 @@ static inline int64_t rec_op(ng_rec r) {
 #if NG_REC_WHOLE_POSSIBLE
 /* The one store, where ng_w.rec_whole (the CPU has AVX): in its VEX form, which never pays for a
  * switch from the AVX state a real call left. */
-static inline void rec_store_whole(ng_eslot *e, int64_t seq, uint64_t where) {
+static inline void ng_rec_store_whole(ng_eslot *e, int64_t seq, uint64_t where) {
   __asm__ volatile("vmovq %1, %%xmm15\n\tvpinsrq $1, %2, %%xmm15, %%xmm15\n\tvmovdqa %%xmm15, %0"
                    : "=m"(e->rec)
                    : "r"(seq), "r"(where)
@@ -333,20 +333,20 @@ static inline void rec_store_whole(ng_eslot *e, int64_t seq, uint64_t where) {
 }
 #endif
 
-static inline void rec_store(ng_eslot *e, int64_t seq, uint64_t where) {
+static inline void ng_rec_store(ng_eslot *e, int64_t seq, uint64_t where) {
 #if NG_REC_WHOLE_POSSIBLE
   if (NG_LIKELY(ng_w.rec_whole)) {
-    rec_store_whole(e, seq, where);
+    ng_rec_store_whole(e, seq, where);
     return;
   }
 #endif
-  word_lock(&e->h.lock);
+  ng_word_lock(&e->h.lock);
   __atomic_store_n(&e->rec.seq, seq, __ATOMIC_RELAXED);
   __atomic_store_n(&e->rec.where, where, __ATOMIC_RELAXED);
-  word_unlock(&e->h.lock);
+  ng_word_unlock(&e->h.lock);
 }
 
-static inline ng_rec rec_load(ng_eslot *e) {
+static inline ng_rec ng_rec_load(ng_eslot *e) {
   ng_rec r;
 #if NG_REC_WHOLE_POSSIBLE
   if (NG_LIKELY(ng_w.rec_whole)) {
@@ -359,48 +359,48 @@ static inline ng_rec rec_load(ng_eslot *e) {
 #endif
   int spins = 0;
   while (1) {
-    uint32_t version = read_version(&e->h.lock);
+    uint32_t version = ng_read_version(&e->h.lock);
     r.seq = __atomic_load_n(&e->rec.seq, __ATOMIC_RELAXED);
     r.where = __atomic_load_n(&e->rec.where, __ATOMIC_RELAXED);
-    if (validate(&e->h.lock, version)) return r;
-    back_off(&spins);
+    if (ng_validate(&e->h.lock, version)) return r;
+    ng_back_off(&spins);
   }
 }
 
 /* The number of the event's last record in incarnation inc, 0 if none. */
-static inline int64_t event_last_seq(ng_eslot *e, uint32_t inc) {
-  ng_rec r = rec_load(e);
-  return rec_of(r, inc) ? r.seq : 0;
+static inline int64_t ng_event_last_seq(ng_eslot *e, uint32_t inc) {
+  ng_rec r = ng_rec_load(e);
+  return ng_rec_of(r, inc) ? r.seq : 0;
 }
 
 /* A record, unless the slot is another incarnation's or ended by now. A writer that checked just
  * before a release and a reuse may still land its record on the next incarnation: its incarnation
  * bits tell readers to ignore it. */
-__attribute__((always_inline)) static inline void event_recorded(ng_eslot *e, uint32_t inc, ng_sslot *s, uint32_t sinc,
+__attribute__((always_inline)) static inline void ng_event_recorded(ng_eslot *e, uint32_t inc, ng_sslot *s, uint32_t sinc,
                                                                  int64_t op, int64_t seq) {
   uint32_t now = atomic_load_explicit(&e->h.inc, NG_ACQUIRE);
-  if (NG_UNLIKELY((now != inc) | ended(&e->h.lock))) return;
+  if (NG_UNLIKELY((now != inc) | ng_ended(&e->h.lock))) return;
   atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
-  rec_store(e, seq, rec_where(slot_index(&s->h), sinc, inc, seq, op));
+  ng_rec_store(e, seq, ng_rec_where(ng_slot_index(&s->h), sinc, inc, seq, op));
 }
 
 /* The record numbered seq is complete, and with it its stream's ops up to the record. */
-static inline void event_completed(ng_eslot *e, int64_t seq) {
+static inline void ng_event_completed(ng_eslot *e, int64_t seq) {
   if (seq == 0 || seq == atomic_load_explicit(&e->completed_seq, NG_ACQUIRE)) return;
-  ng_rec r = rec_load(e);
-  if (r.seq != seq || !rec_of(r, atomic_load_explicit(&e->h.inc, NG_ACQUIRE))) return;
+  ng_rec r = ng_rec_load(e);
+  if (r.seq != seq || !ng_rec_of(r, atomic_load_explicit(&e->h.inc, NG_ACQUIRE))) return;
   /* the stream first: once completed_seq says so, the record's work is marked done */
-  int32_t on = rec_stream(r);
-  if (on >= 0) stream_mark_done(SSLOT(on), rec_op(r));
+  int32_t on = ng_rec_stream(r);
+  if (on >= 0) ng_stream_mark_done(NG_SSLOT(on), ng_rec_op(r));
   while (1) {
     int64_t done = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
-    if (done == seq || rec_load(e).seq != seq) return;
+    if (done == seq || ng_rec_load(e).seq != seq) return;
     if (atomic_compare_exchange_weak_explicit(&e->completed_seq, &done, seq, memory_order_acq_rel, NG_RELAXED)) return;
   }
 }
 
 
-static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_LEGACY || h == NG_STREAM_PER_THREAD; }
+static inline int ng_special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_LEGACY || h == NG_STREAM_PER_THREAD; }
 
 /* ---------------------------------------------------------------- the wrappers' hot paths */
 /* The hot calls of the application on C slots, inlined into each wrapper with its effect known at
@@ -417,14 +417,14 @@ static inline int special_stream(uint64_t h) { return h == 0 || h == NG_STREAM_L
 /* A caller's hints start as this slot, which no key is valid on (ended): no NULL test on the hot path. */
 extern ng_head ng_no_slot;
 
-static inline ng_head *hot_slot(int events, int32_t i) {
+static inline ng_head *ng_hot_slot(int events, int32_t i) {
   ng_pool *p = events ? &ng_epool : &ng_spool;
-  char *c = atomic_load_explicit(&p->chunks[i >> CHUNK_BITS], NG_ACQUIRE);
-  return (ng_head *)(c + (size_t)(i & (CHUNK - 1)) * (events ? sizeof(ng_eslot) : sizeof(ng_sslot)));
+  char *c = atomic_load_explicit(&p->chunks[i >> NG_CHUNK_BITS], NG_ACQUIRE);
+  return (ng_head *)(c + (size_t)(i & (NG_CHUNK - 1)) * (events ? sizeof(ng_eslot) : sizeof(ng_sslot)));
 }
 
-/* Whether a slot is key's: an ended slot's key is dead (mark_ended). Its incarnation is read first. */
-static inline int hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
+/* Whether a slot is key's: an ended slot's key is dead (ng_mark_ended). Its incarnation is read first. */
+static inline int ng_hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
   *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
   return atomic_load_explicit(&h->key, NG_ACQUIRE) == key;
 }
@@ -437,7 +437,7 @@ static inline int hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc);
 NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
-  if (NG_LIKELY(hot_valid(hint, key, inc))) return hint;
+  if (NG_LIKELY(ng_hot_valid(hint, key, inc))) return hint;
   return ng_hot_find_map(events, c, key, inc);
 }
 
@@ -446,21 +446,21 @@ NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key
 void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t at_enter, int64_t mine);
 
 /* A record that covers all of its stream's work before it (the count at its enter was mine - 1:
- * delta 0), as event_recorded stores it; unless the slot is another incarnation's by now. One
+ * delta 0), as ng_event_recorded stores it; unless the slot is another incarnation's by now. One
  * that ended during the call (the event destroyed while recorded) takes it harmlessly: nothing
  * reads an ended slot's record. */
 NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t mine) {
   if (NG_UNLIKELY(atomic_load_explicit(&e->h.inc, NG_ACQUIRE) != einc)) return;
   atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
   /* the event's bits masked before the shift (the compiler would mask after it, with a 10-byte constant) */
-  uint32_t ebits = einc & INC_MASK;
+  uint32_t ebits = einc & NG_INC_MASK;
   __asm__("" : "+r"(ebits));
-  uint64_t where = (uint64_t)(s->h.where_base | (sinc & INC_MASK)) | (uint64_t)ebits << REC_INC_SHIFT;
+  uint64_t where = (uint64_t)(s->h.where_base | (sinc & NG_INC_MASK)) | (uint64_t)ebits << NG_REC_INC_SHIFT;
 #if NG_REC_WHOLE_POSSIBLE
   /* a gate only opens where a record is one store (ng_gate_slow): no test of rec_whole here */
-  rec_store_whole(e, mine, where);
+  ng_rec_store_whole(e, mine, where);
 #else
-  rec_store(e, mine, where);
+  ng_rec_store(e, mine, where);
 #endif
 }
 

@@ -1,7 +1,7 @@
 /* The hot state of the events and streams native code uses, and what each wrapped call does.
  *
  * A C slot per event and stream that native code created, or a stream first seen in native work,
- * ports the Java tracker's EventRecord and StreamRecord exactly: a one-word lock (ENDED, HELD and a
+ * ports the Java tracker's EventRecord and StreamRecord exactly: a one-word lock (NG_ENDED, NG_HELD and a
  * version: a CAS to take it, a release store to free it, a seqlock for readers), an event's last
  * record in one 16-byte word stored whole (no lock: see ng_rec in ng_slots.h), op numbers
  * reserved 2^20 at a time in one op sequence (an op counted by its stream's owner with a plain
@@ -40,16 +40,16 @@ pthread_key_t ng_thread_key;
 static _Atomic uint32_t thread_ids;
 
 static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
-  return i | (int)((inc & INC_MASK) << INDEX_BITS) | (p == &ng_spool ? NG_STREAM_SLOT_BIT : 0);
+  return i | (int)((inc & NG_INC_MASK) << NG_INDEX_BITS) | (p == &ng_spool ? NG_STREAM_SLOT_BIT : 0);
 }
 
 /* The slot an id names, if it is still that incarnation; NULL otherwise. */
 static ng_head *slot_of_id(ng_pool *p, int id) {
   if (id < 0 || ((id & NG_STREAM_SLOT_BIT) != 0) != (p == &ng_spool)) return NULL;
-  int32_t i = id & INDEX_MASK;
+  int32_t i = id & NG_INDEX_MASK;
   if (i >= atomic_load_explicit(&p->high, NG_ACQUIRE)) return NULL;
-  ng_head *h = slot_at(p, i);
-  if ((atomic_load_explicit(&h->inc, NG_ACQUIRE) & INC_MASK) != ((uint32_t)id >> INDEX_BITS & INC_MASK)) return NULL;
+  ng_head *h = ng_slot_at(p, i);
+  if ((atomic_load_explicit(&h->inc, NG_ACQUIRE) & NG_INC_MASK) != ((uint32_t)id >> NG_INDEX_BITS & NG_INC_MASK)) return NULL;
   return h;
 }
 
@@ -57,30 +57,30 @@ static ng_head *slot_of_id(ng_pool *p, int id) {
 static int32_t slot_alloc(ng_pool *p) {
   int32_t i = p->free_head;
   if (i >= 0) {
-    p->free_head = ng_cold_of(slot_at(p, i))->next_free;
+    p->free_head = ng_cold_of(ng_slot_at(p, i))->next_free;
   } else {
     i = atomic_load_explicit(&p->high, NG_RELAXED);
-    if ((i >> CHUNK_BITS) >= MAX_CHUNKS) return -1;
-    if ((i & (CHUNK - 1)) == 0) {
-      char *chunk = aligned_alloc(64, (size_t)CHUNK * p->size);
+    if ((i >> NG_CHUNK_BITS) >= NG_MAX_CHUNKS) return -1;
+    if ((i & (NG_CHUNK - 1)) == 0) {
+      char *chunk = aligned_alloc(64, (size_t)NG_CHUNK * p->size);
       if (chunk == NULL) return -1;
-      memset(chunk, 0, (size_t)CHUNK * p->size);
-      atomic_store_explicit(&p->chunks[i >> CHUNK_BITS], chunk, NG_RELEASE);
+      memset(chunk, 0, (size_t)NG_CHUNK * p->size);
+      atomic_store_explicit(&p->chunks[i >> NG_CHUNK_BITS], chunk, NG_RELEASE);
     }
     atomic_store_explicit(&p->high, i + 1, NG_RELEASE);
   }
   atomic_fetch_add_explicit(&p->live, 1, NG_RELAXED);
-  ng_head *h = slot_at(p, i);
+  ng_head *h = ng_slot_at(p, i);
   h->where_base = (uint32_t)(i + 1) << NG_WHERE_INDEX_SHIFT;
-  /* a new incarnation: ENDED cleared, the version kept going */
-  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) & ~(ENDED | HELD), NG_RELAXED);
+  /* a new incarnation: NG_ENDED cleared, the version kept going */
+  atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) & ~(NG_ENDED | NG_HELD), NG_RELAXED);
   atomic_fetch_add_explicit(&h->inc, 1, NG_RELAXED);
   return i;
 }
 
 /* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked. */
 static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
-  ng_head *h = slot_at(p, i);
+  ng_head *h = ng_slot_at(p, i);
   uint32_t before = atomic_fetch_and_explicit(&ng_cold_of(h)->refs, ~refs, memory_order_acq_rel);
   if ((before & refs) == 0 || (before & ~refs) != 0) return;
   if (!locked) ng_map_lock();
@@ -95,9 +95,9 @@ static void slot_unref(ng_pool *p, int32_t i, uint32_t refs) { slot_unref_as(p, 
 
 /* The slot ended: hot calls that found it before change nothing now. */
 static void slot_end(ng_head *h) {
-  word_lock(&h->lock);
-  mark_ended(h);
-  word_unlock(&h->lock);
+  ng_word_lock(&h->lock);
+  ng_mark_ended(h);
+  ng_word_unlock(&h->lock);
 }
 
 /* The slot a map holds for key: the slot, NULL with *java for a JAVA mark, or NULL. */
@@ -106,15 +106,15 @@ static ng_head *find(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
   for (int locked = 0; locked < 2; locked++) {
     if (locked) ng_map_lock();
     uint64_t v = locked ? ng_map_get_locked(p->map, key) : ng_map_get(p->map, key);
-    if (v == JAVA_MARK) {
+    if (v == NG_JAVA_MARK) {
       if (locked) ng_map_unlock();
       *java = 1;
       return NULL;
     }
     if (v >= 2) {
-      ng_head *h = slot_at(p, (int32_t)(v - 2));
+      ng_head *h = ng_slot_at(p, (int32_t)(v - 2));
       *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
-      if (atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ended(&h->lock)) {
+      if (atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ng_ended(&h->lock)) {
         if (locked) ng_map_unlock();
         return h;
       }
@@ -134,27 +134,27 @@ static int event_pending(ng_eslot *e, int32_t *stream, uint64_t *stream_handle) 
   int spins = 0;
   while (1) {
     int64_t done = atomic_load_explicit(&e->completed_seq, NG_ACQUIRE);
-    ng_rec r = rec_load(e);
+    ng_rec r = ng_rec_load(e);
     uint64_t handle = atomic_load_explicit(&e->stream_handle, NG_RELAXED);
     if (atomic_load_explicit(&e->completed_seq, NG_ACQUIRE) == done) {
-      if (!rec_of(r, atomic_load_explicit(&e->h.inc, NG_ACQUIRE))) {
+      if (!ng_rec_of(r, atomic_load_explicit(&e->h.inc, NG_ACQUIRE))) {
         *stream = -1;
         *stream_handle = 0;
         return 0;
       }
       /* the stream's handle from its slot while that is still the record's stream, else as recorded */
-      int32_t on = rec_stream(r);
+      int32_t on = ng_rec_stream(r);
       if (on >= 0) {
-        ng_sslot *s = SSLOT(on);
+        ng_sslot *s = NG_SSLOT(on);
         uint32_t before = atomic_load_explicit(&s->h.inc, NG_ACQUIRE);
         uint64_t now = atomic_load_explicit(&s->h.handle, NG_ACQUIRE);
-        if (rec_on_stream_inc(r, before) && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == before) handle = now;
+        if (ng_rec_on_stream_inc(r, before) && atomic_load_explicit(&s->h.inc, NG_ACQUIRE) == before) handle = now;
       }
       *stream = on;
       *stream_handle = handle;
       return r.seq != 0 && done != r.seq;
     }
-    back_off(&spins);
+    ng_back_off(&spins);
   }
 }
 
@@ -186,21 +186,21 @@ static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
   uint64_t old = ng_map_get_locked(&ng_events, handle);
   int32_t i = slot_alloc(&ng_epool);
   if (i < 0) return -1;
-  ng_eslot *e = ESLOT(i);
+  ng_eslot *e = NG_ESLOT(i);
   atomic_store_explicit(&e->h.handle, handle, NG_RELAXED);
   atomic_store_explicit(&e->cold.device, device, NG_RELAXED);
-  atomic_store_explicit(&e->cold.refs, REF_C, NG_RELAXED);
+  atomic_store_explicit(&e->cold.refs, NG_REF_C, NG_RELAXED);
   *inc = atomic_load_explicit(&e->h.inc, NG_RELAXED);
   atomic_store_explicit(&e->completed_seq, 0, NG_RELAXED);
   atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
-  rec_store(e, 0, rec_where(-1, 0, *inc, 0, 0));
+  ng_rec_store(e, 0, ng_rec_where(-1, 0, *inc, 0, 0));
   atomic_store_explicit(&e->h.key, handle, NG_RELEASE);
   ng_map_put(&ng_events, handle, (uint64_t)i + 2);
   if (old >= 2) {
-    ng_head *h = slot_at(&ng_epool, (int32_t)(old - 2));
+    ng_head *h = ng_slot_at(&ng_epool, (int32_t)(old - 2));
     if (atomic_load_explicit(&h->key, NG_RELAXED) == handle) {
       slot_end(h);
-      slot_unref_as(&ng_epool, (int32_t)(old - 2), REF_C, 1);
+      slot_unref_as(&ng_epool, (int32_t)(old - 2), NG_REF_C, 1);
     }
   }
   return i;
@@ -210,13 +210,13 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   uint64_t old = ng_map_get_locked(&ng_streams, key);
   int32_t i = slot_alloc(&ng_spool);
   if (i < 0) return -1;
-  ng_sslot *s = SSLOT(i);
-  int64_t base = atomic_fetch_add_explicit(&ng_w.op_seq, RESERVED + 1, NG_RELAXED) + 1;
+  ng_sslot *s = NG_SSLOT(i);
+  int64_t base = atomic_fetch_add_explicit(&ng_w.op_seq, NG_RESERVED + 1, NG_RELAXED) + 1;
   atomic_store_explicit(&s->h.handle, handle, NG_RELAXED);
   atomic_store_explicit(&s->cold.device, device, NG_RELAXED);
-  atomic_store_explicit(&s->cold.refs, REF_C, NG_RELAXED);
+  atomic_store_explicit(&s->cold.refs, NG_REF_C, NG_RELAXED);
   atomic_store_explicit(&s->base, base, NG_RELAXED);
-  atomic_store_explicit(&s->reserved, base + RESERVED, NG_RELAXED);
+  atomic_store_explicit(&s->reserved, base + NG_RESERVED, NG_RELAXED);
   s->sync_token = 0;
   atomic_store_explicit(&s->enqueued, base, NG_RELAXED);
   atomic_store_explicit(&s->owner, 0, NG_RELAXED);
@@ -226,10 +226,10 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   *inc = atomic_load_explicit(&s->h.inc, NG_RELAXED);
   ng_map_put(&ng_streams, key, (uint64_t)i + 2);
   if (old >= 2) {
-    ng_head *h = slot_at(&ng_spool, (int32_t)(old - 2));
+    ng_head *h = ng_slot_at(&ng_spool, (int32_t)(old - 2));
     if (atomic_load_explicit(&h->key, NG_RELAXED) == key) {
       slot_end(h);
-      slot_unref_as(&ng_spool, (int32_t)(old - 2), REF_C, 1);
+      slot_unref_as(&ng_spool, (int32_t)(old - 2), NG_REF_C, 1);
     }
   }
   return i;
@@ -240,16 +240,16 @@ static void forget(ng_pool *p, uint64_t key, int mark_java) {
   ng_map_lock();
   uint64_t v = ng_map_get_locked(p->map, key);
   int32_t i = -1;
-  if (v >= 2 && atomic_load_explicit(&slot_at(p, (int32_t)(v - 2))->key, NG_RELAXED) == key) i = (int32_t)(v - 2);
+  if (v >= 2 && atomic_load_explicit(&ng_slot_at(p, (int32_t)(v - 2))->key, NG_RELAXED) == key) i = (int32_t)(v - 2);
   if (mark_java) {
-    ng_map_put(p->map, key, JAVA_MARK);
+    ng_map_put(p->map, key, NG_JAVA_MARK);
   } else if (v != 0) {
     ng_map_remove(p->map, key);
   }
   ng_map_unlock();
   if (i >= 0) {
-    slot_end(slot_at(p, i));
-    slot_unref(p, i, REF_C);
+    slot_end(ng_slot_at(p, i));
+    slot_unref(p, i, NG_REF_C);
   }
 }
 
@@ -259,35 +259,35 @@ static void forget(ng_pool *p, uint64_t key, int mark_java) {
 static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
   ng_map_lock();
   uint64_t v = ng_map_get_locked(p->map, key);
-  if (v == (uint64_t)slot_index(h) + 2) ng_map_remove(p->map, key);
-  else if (v == JAVA_MARK) ng_map_remove(p->map, key);
+  if (v == (uint64_t)ng_slot_index(h) + 2) ng_map_remove(p->map, key);
+  else if (v == NG_JAVA_MARK) ng_map_remove(p->map, key);
   ng_map_unlock();
-  word_lock(&h->lock);
+  ng_word_lock(&h->lock);
   int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
-  if (same) mark_ended(h);
-  word_unlock(&h->lock);
-  if (same) slot_unref(p, slot_index(h), REF_C);
+  if (same) ng_mark_ended(h);
+  ng_word_unlock(&h->lock);
+  if (same) slot_unref(p, ng_slot_index(h), NG_REF_C);
 }
 
 static void mark_java(ng_pool *p, uint64_t key) {
   ng_map_lock();
-  if (ng_map_get_locked(p->map, key) == 0) ng_map_put(p->map, key, JAVA_MARK);
+  if (ng_map_get_locked(p->map, key) == 0) ng_map_put(p->map, key, NG_JAVA_MARK);
   ng_map_unlock();
 }
 
 static void unmark_java(ng_pool *p, uint64_t key) {
   ng_map_lock();
-  if (ng_map_get_locked(p->map, key) == JAVA_MARK) ng_map_remove(p->map, key);
+  if (ng_map_get_locked(p->map, key) == NG_JAVA_MARK) ng_map_remove(p->map, key);
   ng_map_unlock();
 }
 
 /* Java took the slot (a record of its own points at it), unless C ended it meanwhile: a release
- * racing the creation's upcall. A release of an id without REF_J is then a no-op. */
+ * racing the creation's upcall. A release of an id without NG_REF_J is then a no-op. */
 static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
-  ng_head *h = slot_at(p, i);
+  ng_head *h = ng_slot_at(p, i);
   uint32_t r = atomic_load_explicit(&ng_cold_of(h)->refs, NG_ACQUIRE);
-  while ((r & REF_C) && atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc &&
-         !atomic_compare_exchange_weak_explicit(&ng_cold_of(h)->refs, &r, r | REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
+  while ((r & NG_REF_C) && atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc &&
+         !atomic_compare_exchange_weak_explicit(&ng_cold_of(h)->refs, &r, r | NG_REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
   }
 }
 
@@ -327,7 +327,7 @@ enum { MODE_NONE, MODE_C, MODE_C_NEW, MODE_JAVA, MODE_UP };
 /* The stream a wrapped call's work goes to: C's (found or to be made at exit) or Java's. */
 static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue) {
   int java;
-  if (special_stream(stream)) {
+  if (ng_special_stream(stream)) {
     /* the special streams of native calls are C's, per device (and thread), never asked for */
     k->device = enqueue ? comm_device(handle) : ng_current_device();
     k->key = special_key(stream, k->device);
@@ -370,10 +370,10 @@ static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int e
   int made = 0;
   ng_map_lock();
   uint64_t v = ng_map_get_locked(&ng_streams, k->key);
-  if (v >= 2 && atomic_load_explicit(&SSLOT((int32_t)(v - 2))->h.key, NG_RELAXED) == k->key &&
-      !ended(&SSLOT((int32_t)(v - 2))->h.lock)) {
+  if (v >= 2 && atomic_load_explicit(&NG_SSLOT((int32_t)(v - 2))->h.key, NG_RELAXED) == k->key &&
+      !ng_ended(&NG_SSLOT((int32_t)(v - 2))->h.lock)) {
     i = (int32_t)(v - 2); /* another thread made it meanwhile */
-    inc = atomic_load_explicit(&SSLOT(i)->h.inc, NG_RELAXED);
+    inc = atomic_load_explicit(&NG_SSLOT(i)->h.inc, NG_RELAXED);
   } else {
     i = stream_slot_new(k->key, stream, device, &inc);
     made = 1;
@@ -383,7 +383,7 @@ static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int e
   k->inc = inc;
   if (made && ng_up_ready() && ng_up_seen(k->fn, stream, device, slot_id(&ng_spool, i, inc), &k->caller->site))
     java_holds(&ng_spool, i, inc);
-  return SSLOT(i);
+  return NG_SSLOT(i);
 }
 
 static void work_exit(ng_call *k, int status) {
@@ -411,22 +411,22 @@ static void work_exit(ng_call *k, int status) {
         int cap = ng_self.cap == 0 ? 16 : ng_self.cap * 2;
         ng_grouped *g = realloc(ng_self.grouped, (size_t)cap * sizeof(*g));
         if (g == NULL) {
-          stream_enqueue(s, k->inc);
+          ng_stream_enqueue(s, k->inc);
           return;
         }
         if (ng_self.grouped == NULL) pthread_setspecific(ng_thread_key, &ng_self);
         ng_self.grouped = g;
         ng_self.cap = cap;
       }
-      ng_self.grouped[ng_self.ngrouped++] = (ng_grouped){slot_index(&s->h), k->inc};
+      ng_self.grouped[ng_self.ngrouped++] = (ng_grouped){ng_slot_index(&s->h), k->inc};
     } else {
-      stream_enqueue(s, k->inc);
+      ng_stream_enqueue(s, k->inc);
     }
   } else if (effect == NG_EFFECT_STREAM_WAIT_EVENT) {
-    stream_enqueue(s, k->inc);
+    ng_stream_enqueue(s, k->inc);
   } else { /* EVENT_RECORD */
     int64_t mine;
-    int64_t op = stream_enqueue_record(s, k->inc, k->token, &mine);
+    int64_t op = ng_stream_enqueue_record(s, k->inc, k->token, &mine);
     if (op < 0) return;
     int java;
     uint32_t einc;
@@ -438,13 +438,13 @@ static void work_exit(ng_call *k, int status) {
       int32_t i = event_slot_new(handle, device, &einc);
       ng_map_unlock();
       if (i < 0) return;
-      e = ESLOT(i);
-      event_recorded(e, einc, s, k->inc, op, mine);
+      e = NG_ESLOT(i);
+      ng_event_recorded(e, einc, s, k->inc, op, mine);
       if (ng_up_ready() && ng_up_seen(k->fn, handle, device, slot_id(&ng_epool, i, einc), &k->caller->site))
         java_holds(&ng_epool, i, einc);
       return;
     }
-    event_recorded(e, einc, s, k->inc, op, mine);
+    ng_event_recorded(e, einc, s, k->inc, op, mine);
   }
 }
 
@@ -454,7 +454,7 @@ static void event_enter(ng_call *k, uint64_t event) {
   if (h != NULL) {
     k->mode = MODE_C;
     k->slot = h;
-    k->token = event_last_seq((ng_eslot *)h, k->inc);
+    k->token = ng_event_last_seq((ng_eslot *)h, k->inc);
     return;
   }
   if (ng_up_ready()) {
@@ -473,7 +473,7 @@ static void event_enter(ng_call *k, uint64_t event) {
 
 static void stream_sync_enter(ng_call *k, uint64_t stream) {
   int java;
-  uint64_t key = special_stream(stream) ? special_key(stream, ng_current_device()) : stream;
+  uint64_t key = ng_special_stream(stream) ? special_key(stream, ng_current_device()) : stream;
   ng_head *h = find(&ng_spool, key, &k->inc, &java);
   if (h != NULL) {
     k->mode = MODE_C;
@@ -481,7 +481,7 @@ static void stream_sync_enter(ng_call *k, uint64_t stream) {
     k->token = atomic_load_explicit(&((ng_sslot *)h)->enqueued, NG_ACQUIRE);
     return;
   }
-  if (!special_stream(stream) && ng_up_ready()) {
+  if (!ng_special_stream(stream) && ng_up_ready()) {
     int ok;
     int64_t t = ng_up_hot_enter(k->fn, stream, stream, &k->caller->site, &ok);
     if (ok && t != NG_NOT_JAVAS) {
@@ -545,7 +545,7 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
       int java;
       int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
       k->key = event ? A(k, p->handle) : A(k, p->stream);
-      if (event || !special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
+      if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
     }
     k->device = ng_current_device();
     if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
@@ -583,7 +583,7 @@ static uint64_t out_handle(uint64_t pointer, int i) {
 }
 
 static void grouped_flush(int launched) {
-  for (int i = 0; launched && i < ng_self.ngrouped; i++) stream_enqueue(SSLOT(ng_self.grouped[i].slot), ng_self.grouped[i].inc);
+  for (int i = 0; launched && i < ng_self.ngrouped; i++) ng_stream_enqueue(NG_SSLOT(ng_self.grouped[i].slot), ng_self.grouped[i].inc);
   ng_self.ngrouped = 0;
 }
 
@@ -616,7 +616,7 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_EVENT_CREATE:
   case NG_EFFECT_STREAM_CREATE: {
     uint64_t h = status == 0 ? out_handle(A(k, p->handle), 0) : 0;
-    if (h == 0 || (effect == NG_EFFECT_STREAM_CREATE && special_stream(h))) {
+    if (h == 0 || (effect == NG_EFFECT_STREAM_CREATE && ng_special_stream(h))) {
       if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
       return;
     }
@@ -637,7 +637,7 @@ void ng_exit(ng_call *k, int status) {
     ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
     if (status == 0 && k->slot != NULL) {
       forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
-    } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !special_stream(k->key))) {
+    } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !ng_special_stream(k->key))) {
       unmark_java(pool, k->key);
     }
     if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
@@ -709,14 +709,14 @@ void ng_park(int fn) {
 static ng_eslot *event_slot(int slot) { return (ng_eslot *)slot_of_id(&ng_epool, slot); }
 static ng_sslot *stream_slot(int slot) { return (ng_sslot *)slot_of_id(&ng_spool, slot); }
 
-static int live(ng_head *h) { return h != NULL && (atomic_load_explicit(&ng_cold_of(h)->refs, NG_ACQUIRE) & REF_C) && !ended(&h->lock); }
+static int live(ng_head *h) { return h != NULL && (atomic_load_explicit(&ng_cold_of(h)->refs, NG_ACQUIRE) & NG_REF_C) && !ng_ended(&h->lock); }
 
 int64_t ng_api_slot_token(int fn, int slot) {
   switch (fn >= 0 && fn < NG_FN_COUNT ? ng_fn_effect[fn] : -1) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC: {
     ng_eslot *e = event_slot(slot);
-    return live(e ? &e->h : NULL) ? event_last_seq(e, atomic_load_explicit(&e->h.inc, NG_ACQUIRE)) : 0;
+    return live(e ? &e->h : NULL) ? ng_event_last_seq(e, atomic_load_explicit(&e->h.inc, NG_ACQUIRE)) : 0;
   }
   case NG_EFFECT_EVENT_RECORD:
   case NG_EFFECT_STREAM_SYNC:
@@ -735,19 +735,19 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC: {
     ng_eslot *e = event_slot(slot);
-    if (live(e ? &e->h : NULL)) event_completed(e, token);
+    if (live(e ? &e->h : NULL)) ng_event_completed(e, token);
     return -1;
   }
   case NG_EFFECT_STREAM_SYNC:
   case NG_EFFECT_STREAM_QUERY: {
     ng_sslot *s = stream_slot(slot);
-    if (live(s ? &s->h : NULL)) stream_mark_done(s, token);
+    if (live(s ? &s->h : NULL)) ng_stream_mark_done(s, token);
     return -1;
   }
   case NG_EFFECT_COMM_ENQUEUE:
   case NG_EFFECT_STREAM_WAIT_EVENT: {
     ng_sslot *s = stream_slot(slot);
-    if (live(s ? &s->h : NULL)) stream_enqueue(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE));
+    if (live(s ? &s->h : NULL)) ng_stream_enqueue(s, atomic_load_explicit(&s->h.inc, NG_ACQUIRE));
     return -1;
   }
   case NG_EFFECT_EVENT_RECORD: {
@@ -756,7 +756,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     if (!live(s ? &s->h : NULL)) return -1;
     int64_t mine;
     uint32_t sinc = atomic_load_explicit(&s->h.inc, NG_ACQUIRE);
-    int64_t op = stream_enqueue_record(s, sinc, token, &mine);
+    int64_t op = ng_stream_enqueue_record(s, sinc, token, &mine);
     if (op < 0) return -1;
     int java;
     uint32_t inc;
@@ -767,12 +767,12 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
       i = event_slot_new(other, atomic_load_explicit(&s->cold.device, NG_RELAXED), &inc);
       ng_map_unlock();
       if (i < 0) return -1;
-      e = ESLOT(i);
+      e = NG_ESLOT(i);
     } else {
-      i = slot_index(&e->h);
+      i = ng_slot_index(&e->h);
     }
     java_holds(&ng_epool, i, inc);
-    event_recorded(e, inc, s, sinc, op, mine);
+    ng_event_recorded(e, inc, s, sinc, op, mine);
     return slot_id(&ng_epool, i, inc);
   }
   default:
@@ -786,21 +786,21 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
 static _Atomic int64_t device_syncs;
 
 static int on_device(ng_sslot *s, int device) {
-  return (atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) && atomic_load_explicit(&s->cold.device, NG_RELAXED) == device;
+  return (atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & NG_REF_C) && atomic_load_explicit(&s->cold.device, NG_RELAXED) == device;
 }
 
 int64_t ng_api_device_sync_enter(int device) {
   int64_t token = atomic_fetch_add_explicit(&device_syncs, 1, NG_RELAXED) + 1;
   int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
   for (int32_t i = 0; i < high; i++) {
-    ng_sslot *s = SSLOT(i);
+    ng_sslot *s = NG_SSLOT(i);
     if (!on_device(s, device)) continue;
     /* a count read now, of whichever incarnation, is of ops enqueued before the synchronize;
      * one of an earlier incarnation lies below the base of a later one */
-    word_lock(&s->h.lock);
+    ng_word_lock(&s->h.lock);
     s->sync_token = token;
     s->sync_count = atomic_load_explicit(&s->enqueued, NG_ACQUIRE);
-    word_unlock(&s->h.lock);
+    ng_word_unlock(&s->h.lock);
   }
   return token;
 }
@@ -808,19 +808,19 @@ int64_t ng_api_device_sync_enter(int device) {
 void ng_api_device_sync_exit(int device, int64_t token) {
   int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
   for (int32_t i = 0; i < high; i++) {
-    ng_sslot *s = SSLOT(i);
+    ng_sslot *s = NG_SSLOT(i);
     if (!on_device(s, device)) continue;
-    word_lock(&s->h.lock);
+    ng_word_lock(&s->h.lock);
     int64_t n = s->sync_token == token ? s->sync_count : 0;
-    word_unlock(&s->h.lock);
-    if (n > 0) stream_mark_done(s, n);
+    ng_word_unlock(&s->h.lock);
+    if (n > 0) ng_stream_mark_done(s, n);
   }
 }
 
 void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
   for (int i = 0; i < n; i++) {
     ng_eslot *e = event_slot(slots[i]);
-    if (e == NULL || !(atomic_load_explicit(&e->cold.refs, NG_ACQUIRE) & REF_C)) {
+    if (e == NULL || !(atomic_load_explicit(&e->cold.refs, NG_ACQUIRE) & NG_REF_C)) {
       out[3 * i] = -1;
       out[3 * i + 1] = -1;
       out[3 * i + 2] = 0;
@@ -829,7 +829,7 @@ void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
     int32_t stream;
     uint64_t handle;
     out[3 * i] = event_pending(e, &stream, &handle);
-    out[3 * i + 1] = stream >= 0 ? slot_id(&ng_spool, stream, atomic_load_explicit(&SSLOT(stream)->h.inc, NG_ACQUIRE)) : -1;
+    out[3 * i + 1] = stream >= 0 ? slot_id(&ng_spool, stream, atomic_load_explicit(&NG_SSLOT(stream)->h.inc, NG_ACQUIRE)) : -1;
     out[3 * i + 2] = (int64_t)handle;
   }
 }
@@ -837,14 +837,14 @@ void ng_api_events_pending(const int32_t *slots, int n, int64_t *out) {
 void ng_api_streams_pending(const int32_t *slots, int n, int64_t *out) {
   for (int i = 0; i < n; i++) {
     ng_sslot *s = stream_slot(slots[i]);
-    out[i] = s != NULL && (atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & REF_C) ? stream_pending_ops(s) : -1;
+    out[i] = s != NULL && (atomic_load_explicit(&s->cold.refs, NG_ACQUIRE) & NG_REF_C) ? stream_pending_ops(s) : -1;
   }
 }
 
 void ng_api_release_slot(int slot) {
   ng_pool *p = slot >= 0 && (slot & NG_STREAM_SLOT_BIT) ? &ng_spool : &ng_epool;
   ng_head *h = slot_of_id(p, slot);
-  if (h != NULL) slot_unref(p, slot_index(h), REF_J);
+  if (h != NULL) slot_unref(p, ng_slot_index(h), NG_REF_J);
 }
 
 void ng_api_event_to_java(uint64_t handle) {

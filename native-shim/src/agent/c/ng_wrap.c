@@ -67,7 +67,7 @@ static inline int ng_success(void) {
  * its _miss function); `miss` when the key has no C slot. */
 #define NG_FIND_HINT(type, var, events, key, inc, miss)                                             \
   type *var = (type *)atomic_load_explicit(&c_->hint[events], NG_ACQUIRE);                         \
-  if (NG_UNLIKELY(!hot_valid(&var->h, key, &inc))) miss;
+  if (NG_UNLIKELY(!ng_hot_valid(&var->h, key, &inc))) miss;
 #define NG_FIND_MAP(type, var, events, key, inc, miss)                                              \
   type *var = (type *)ng_hot_find(events, c_, key, &inc);                                          \
   if (NG_UNLIKELY(var == NULL)) miss;
@@ -95,13 +95,13 @@ static inline int ng_success(void) {
         ng_self.group_depth > 0)                                                                    \
       goto generic_;                                                                                \
     /* a special stream (0, 1, 2) is never a hint's key: the wrapper's hint misses it */          \
-    if (NG_IS_MAP_##FIND && NG_UNLIKELY(special_stream(hs_))) goto generic_;                       \
+    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_))) goto generic_;                       \
     uint32_t sinc_;                                                                                 \
     FIND(ng_sslot, s_, 0, hs_, sinc_, miss)                                                         \
     if (NG_COUNTS(effect)) {                                                                        \
       int r_ = real_ args;                                                                          \
       if (NG_UNLIKELY(r_ != 0)) return r_;                                                          \
-      (void)stream_count(s_, sinc_);                                                                \
+      (void)ng_stream_count(s_, sinc_);                                                                \
       return ng_success();                                                                          \
     }                                                                                               \
     int64_t at_enter_ = atomic_load_explicit(&s_->enqueued, NG_ACQUIRE);                            \
@@ -115,7 +115,7 @@ static inline int ng_success(void) {
     FIND(ng_eslot, e_, 1, hh_, einc_, miss)                                                         \
     int r_ = real_ args;                                                                            \
     if (NG_UNLIKELY(r_ != 0)) return r_;                                                            \
-    int64_t mine_ = stream_count(s_, sinc_);                                                        \
+    int64_t mine_ = ng_stream_count(s_, sinc_);                                                        \
     if (NG_LIKELY(mine_ == at_enter_ + 1)) ng_hot_recorded(e_, einc_, s_, sinc_, mine_);            \
     else if (mine_ >= 0) ng_record_slow(e_, einc_, s_, sinc_, at_enter_, mine_);                    \
     return ng_success();                                                                            \
