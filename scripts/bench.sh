@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What the agent costs, on the CPU, in one command (method and results: docs/performance.md).
 # Builds the agent, the samples and bench/, then runs, each against the same thing without the
-# agent, on the emulator (native-shim/target/emu):
+# agent, on the emulator (emulator/target/emu):
 #   jmh         JNA interface calls, tracked and untracked, and creations (bench Compare)
 #   agent-path  the agent's own work per call, without JNA or the native call (JMH AgentPath), and
 #               the native-method bridge's next to the tracker's alone (JMH NativeBridgePath)
@@ -26,7 +26,7 @@ done
 [ ${#parts[@]} -eq 0 ] && parts=(jmh agent-path onoff startup exit memory)
 
 mvn -B -q -pl agent,samples,bench -am package -DskipTests
-emu=native-shim/target/emu
+emu=emulator/target/emu
 agent=agent/target/ncclguard-agent.jar
 # the agent's classes in the ordinary layout, for the benchmarks that call them directly
 agent_classes=agent/target/ncclguard-agent-classes.jar
@@ -34,7 +34,7 @@ samples=samples/target/ncclguard-samples.jar
 benchjar=bench/target/ncclguard-bench.jar
 out=bench/target/results
 if [ ! -f "$emu/libnccl.so.2" ]; then
-  echo "bench: no emulator in $emu (build native-shim)" >&2
+  echo "bench: no emulator in $emu (build the emulator module)" >&2
   exit 1
 fi
 mkdir -p "$out"

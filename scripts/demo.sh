@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 mvn -B -q install -DskipTests
 mkdir -p target
 java -javaagent:agent/target/ncclguard-agent.jar=report=target/demo-report.json \
-     -Dncclguard.emu=native-shim/target/emu \
+     -Dncclguard.emu=emulator/target/emu \
      -jar samples/target/ncclguard-samples.jar leaky
 echo "demo: JSON report in target/demo-report.json"

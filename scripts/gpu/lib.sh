@@ -88,7 +88,7 @@ cpu_setup() {
     say "SKIP: no $bench (run scripts/gpu-prepare.sh)"
     return 1
   fi
-  if [ ! -f "$emu/libnccl.so.2" ] && ! make -s -C native-shim/src/main/c OUT="$cpu_out/emu-build" all >>"$log" 2>&1; then
+  if [ ! -f "$emu/libnccl.so.2" ] && ! make -s -C emulator/src/main/c OUT="$cpu_out/emu-build" ABI="$PWD/abi" all >>"$log" 2>&1; then
     say "FAILED: the emulator did not build here (see the log)"
     return 1
   fi

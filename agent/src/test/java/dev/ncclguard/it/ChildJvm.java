@@ -31,7 +31,7 @@ final class ChildJvm {
 
     static ChildJvm sample() {
         assertTrue(Files.isRegularFile(EMU.resolve("libnccl.so.2")),
-                "the emulator is not built at " + EMU + ": run the native-shim module first");
+                "the emulator is not built at " + EMU + ": run the emulator module first");
         assertTrue(Files.isRegularFile(AGENT_JAR), "no agent jar at " + AGENT_JAR);
         assertTrue(Files.isRegularFile(SAMPLES_JAR), "no samples jar at " + SAMPLES_JAR);
         return new ChildJvm();

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 class NcclProfilerIT {
     static final String CANNOT_RELEASE = "ncclguard cannot release it: it saw this communicator only through NCCL's"
             + " profiler plugin";
-    /** The emulator's logging test plugin (native-shim's profiler_testlog.c). */
+    /** The emulator's logging test plugin (the emulator's profiler_testlog.c). */
     static final Path TESTLOG = ChildJvm.EMU.resolveSibling("emu-test").resolve("libnccl-profiler-testlog.so");
     private static final Pattern INIT_COMPLETE = Pattern.compile("commId 0x([0-9a-f]+) - Init COMPLETE");
 

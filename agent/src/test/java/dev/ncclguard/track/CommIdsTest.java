@@ -14,7 +14,7 @@ class CommIdsTest {
         assertEquals("ffffffffffffffff", CommIds.hex(-1L));
     }
 
-    /** The values of a program built from NCCL's own bitops.h (native-shim's test_nccl_profiler.c has them too). */
+    /** The values of a program built from NCCL's own bitops.h (the emulator's test_nccl_profiler.c has them too). */
     @Test
     void anInitsCommIdIsNcclsGetHashOfTheUniqueId() {
         byte[] id = new byte[128];

@@ -57,7 +57,7 @@ public class AgentPath {
 
     @Setup
     public void setUp() {
-        String emu = System.getProperty(GpuLibraries.EMU_PROPERTY, "native-shim/target/emu");
+        String emu = System.getProperty(GpuLibraries.EMU_PROPERTY, "emulator/target/emu");
         library = NativeLibrary.getInstance(Path.of(emu, "libcudart.so.13").toAbsolutePath().toString());
         Hooks.jna = new JnaBridge(new Tracker(new Tracker.Config("on".equals(stacks), System::currentTimeMillis)));
         call("cudaEventCreate", new Object[] {out(EVENT)});

@@ -30,7 +30,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <pre>
  * java -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.Compare \
- *     --agent agent/target/ncclguard-agent.jar --emu native-shim/target/emu --out bench/target/results \
+ *     --agent agent/target/ncclguard-agent.jar --emu emulator/target/emu --out bench/target/results \
  *     [--rounds 3] [--warmup 5] [--iterations 5] [--suite hot|native|create]... [--benchmarks REGEX]
  *     [--before OTHER-AGENT.jar]
  * </pre>

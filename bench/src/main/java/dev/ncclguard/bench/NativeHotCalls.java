@@ -18,7 +18,7 @@ import java.util.Map;
  * (a Java stack) when the agent's Java side is there.
  *
  * <pre>
- * java -Dncclguard.emu=native-shim/target/emu -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.NativeHotCalls
+ * java -Dncclguard.emu=emulator/target/emu -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.NativeHotCalls
  *      [--agentless agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so] [--iters N] [--rounds R]
  *      [--counters] [--probes]
  * </pre>

@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * What the agent costs a whole JVM, measured on child JVMs run alternately with and without it:
  * <pre>
  * java -cp ncclguard-bench.jar dev.ncclguard.bench.ProcessBench startup|exit|memory \
- *     --agent agent/target/ncclguard-agent.jar --emu native-shim/target/emu [--runs N] [--handles N]
+ *     --agent agent/target/ncclguard-agent.jar --emu emulator/target/emu [--runs N] [--handles N]
  *     [--samples samples/target/ncclguard-samples.jar] [--out DIR]
  * </pre>
  * <ul>

@@ -24,7 +24,7 @@ final class GpuLibraries {
     static final String DRIVER = "libcuda.so.1";
     static final String EMU_PROPERTY = "ncclguard.emu";
     static final String EMU_ENV = "NCCLGUARD_EMU";
-    private static final Path EMU_IN_BUILD = Path.of("native-shim", "target", "emu");
+    private static final Path EMU_IN_BUILD = Path.of("emulator", "target", "emu");
 
     final Nccl nccl;
     final Cudart cudart;
@@ -52,7 +52,7 @@ final class GpuLibraries {
         Path cudart = dir.resolve(CUDART);
         if (!Files.isRegularFile(nccl) || !Files.isRegularFile(cudart)) {
             throw new SampleFailure("no real NCCL on this system, and no emulator in " + dir
-                    + " (build native-shim, or point -D" + EMU_PROPERTY + " or " + EMU_ENV
+                    + " (build the emulator module, or point -D" + EMU_PROPERTY + " or " + EMU_ENV
                     + " at a folder holding " + NCCL + " and " + CUDART + ")");
         }
         // The driver's soname, for JNI libraries that link it (JavaCPP's cudart): loaded under that
@@ -84,7 +84,7 @@ final class GpuLibraries {
     }
 
     /**
-     * The emulator's folder: -Dncclguard.emu, else NCCLGUARD_EMU, else native-shim/target/emu under
+     * The emulator's folder: -Dncclguard.emu, else NCCLGUARD_EMU, else emulator/target/emu under
      * the working directory, else next to this jar in a built checkout (samples/target/ → ../../).
      */
     static Path emulatorDirectory() {

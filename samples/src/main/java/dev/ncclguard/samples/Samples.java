@@ -149,6 +149,6 @@ public final class Samples {
                 + ": one JVM per rank (rank 0 makes the unique id); see samples/README.md");
         out.println("Libraries: the system's libnccl.so.2 and libcudart.so.13 when libnccl.so.2 loads,"
                 + " else the emulator's from -D" + GpuLibraries.EMU_PROPERTY + ", $" + GpuLibraries.EMU_ENV
-                + ", ./native-shim/target/emu, or ../../native-shim/target/emu from this jar.");
+                + ", ./emulator/target/emu, or ../../emulator/target/emu from this jar.");
     }
 }

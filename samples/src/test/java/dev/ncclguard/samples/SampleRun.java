@@ -41,7 +41,7 @@ final class SampleRun {
         Path emu = Path.of(dir);
         assertTrue(Files.isRegularFile(emu.resolve(GpuLibraries.NCCL)) && Files.isRegularFile(emu.resolve(GpuLibraries.CUDART)),
                 "the emulator's " + GpuLibraries.NCCL + " and " + GpuLibraries.CUDART + " are not in " + emu
-                        + ": build native-shim in the same reactor (mvn -B -pl samples -am verify)");
+                        + ": build the emulator in the same reactor (mvn -B -pl samples -am verify)");
         return emu;
     }
 
