@@ -1,8 +1,8 @@
 /* NVIDIA's ABI as ncclguard transcribes it: the CUDA runtime's types, values and the signatures of
  * the functions the emulator exports and the agent wraps. Follows CUDA 13.0's cuda_runtime_api.h
  * and driver_types.h (the CUDA toolkit's include/); values are the real ones. Declared once here,
- * included by the agent's native library (native-shim/src/agent/c), the emulator
- * (native-shim/src/main/c) and their C tests, so that no build needs the CUDA headers and no
+ * included by the agent's native library (native-shim/src/main/c), the emulator
+ * (emulator/src/main/c) and their C tests, so that no build needs the CUDA headers and no
  * second transcription can drift: a prototype that differs in ABI from the real one is a bug here.
  * With NCCLGUARD_ABI_TYPES_ONLY defined, the types and values alone. */
 #ifndef NCCLGUARD_ABI_CUDA_RUNTIME_API_H

@@ -3,7 +3,7 @@
  * src/include/nccl_device/core.h and its impl/ headers (the emulator emulates 2.29.3; the agent
  * wraps 2.28 and 2.29 alike). Values are the real ones: a binding written against the real
  * headers must not be able to tell the difference. Declared once here, included by the agent's
- * native library (native-shim/src/agent/c), the emulator (native-shim/src/main/c) and their C
+ * native library (native-shim/src/main/c), the emulator (emulator/src/main/c) and their C
  * tests; a prototype that differs in ABI from the real one is a bug here. With
  * NCCLGUARD_ABI_TYPES_ONLY defined, the types and values alone. */
 #ifndef NCCLGUARD_ABI_NCCL_API_H

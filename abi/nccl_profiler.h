@@ -3,8 +3,8 @@
  * v2.29.3-1 src/include/plugin/nccl_profiler.h, src/include/plugin/profiler/profiler_v4.h,
  * profiler_v5.h, profiler_v6.h and src/include/nccl_common.h (v4 since 2.27.3, v5 since 2.28.3,
  * v6 since 2.29.2; the layouts of v4 and v5 are those releases'). Declared once here: the agent's
- * native library is such a plugin (native-shim/src/agent/c/ng_prof.c) and loads the application's,
- * the emulator loads plugins through it (native-shim/src/main/c/nccl_profiler.c), and the test
+ * native library is such a plugin (native-shim/src/main/c/ng_prof.c) and loads the application's,
+ * the emulator loads plugins through it (emulator/src/main/c/nccl_profiler.c), and the test
  * plugins of both implement it. */
 #ifndef NCCLGUARD_ABI_NCCL_PROFILER_H
 #define NCCLGUARD_ABI_NCCL_PROFILER_H

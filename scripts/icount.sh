@@ -15,10 +15,10 @@ for f in $stub/libcudart.so.13 $hot; do
   [ -f $f ] || { echo "scripts/icount.sh: $f is missing: build first (mvn -B install -DskipTests)" >&2; exit 2; }
 done
 libs=("$@")
-[ ${#libs[@]} -eq 0 ] && libs=(agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so)
+[ ${#libs[@]} -eq 0 ] && libs=(native-shim/target/classes/ncclguard-native/linux-x86_64/libncclguard.so)
 out=bench/target/icount
 mkdir -p $out
-gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Inative-shim/src/agent/c -o $out/hot_icount bench/src/main/c/hot_icount.c -ldl
+gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Inative-shim/src/main/c -o $out/hot_icount bench/src/main/c/hot_icount.c -ldl
 calls=${CALLS:-10000}
 declare -A col
 names=()

@@ -187,7 +187,7 @@ static void show_version(void) {
     (void)ignored;
   } else {
     emu_info(NCCL_ALL, "%s", EMU_VERSION_STRING);
-    emu_info(NCCL_ALL, "NCCLEMU: the CPU emulator of NCCL %d.%d.%d (ncclguard native-shim), no GPU",
+    emu_info(NCCL_ALL, "NCCLEMU: the CPU emulator of NCCL %d.%d.%d (ncclguard emulator), no GPU",
              NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
   }
 }

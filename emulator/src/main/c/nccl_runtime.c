@@ -139,7 +139,7 @@ static void find_runtime(void) {
     else if (own)
       dlclose(own);
   }
-  const char *fix_dir = *dir ? dir : "native-shim/target/emu";
+  const char *fix_dir = *dir ? dir : "emulator/target/emu";
   if (*loaded && t)
     snprintf(warning, sizeof(warning),
              "NCCLEMU: libnccl.so.2 is the emulator's, but the libcudart.so.13 loaded first is "
@@ -152,13 +152,13 @@ static void find_runtime(void) {
     snprintf(warning, sizeof(warning),
              "NCCLEMU: the libcudart.so.13 loaded (%.300s) is not the emulator's, and there is no "
              "emulator's runtime next to this NCCL (%.300s): NCCL answers as without devices. Load "
-             "native-shim/target/emu/libcudart.so.13 first (LD_LIBRARY_PATH or LD_PRELOAD)",
+             "emulator/target/emu/libcudart.so.13 first (LD_LIBRARY_PATH or LD_PRELOAD)",
              loaded, fix_dir);
   else if (!t)
     snprintf(warning, sizeof(warning),
              "NCCLEMU: no CUDA runtime is loaded and there is no emulator's runtime next to this "
              "NCCL (%.300s): NCCL answers as without devices. Link or load "
-             "native-shim/target/emu/libcudart.so.13",
+             "emulator/target/emu/libcudart.so.13",
              fix_dir);
   if (*warning)
     atomic_store(&warning_due, true);

@@ -3,11 +3,13 @@ package dev.ncclguard;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.track.Tracker;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -29,6 +31,8 @@ import org.junit.jupiter.api.Test;
  * The agent's packages import one way: each uses only packages of the levels below its own, so no
  * two packages use each other. Read from the compiled classes' constant pools (every class, method
  * and field type they name; string literals are not uses), so nothing escapes that javac linked.
+ * The catalog is a module of its own (catalog/, shaded into the agent jar): its classes are read
+ * with the agent's, and it stays a bottom layer.
  */
 class PackageLayersTest {
     /**
@@ -61,21 +65,21 @@ class PackageLayersTest {
 
     @Test
     void noPackageUsesOneAboveItOrBesideIt() throws IOException {
-        Map<String, Map<String, Set<String>>> uses = uses(classesDirectory());
+        Map<String, Map<String, Set<String>>> uses = uses(agentClasses());
         List<String> faults = faults(uses, LEVELS);
         assertTrue(faults.isEmpty(), String.join("\n", faults));
     }
 
     @Test
     void noTwoPackagesUseEachOther() throws IOException {
-        Map<String, Map<String, Set<String>>> uses = uses(classesDirectory());
+        Map<String, Map<String, Set<String>>> uses = uses(agentClasses());
         List<List<String>> cycles = cycles(uses);
         assertTrue(cycles.isEmpty(), "packages in a cycle: " + cycles + "\n" + String.join("\n", faults(uses, LEVELS)));
     }
 
     @Test
     void everyPackageOfTheAgentHasALevel() throws IOException {
-        Set<String> compiled = uses(classesDirectory()).keySet();
+        Set<String> compiled = uses(agentClasses()).keySet();
         Set<String> listed = new TreeSet<>();
         LEVELS.forEach(listed::addAll);
         assertEquals(listed, new TreeSet<>(compiled), "LEVELS must list the agent's packages, and only those");
@@ -169,12 +173,34 @@ class PackageLayersTest {
 
     // --- reading the class files ---
 
-    private static Path classesDirectory() {
-        try {
-            return Path.of(Tracker.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
+    /**
+     * The agent's classes and the catalog's, a module of its own (catalog/) that the agent jar
+     * shades in: a directory in a reactor build, a jar from the local repository otherwise.
+     */
+    private static List<Path> agentClasses() throws IOException {
+        List<Path> roots = new ArrayList<>();
+        for (Class<?> c : List.of(Tracker.class, Catalog.class)) {
+            Path where;
+            try {
+                where = Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
+            } catch (URISyntaxException e) {
+                throw new IllegalStateException(e);
+            }
+            roots.add(Files.isDirectory(where) ? where : FileSystems.newFileSystem(where).getPath("/"));
         }
+        return roots;
+    }
+
+    /** {@link #uses(Path)} of several class trees, together. */
+    static Map<String, Map<String, Set<String>>> uses(List<Path> roots) throws IOException {
+        Map<String, Map<String, Set<String>>> uses = new TreeMap<>();
+        for (Path root : roots) {
+            for (Map.Entry<String, Map<String, Set<String>>> from : uses(root).entrySet()) {
+                Map<String, Set<String>> mine = uses.computeIfAbsent(from.getKey(), k -> new TreeMap<>());
+                from.getValue().forEach((to, examples) -> mine.computeIfAbsent(to, k -> new TreeSet<>()).addAll(examples));
+            }
+        }
+        return uses;
     }
 
     /** Per package (dotted, under dev.ncclguard), the other packages its classes use, with "Class -> Class" examples. */

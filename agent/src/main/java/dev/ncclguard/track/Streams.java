@@ -29,7 +29,7 @@ final class Streams {
      * same stream; a snapshot reports the two as one stream.
      */
     private static final long NATIVE_SPECIAL_STREAM_KEY = 0xA000_0000_0000_0000L;
-    /** Slot ids of C stream slots carry this bit (native-shim/src/agent/c/ng_track.h). */
+    /** Slot ids of C stream slots carry this bit (native-shim/src/main/c/ng_track.h). */
     static final int STREAM_SLOT_BIT = 1 << 30;
 
     private final Tracker tracker;

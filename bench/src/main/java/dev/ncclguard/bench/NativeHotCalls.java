@@ -19,7 +19,7 @@ import java.util.Map;
  *
  * <pre>
  * java -Dncclguard.emu=emulator/target/emu -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.NativeHotCalls
- *      [--agentless agent/target/classes/ncclguard-native/linux-x86_64/libncclguard.so] [--iters N] [--rounds R]
+ *      [--agentless native-shim/target/classes/ncclguard-native/linux-x86_64/libncclguard.so] [--iters N] [--rounds R]
  *      [--counters] [--probes]
  * </pre>
  * {@code --agentless}: promote the native library here, without the agent (its C state only, no

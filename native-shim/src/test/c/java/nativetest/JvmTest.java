@@ -10,7 +10,7 @@ import java.util.List;
  * the promotion binds a JNI library loaded afterwards, creations reach Java on the calling Java
  * thread (its Java frames visible) or on a library's pthread attached as a daemon, hot calls stay
  * in C, an exception thrown by an upcall is cleared, dying() stops upcalls, and a wrapped call
- * from an exit handler after the JVM died forwards. Run by native-shim/src/agent/c's make test:
+ * from an exit handler after the JVM died forwards. Run by native-shim/src/main/c's make test:
  * java -cp <classes> nativetest.JvmTest <libncclguard.so> <libjvmtest.so>
  */
 public final class JvmTest {

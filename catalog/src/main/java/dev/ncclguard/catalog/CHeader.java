@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Writes the catalog as a C header for the agent's native library (native-shim/src/agent/c): per
+ * Writes the catalog as a C header for the agent's native library (native-shim/src/main/c): per
  * function its id, effect, C parameter list and the slot each argument goes to, as X-macros the
- * generic wrappers expand. A build-time tool ({@code main(outputFile)}, run by the agent module's
+ * generic wrappers expand. A build-time tool ({@code main(outputFile)}, run by native-shim's
  * build before make); the agent itself never runs it.
  */
 public final class CHeader {

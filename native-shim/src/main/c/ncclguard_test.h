@@ -1,4 +1,4 @@
-/* The test mode of libncclguard.so: C programs (native-shim/src/agent/test) load the library
+/* The test mode of libncclguard.so: C programs (native-shim/src/test/c) load the library
  * without a JVM, register C callbacks in place of the Java upcalls, and reach what the JNI natives
  * do through this table. A JVM never calls ncclguard_test; it changes nothing until called. */
 #ifndef NCCLGUARD_TEST_H
