@@ -22,9 +22,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>An event last recorded on a live, ordinary stream ({@link HandleView#recordedOn()}) is
  * complete once that stream is idle: one cudaStreamQuery answers for all of that stream's events,
- * so 100,000 events recorded on one finished stream cost one native call rather than 100,000,
- * and their answers are that stream's rather than 100,000 map entries. The events of a stream
- * still busy are asked one by one, as are the others.
+ * and their answers are that stream's, not an entry each. The events of a stream still busy are
+ * asked one by one, as are the others. What that saves: docs/performance.md, "Cleanup's code at exit".
  */
 public final class ExitProbe {
     /** How long past the deadline the caller waits for a prober that is not stuck in a call to stop. */
@@ -90,7 +89,7 @@ public final class ExitProbe {
                 if (System.nanoTime() - deadlineNanos > 0) {
                     return; // the rest stays unknown
                 }
-                probe(view); // the work per handle in a method of its own: compiled after a few hundred, not 60,000
+                probe(view); // the work per handle in a method of its own (docs/performance.md, "Cleanup's code at exit")
             }
         }
 

@@ -124,4 +124,66 @@ class ResourceCleanupTest {
         assertEquals(TIMED_OUT, outcome.outcome());
         assertTrue(outcome.note().startsWith("ncclMemFree did not return within"), outcome.note());
     }
+
+    // The device communicators and the memory are released by one implementation
+    // (SerialReleases.oneByOne): what it takes from each kind is pinned below.
+
+    @Test
+    void deviceCommunicatorsBehindADestroyThatHangsGiveUpAtTheirShareOfTheTimeout() {
+        nccl.hang("ncclDevCommDestroy");
+        HandleView comm = comm(0x10, nccl);
+        HandleView hung = devComm(0x20, 0x10, new byte[200], nccl);
+        HandleView next = devComm(0x30, 0x10, new byte[200], nccl);
+        Map<HandleView, LeakOutcome> results = run(Duration.ofSeconds(2), comm, hung, next);
+
+        LeakOutcome outcome = results.get(hung);
+        assertEquals(TIMED_OUT, outcome.outcome());
+        // its share is a tenth of the timeout (200 ms); the whole deadline would be 2000
+        long waited = millisIn(outcome.note(), "ncclDevCommDestroy did not return within ");
+        assertTrue(waited < 1000, outcome.note());
+        assertEquals(new LeakOutcome(TIMED_OUT,
+                "not destroyed before its share of the deadline; NCCL frees it with its communicator"), results.get(next));
+        assertEquals(new LeakOutcome(DESTROYED, null), results.get(comm));
+    }
+
+    @Test
+    void memoryBehindAFreeThatHangsIsNotFreedBeforeTheDeadline() {
+        nccl.hang("ncclMemFree");
+        HandleView hung = memory(0x5000, nccl);
+        HandleView next = memory(0x6000, nccl);
+        Map<HandleView, LeakOutcome> results = run(Duration.ofMillis(1500), hung, next);
+
+        LeakOutcome outcome = results.get(hung);
+        assertEquals(TIMED_OUT, outcome.outcome());
+        // memory may take until the deadline, not a share of it
+        long waited = millisIn(outcome.note(), "ncclMemFree did not return within ");
+        assertTrue(waited >= 1000, outcome.note());
+        assertEquals(new LeakOutcome(TIMED_OUT, "not freed before the deadline"), results.get(next));
+    }
+
+    @Test
+    void releasesThatCannotBeCalledSayWhyInTheirOwnFunctionsName() {
+        nccl.missing("ncclDevCommDestroy").missing("ncclMemFree");
+        HandleView dev = devComm(0x20, 0x10, new byte[200], nccl);
+        HandleView mem = memory(0x5000, nccl);
+        Map<HandleView, LeakOutcome> results = run(LONG, dev, mem);
+
+        assertEquals(new LeakOutcome(FAILED, "cannot call ncclDevCommDestroy: java.lang.UnsatisfiedLinkError:"
+                + " Error looking up function 'ncclDevCommDestroy'"), results.get(dev));
+        assertEquals(new LeakOutcome(FAILED, "cannot call ncclMemFree: java.lang.UnsatisfiedLinkError:"
+                + " Error looking up function 'ncclMemFree'"), results.get(mem));
+    }
+
+    @Test
+    void aFailingFreeSaysWhatItReturned() {
+        nccl.answer("ncclMemFree", 5);
+        HandleView mem = memory(0x5000, nccl);
+        assertEquals(new LeakOutcome(FAILED, "ncclMemFree returned 5"), run(LONG, mem).get(mem));
+    }
+
+    /** The milliseconds in "{@code prefix}N ms". */
+    private static long millisIn(String note, String prefix) {
+        assertTrue(note.startsWith(prefix), note);
+        return Long.parseLong(note.substring(prefix.length(), note.indexOf(" ms", prefix.length())));
+    }
 }
