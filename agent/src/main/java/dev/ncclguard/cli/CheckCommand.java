@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.log.OneLine;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -82,7 +83,7 @@ final class CheckCommand implements Callable<Integer> {
                     suppressed += s.suppressed();
                     String tail = s.suppressed() == 0 ? "" : " (" + s.suppressed() + " suppressed)";
                     if (!r.hasLeaks()) {
-                        out.println("OK    " + r.path() + " (" + Words.clean(r.process()) + "): no leaks ("
+                        out.println("OK    " + r.path() + " (" + OneLine.of(r.process()) + "): no leaks ("
                                 + Words.count(s.commsCreated(), "communicator", "communicators") + " created, "
                                 + s.commsReleased() + " released)" + tail);
                         continue;
@@ -93,7 +94,7 @@ final class CheckCommand implements Callable<Integer> {
                     streams += s.unsyncedStreams();
                     devComms += s.leakedDevComms();
                     memory += s.leakedMemory();
-                    out.println("LEAKS " + r.path() + " (" + Words.clean(r.process()) + "): "
+                    out.println("LEAKS " + r.path() + " (" + OneLine.of(r.process()) + "): "
                             + Words.leakCounts(s.leakedComms(), s.pendingEvents(), s.unsyncedStreams(),
                                     s.leakedDevComms(), s.leakedMemory()) + tail);
                     for (String line : groups.lines()) {

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.log.OneLine;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -344,8 +345,8 @@ final class Job {
 
     /** "rank 1 (pid 4242 on gpu-01)", or the handle when the rank is unknown. */
     static String who(Part p) {
-        return (p.comm().rank() != null ? "rank " + p.comm().rank() : "handle " + Words.clean(p.comm().handle()))
-                + " (" + Words.clean(p.report().process()) + ")";
+        return (p.comm().rank() != null ? "rank " + p.comm().rank() : "handle " + OneLine.of(p.comm().handle()))
+                + " (" + OneLine.of(p.report().process()) + ")";
     }
 
     static String ranks(List<Part> parts) {

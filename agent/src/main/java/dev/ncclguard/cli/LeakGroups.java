@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.log.OneLine;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,7 +37,7 @@ final class LeakGroups implements ReportFile.Entries {
             StringBuilder out = new StringBuilder(line).append(", and ").append(Words.thousands(count - 1))
                     .append(" more alike: ");
             for (int i = 0; i < next.size(); i++) {
-                out.append(i > 0 ? ", " : "").append(Words.clean(next.get(i)));
+                out.append(i > 0 ? ", " : "").append(OneLine.of(next.get(i)));
             }
             return out.append(count - 1 > next.size() ? ", ..." : "").toString();
         }

@@ -2,6 +2,7 @@ package dev.ncclguard.cli;
 
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.log.OneLine;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -60,13 +61,13 @@ final class Words {
 
     /** "leaked communicator 0x7f.. (rank 1 of 2, commId 9a87..) by ncclCommInitRank at pkg.Cls.m(Cls.java:9)" */
     static String leak(ReportFile.LeakEntry leak) {
-        StringBuilder out = new StringBuilder(title(leak.kind())).append(' ').append(clean(leak.handle()));
+        StringBuilder out = new StringBuilder(title(leak.kind())).append(' ').append(OneLine.of(leak.handle()));
         String details = details(leak.details());
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
         }
-        out.append(" by ").append(clean(leak.api()));
-        out.append(leak.topFrame() != null ? " at " + clean(leak.topFrame()) : ", no stack recorded");
+        out.append(" by ").append(OneLine.of(leak.api()));
+        out.append(leak.topFrame() != null ? " at " + OneLine.of(leak.topFrame()) : ", no stack recorded");
         if (!leak.cleanup().equals("none")) {
             out.append(", cleanup ").append(cleanup(leak.kind(), leak.cleanup()));
         }
@@ -81,7 +82,7 @@ final class Words {
     static String cleanup(String kind, String word) {
         Outcome outcome = Outcome.of(word);
         Kind k = kind(kind);
-        return outcome == null || k == null ? clean(word) : outcome.describe(k);
+        return outcome == null || k == null ? OneLine.of(word) : outcome.describe(k);
     }
 
     private static Kind kind(String word) {
@@ -102,15 +103,15 @@ final class Words {
         }
         Object device = details.get("device");
         if (device != null) {
-            parts.add("device " + clean(String.valueOf(device)));
+            parts.add("device " + OneLine.of(String.valueOf(device)));
         }
         Object commId = details.get("commId");
         if (commId != null) {
-            parts.add("commId " + clean(String.valueOf(commId)));
+            parts.add("commId " + OneLine.of(String.valueOf(commId)));
         }
         Object pendingOps = details.get("pendingOps");
         if (pendingOps != null) {
-            parts.add(clean(String.valueOf(pendingOps)) + " pending ops");
+            parts.add(OneLine.of(String.valueOf(pendingOps)) + " pending ops");
         }
         if (Boolean.TRUE.equals(details.get("stillPending"))) {
             parts.add("still pending at exit");
@@ -141,22 +142,5 @@ final class Words {
             return s / 60 + " min " + String.format(java.util.Locale.ROOT, "%02d", s % 60) + " s";
         }
         return s / 3600 + " h " + String.format(java.util.Locale.ROOT, "%02d", s % 3600 / 60) + " min";
-    }
-
-    /** A value from a report shown in one terminal line: control characters escaped. */
-    static String clean(String text) {
-        if (text == null) {
-            return "?";
-        }
-        StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029' || c == '\u0085') {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
     }
 }

@@ -5,6 +5,7 @@ import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.log.OneLine;
 import dev.ncclguard.track.NativeOrigin;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -50,7 +51,7 @@ public final class TextReportWriter {
                 out.append("ncclguard: ").append(n).append(n == 1 ? " leaked handle" : " leaked handles")
                         .append(" at exit (pid ");
             }
-            out.append(report.pid()).append(" on ").append(printable(report.host()))
+            out.append(report.pid()).append(" on ").append(OneLine.of(report.host()))
                     .append(", action=").append(report.action()).append(")\n\n");
             blocks(out, report.leaks(), Report.ACTION_CLEANUP.equals(report.action()) && !report.live(), true);
         }
@@ -60,13 +61,13 @@ public final class TextReportWriter {
             out.append('\n');
         }
         if (!report.suppressedCallers().isEmpty()) {
-            out.append("ncclguard: NCCL and CUDA calls made by ").append(printable(String.join(", ",
+            out.append("ncclguard: NCCL and CUDA calls made by ").append(OneLine.of(String.join(", ",
                     report.suppressedCallers()))).append(" are not tracked (suppressed: library)\n");
         }
         if (report.attachedAt() != null) {
             out.append(trackingSince(report)).append('\n');
             if (report.beforeAttach() != null) {
-                out.append("ncclguard: ").append(printable(report.beforeAttach().note())).append('\n');
+                out.append("ncclguard: ").append(OneLine.of(report.beforeAttach().note())).append('\n');
             }
         }
         return out.append(summary(report)).append('\n').toString();
@@ -167,7 +168,7 @@ public final class TextReportWriter {
         } else if (Boolean.FALSE.equals(pending)) {
             out.append(", its work had completed by exit");
         }
-        out.append(", created by ").append(printable(leak.api())).append(". See ").append(docsLink(leak.kind()))
+        out.append(", created by ").append(OneLine.of(leak.api())).append(". See ").append(docsLink(leak.kind()))
                 .append(" for more information.\n");
     }
 
@@ -181,7 +182,7 @@ public final class TextReportWriter {
         }
         out.append(": ").append(cleanupDone(leak));
         if (leak.cleanupNote() != null) {
-            out.append(": ").append(printable(leak.cleanupNote()));
+            out.append(": ").append(OneLine.of(leak.cleanupNote()));
         }
         return out.append('.').toString();
     }
@@ -334,7 +335,7 @@ public final class TextReportWriter {
             if (!details.isEmpty()) {
                 out.append(" (").append(details).append(')');
             }
-            out.append(", thread \"").append(printable(leak.thread())).append("\" at ")
+            out.append(", thread \"").append(OneLine.of(leak.thread())).append("\" at ")
                     .append(IsoTime.format(leak.createdAtMillis())).append('\n');
         }
         int rest = more - g.listed.size();
@@ -370,9 +371,9 @@ public final class TextReportWriter {
                 out.append(" (").append(details).append(')');
             }
             if (topFrame(leak) != null) {
-                out.append(" at ").append(printable(topFrame(leak)));
+                out.append(" at ").append(OneLine.of(topFrame(leak)));
             }
-            out.append(": suppressed by '").append(printable((String) entry.getKey().get(3))).append('\'');
+            out.append(": suppressed by '").append(OneLine.of((String) entry.getKey().get(3))).append('\'');
             int more = entry.getValue().count - 1;
             if (more > 0) {
                 out.append(", and ").append(more).append(" more like it");
@@ -399,22 +400,22 @@ public final class TextReportWriter {
             if (leak.view().device() >= 0) {
                 out.append(" of device ").append(leak.view().device());
             }
-            out.append(" not synchronized, first used by ").append(printable(leak.api())).append(", ")
+            out.append(" not synchronized, first used by ").append(OneLine.of(leak.api())).append(", ")
                     .append(state(leak)).append('\n');
         } else {
-            out.append(": created by ").append(noHandle ? "an init only NCCL's profiler plugin saw" : printable(leak.api()))
+            out.append(": created by ").append(noHandle ? "an init only NCCL's profiler plugin saw" : OneLine.of(leak.api()))
                     .append(", ").append(state(leak)).append('\n');
         }
         out.append("  ");
         created(out, leak, "    at ");
         if (leak.note() != null) {
-            out.append("  ").append(printable(leak.note())).append(".\n");
+            out.append("  ").append(OneLine.of(leak.note())).append(".\n");
         }
         out.append("  What to do: ").append(advice(leak.kind())).append('\n');
         if (cleanup) {
             out.append("  Cleanup: ").append(cleanupDone(leak));
             if (leak.cleanupNote() != null) {
-                out.append(": ").append(printable(leak.cleanupNote()));
+                out.append(": ").append(OneLine.of(leak.cleanupNote()));
             }
             out.append(".\n");
         }
@@ -424,13 +425,13 @@ public final class TextReportWriter {
     private static void created(StringBuilder out, Leak leak, String at) {
         String indent = at.substring(0, at.length() - "at ".length());
         boolean noHandle = leak.note() != null && leak.view().handle() == 0;
-        out.append(leak.defaultStream() != null ? "First used on thread \"" : "Created on thread \"").append(printable(leak.thread())).append("\" at ")
-                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge()));
+        out.append(leak.defaultStream() != null ? "First used on thread \"" : "Created on thread \"").append(OneLine.of(leak.thread())).append("\" at ")
+                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(OneLine.of(leak.bridge()));
         NativeOrigin origin = leak.origin();
         if (origin != null && origin.callerLibrary() != null) {
-            out.append(", called from ").append(printable(origin.callerLibrary()));
+            out.append(", called from ").append(OneLine.of(origin.callerLibrary()));
             if (origin.callerSymbol() != null) {
-                out.append(" (").append(printable(origin.callerSymbol())).append(')');
+                out.append(" (").append(OneLine.of(origin.callerSymbol())).append(')');
             }
         }
         out.append(":\n");
@@ -438,14 +439,14 @@ public final class TextReportWriter {
         if (leak.stack().isEmpty() && nativeFrames) {
             out.append(indent).append("(no Java frames: a thread of native code; its native stack:)\n");
             for (String frame : origin.nativeStack()) {
-                out.append(at).append(printable(frame)).append('\n');
+                out.append(at).append(OneLine.of(frame)).append('\n');
             }
         } else if (leak.stack().isEmpty()) {
             out.append(indent).append(origin != null || noHandle ? "(no Java stack: a thread with no Java frames, or stacks=off)\n"
                     : "(no stack recorded; run with stacks=on to see where it was created)\n");
         }
         for (String frame : leak.stack()) {
-            out.append(frame.startsWith("... ") ? indent : at).append(printable(frame)).append('\n');
+            out.append(frame.startsWith("... ") ? indent : at).append(OneLine.of(frame)).append('\n');
         }
     }
 
@@ -518,12 +519,12 @@ public final class TextReportWriter {
         }
         Object commId = rest.remove("commId");
         if (commId != null) {
-            parts.add("commId " + printable(String.valueOf(commId)));
+            parts.add("commId " + OneLine.of(String.valueOf(commId)));
         }
         Object stream = rest.remove("stream");
         if (stream != null) {
             parts.add("recorded on stream " + (stream instanceof Number n ? "0x" + Long.toHexString(n.longValue())
-                    : printable(String.valueOf(stream))));
+                    : OneLine.of(String.valueOf(stream))));
         }
         Object pendingOps = rest.remove("pendingOps");
         if (pendingOps != null) {
@@ -556,7 +557,7 @@ public final class TextReportWriter {
                     ? " device communicator" : " device communicators"));
         }
         for (Map.Entry<String, Object> field : rest.entrySet()) {
-            parts.add(printable(field.getKey()) + " " + printable(String.valueOf(field.getValue())));
+            parts.add(OneLine.of(field.getKey()) + " " + OneLine.of(String.valueOf(field.getValue())));
         }
         return String.join(", ", parts);
     }
@@ -567,11 +568,11 @@ public final class TextReportWriter {
         StringBuilder b = new StringBuilder().append(n).append(n instanceof Number c && c.longValue() == 1
                 ? " operation in flight" : " operations in flight");
         if (work.get("oldest") instanceof Map<?, ?> oldest) {
-            b.append(", the oldest ").append(printable(String.valueOf(oldest.containsKey("function")
+            b.append(", the oldest ").append(OneLine.of(String.valueOf(oldest.containsKey("function")
                     ? oldest.get("function") : oldest.get("kind"))));
             b.append(" of ").append(oldest.get("elements"));
             if (oldest.get("datatype") != null) {
-                b.append(' ').append(printable(String.valueOf(oldest.get("datatype"))));
+                b.append(' ').append(OneLine.of(String.valueOf(oldest.get("datatype"))));
             }
             if (oldest.get("bytes") != null) {
                 b.append(" (").append(oldest.get("bytes")).append(" bytes)");
@@ -627,38 +628,5 @@ public final class TextReportWriter {
 
     private static String count(long n, String one, String many) {
         return n + " " + (n == 1 ? one : many);
-    }
-
-    /**
-     * Control characters shown escaped: a thread name or frame holding a line break must not
-     * start a line of its own (least of all a second SUMMARY line).
-     */
-    static String printable(String text) {
-        if (text == null) {
-            return "?";
-        }
-        StringBuilder out = null;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            boolean control = c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029' || c == '\u0085';
-            if (control && out == null) {
-                out = new StringBuilder(text.length() + 8).append(text, 0, i);
-            }
-            if (out != null) {
-                switch (c) {
-                    case '\n' -> out.append("\\n");
-                    case '\r' -> out.append("\\r");
-                    case '\t' -> out.append("\\t");
-                    default -> {
-                        if (control) {
-                            out.append(String.format("\\u%04x", (int) c));
-                        } else {
-                            out.append(c);
-                        }
-                    }
-                }
-            }
-        }
-        return out == null ? text : out.toString();
     }
 }
