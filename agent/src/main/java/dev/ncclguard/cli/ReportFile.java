@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.Json;
 import dev.ncclguard.json.JsonReader;
@@ -61,19 +62,19 @@ record ReportFile(
             List<String> stack, Map<String, Object> details, String cleanup, String cleanupNote, String suppression) {
 
         Integer rank() {
-            return integer(details.get("rank"));
+            return integer(details.get(DetailKeys.RANK));
         }
 
         Integer nranks() {
-            return integer(details.get("nranks"));
+            return integer(details.get(DetailKeys.NRANKS));
         }
 
         Integer device() {
-            return integer(details.get("device"));
+            return integer(details.get(DetailKeys.DEVICE));
         }
 
         String commId() {
-            Object id = details.get("commId");
+            Object id = details.get(DetailKeys.COMM_ID);
             return id instanceof String s ? s : null;
         }
 

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.log.OneLine;
@@ -96,24 +97,24 @@ final class Words {
 
     static String details(Map<String, Object> details) {
         List<String> parts = new ArrayList<>();
-        Integer rank = ReportFile.integer(details.get("rank"));
-        Integer nranks = ReportFile.integer(details.get("nranks"));
+        Integer rank = ReportFile.integer(details.get(DetailKeys.RANK));
+        Integer nranks = ReportFile.integer(details.get(DetailKeys.NRANKS));
         if (rank != null) {
             parts.add("rank " + rank + (nranks != null ? " of " + nranks : ""));
         }
-        Object device = details.get("device");
+        Object device = details.get(DetailKeys.DEVICE);
         if (device != null) {
             parts.add("device " + OneLine.of(String.valueOf(device)));
         }
-        Object commId = details.get("commId");
+        Object commId = details.get(DetailKeys.COMM_ID);
         if (commId != null) {
             parts.add("commId " + OneLine.of(String.valueOf(commId)));
         }
-        Object pendingOps = details.get("pendingOps");
+        Object pendingOps = details.get(DetailKeys.PENDING_OPS);
         if (pendingOps != null) {
             parts.add(OneLine.of(String.valueOf(pendingOps)) + " pending ops");
         }
-        if (Boolean.TRUE.equals(details.get("stillPending"))) {
+        if (Boolean.TRUE.equals(details.get(DetailKeys.STILL_PENDING))) {
             parts.add("still pending at exit");
         }
         return String.join(", ", parts);

@@ -1,5 +1,6 @@
 package dev.ncclguard.json;
 
+import dev.ncclguard.catalog.Kind;
 import java.util.List;
 
 /**
@@ -31,17 +32,35 @@ public final class ReportSchema {
             long leakedDevComms,
             long leakedMemory) {
 
-        public static final List<String> FIELDS = List.of("commsCreated", "commsReleased", "leakedComms",
-                "pendingEvents", "unsyncedStreams", "cleaned", "cleanupFailed", "suppressed", "leakedDevComms",
-                "leakedMemory");
+        /** The count of each kind's leaks is named by its kind ({@link Kind#summaryField}). */
+        public static final List<String> FIELDS = List.of("commsCreated", "commsReleased",
+                Kind.COMM.summaryField(), Kind.EVENT.summaryField(), Kind.STREAM.summaryField(), "cleaned",
+                "cleanupFailed", "suppressed", Kind.DEVCOMM.summaryField(), Kind.MEMORY.summaryField());
         /** The fields a report may lack, additions to the SPEC's: a report without them reads them as 0. */
-        public static final List<String> OPTIONAL = List.of("suppressed", "leakedDevComms", "leakedMemory");
+        public static final List<String> OPTIONAL = List.of("suppressed", Kind.DEVCOMM.summaryField(),
+                Kind.MEMORY.summaryField());
 
         /** The SPEC's seven fields and {@code suppressed}, the additions of NCCL 2.28's kinds as 0. */
         public Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
                 long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed) {
             this(commsCreated, commsReleased, leakedComms, pendingEvents, unsyncedStreams, cleaned, cleanupFailed,
                     suppressed, 0, 0);
+        }
+
+        /** The count of leaks of one kind. */
+        public long leaked(Kind kind) {
+            return switch (kind) {
+                case COMM -> leakedComms;
+                case EVENT -> pendingEvents;
+                case STREAM -> unsyncedStreams;
+                case DEVCOMM -> leakedDevComms;
+                case MEMORY -> leakedMemory;
+            };
+        }
+
+        /** The leaks of every kind. */
+        public long leaks() {
+            return leakedComms + pendingEvents + unsyncedStreams + leakedDevComms + leakedMemory;
         }
 
         /** The values in the order of {@link #FIELDS}. */

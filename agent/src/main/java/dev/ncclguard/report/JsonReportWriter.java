@@ -1,5 +1,6 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
@@ -255,7 +256,7 @@ public final class JsonReportWriter {
             if (details == lastCacheable && details != null) {
                 return lastCacheable;
             }
-            if (details instanceof Details d && !d.containsKey("stillPending")) {
+            if (details instanceof Details d && !d.containsKey(DetailKeys.STILL_PENDING)) {
                 lastCacheable = d;
                 return d;
             }
@@ -333,7 +334,7 @@ public final class JsonReportWriter {
                 }
             }
             json.name("details");
-            if (view.details() instanceof Details d && !d.containsKey("stillPending")) {
+            if (view.details() instanceof Details d && !d.containsKey(DetailKeys.STILL_PENDING)) {
                 details(json, d, leak.stillPending());
             } else {
                 json.value(leak.details());
@@ -366,7 +367,7 @@ public final class JsonReportWriter {
                 out.name(d.key(i)).value(d.value(i));
             }
             if (stillPending != null) {
-                out.name("stillPending").bool(stillPending);
+                out.name(DetailKeys.STILL_PENDING).bool(stillPending);
             }
             out.endObject();
         }

@@ -1,5 +1,6 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
@@ -81,7 +82,7 @@ public final class TextReportWriter {
 
     /** The docs page that explains a kind of leak: its title as a heading, so its anchor. */
     public static String docsLink(Kind kind) {
-        return DOCS + "#" + title(kind).toLowerCase(java.util.Locale.ROOT).replace(' ', '-');
+        return DOCS + "#" + kind.heading().toLowerCase(java.util.Locale.ROOT).replace(' ', '-');
     }
 
     /** The logger of a kind's leak blocks: dev.ncclguard.leak.communicator, .event, .stream, .devcomm, .memory. */
@@ -106,26 +107,26 @@ public final class TextReportWriter {
         List<Log.Entry> out = new ArrayList<>();
         boolean cleanup = Report.ACTION_CLEANUP.equals(report.action()) && !report.live();
         int shown = 0;
-        int hiddenLeaks = 0;
-        Collection<Group> groups = groups(report.leaks());
-        for (Group g : groups) {
+        long hiddenLeaks = 0;
+        Collection<LeakGroups.Group<Leak>> groups = groups(report.leaks());
+        for (LeakGroups.Group<Leak> g : groups) {
             if (shown == MAX_GROUPS) {
-                hiddenLeaks += g.count;
+                hiddenLeaks += g.count();
                 continue;
             }
             shown++;
             StringBuilder block = new StringBuilder();
-            leakLine(block, g.first);
-            created(block, g.first, "\tat ");
-            block.append("What to do: ").append(advice(g.first.kind()));
-            if (g.count > 1) {
+            leakLine(block, g.first());
+            created(block, g.first(), "\tat ");
+            block.append("What to do: ").append(g.first().kind().advice());
+            if (g.count() > 1) {
                 block.append('\n');
                 more(block, g);
                 block.setLength(block.length() - 1);
             }
-            out.add(new Log.Entry(leakLogger(g.first.kind()), true, block.toString()));
+            out.add(new Log.Entry(leakLogger(g.first().kind()), true, block.toString()));
             if (cleanup) {
-                out.add(new Log.Entry(CLEANUP_LOGGER, g.first.cleanup().unsuccessful(), cleanupLine(g)));
+                out.add(new Log.Entry(CLEANUP_LOGGER, g.first().cleanup().unsuccessful(), cleanupLine(g)));
             }
         }
         if (hiddenLeaks > 0) {
@@ -173,12 +174,12 @@ public final class TextReportWriter {
     }
 
     /** What cleanup did to a block's leaks, one line. */
-    private static String cleanupLine(Group g) {
-        Leak leak = g.first;
-        StringBuilder out = new StringBuilder(title(leak.kind()).toLowerCase(java.util.Locale.ROOT));
+    private static String cleanupLine(LeakGroups.Group<Leak> g) {
+        Leak leak = g.first();
+        StringBuilder out = new StringBuilder(leak.kind().title().toLowerCase(java.util.Locale.ROOT));
         out.append(' ').append(leak.handle());
-        if (g.count > 1) {
-            out.append(" and ").append(g.count - 1).append(" more like it");
+        if (g.count() > 1) {
+            out.append(" and ").append(g.count() - 1).append(" more like it");
         }
         out.append(": ").append(cleanupDone(leak));
         if (leak.cleanupNote() != null) {
@@ -203,108 +204,41 @@ public final class TextReportWriter {
         return out.toString();
     }
 
-    /**
-     * What makes two leaks one block: all that the block's first leak says of them. A class rather
-     * than a record: a record's equals and hashCode are linked through method handles the first
-     * time they run, tens of milliseconds at exit.
-     */
-    private static final class Alike {
-        private final Leak leak;
-
-        Alike(Leak leak) {
-            this.leak = leak;
+    /** Leaks alike grouped (LeakGroups), in the order of each group's first leak; every group kept. */
+    private static Collection<LeakGroups.Group<Leak>> groups(List<Leak> leaks) {
+        LeakGroups<Leak> groups = new LeakGroups<>(Integer.MAX_VALUE, MORE_LISTED);
+        for (Leak leak : leaks) {
+            groups.add(leak);
         }
-
-        /** Without making a key: leaks of one loop come one after the other. */
-        static boolean same(Leak a, Leak b) {
-            return a.kind() == b.kind() && Objects.equals(a.api(), b.api()) && Objects.equals(a.bridge(), b.bridge())
-                    && (a.stack() == b.stack() || a.stack().equals(b.stack())) && sameOrigin(a.origin(), b.origin())
-                    && Objects.equals(a.stillPending(), b.stillPending()) && a.cleanup() == b.cleanup()
-                    && Objects.equals(a.cleanupNote(), b.cleanupNote());
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Alike other && same(leak, other.leak);
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(leak.kind(), leak.api(), leak.bridge(), leak.stack(), leak.stillPending(),
-                    leak.cleanup(), leak.cleanupNote(), leak.origin() == null ? null : leak.origin().callerLibrary());
-        }
-
-        /** Native call sites alike: one library and symbol, one native stack. */
-        private static boolean sameOrigin(NativeOrigin a, NativeOrigin b) {
-            if (a == b) {
-                return true;
-            }
-            return a != null && b != null && Objects.equals(a.callerLibrary(), b.callerLibrary())
-                    && Objects.equals(a.callerSymbol(), b.callerSymbol()) && a.nativeStack().equals(b.nativeStack());
-        }
+        return groups.groups();
     }
 
-    /** The leaks of one block: the first, the next few, and how many in all. */
-    private static final class Group {
+    /** Suppressed leaks alike as one line: the first, and how many. */
+    private static final class Line {
         final Leak first;
-        final List<Leak> listed = new ArrayList<>(MORE_LISTED);
         int count = 1;
 
-        Group(Leak first) {
+        Line(Leak first) {
             this.first = first;
         }
-
-        void add(Leak leak) {
-            if (listed.size() < MORE_LISTED) {
-                listed.add(leak);
-            }
-            count++;
-        }
-    }
-
-    /** Leaks alike grouped, in the order of each group's first leak. */
-    private static Collection<Group> groups(List<Leak> leaks) {
-        Map<Alike, Group> groups = new LinkedHashMap<>();
-        Group last = null;
-        for (Leak leak : leaks) {
-            last = group(groups, last, leak);
-        }
-        return groups.values();
-    }
-
-    /** Adds the leak to its group, which it returns. */
-    private static Group group(Map<Alike, Group> groups, Group last, Leak leak) {
-        if (last != null && Alike.same(last.first, leak)) {
-            last.add(leak);
-            return last;
-        }
-        Alike key = new Alike(leak);
-        Group g = groups.get(key);
-        if (g == null) {
-            g = new Group(leak);
-            groups.put(key, g);
-        } else {
-            g.add(leak);
-        }
-        return g;
     }
 
     /** @param trailingBlank a blank line after each block (the exit report) rather than between them */
     private static void blocks(StringBuilder out, List<Leak> leaks, boolean cleanup, boolean trailingBlank) {
         int shown = 0;
-        int hiddenLeaks = 0;
-        Collection<Group> groups = groups(leaks);
-        for (Group g : groups) {
+        long hiddenLeaks = 0;
+        Collection<LeakGroups.Group<Leak>> groups = groups(leaks);
+        for (LeakGroups.Group<Leak> g : groups) {
             if (shown == MAX_GROUPS) {
-                hiddenLeaks += g.count;
+                hiddenLeaks += g.count();
                 continue;
             }
             if (shown > 0 && !trailingBlank) {
                 out.append('\n');
             }
             shown++;
-            leak(out, g.first, cleanup);
-            if (g.count > 1) {
+            leak(out, g.first(), cleanup);
+            if (g.count() > 1) {
                 more(out, g);
             }
             if (trailingBlank) {
@@ -325,11 +259,11 @@ public final class TextReportWriter {
     }
 
     /** The rest of a block's leaks: a few by handle, then how many more. */
-    private static void more(StringBuilder out, Group g) {
-        int more = g.count - 1;
-        out.append("  And ").append(more).append(" more ").append(plural(g.first.kind(), more))
+    private static void more(StringBuilder out, LeakGroups.Group<Leak> g) {
+        long more = g.count() - 1;
+        out.append("  And ").append(more).append(" more ").append(g.first().kind().plural(more))
                 .append(" like it (same api, creating stack and state):\n");
-        for (Leak leak : g.listed) {
+        for (Leak leak : g.listed()) {
             String details = details(leak);
             out.append("    ").append(leak.handle());
             if (!details.isEmpty()) {
@@ -338,7 +272,7 @@ public final class TextReportWriter {
             out.append(", thread \"").append(OneLine.of(leak.thread())).append("\" at ")
                     .append(IsoTime.format(leak.createdAtMillis())).append('\n');
         }
-        int rest = more - g.listed.size();
+        long rest = more - g.listed().size();
         if (rest > 0) {
             out.append("    ... ").append(rest).append(" more; the JSON report (option report=) lists every one.\n");
         }
@@ -346,19 +280,19 @@ public final class TextReportWriter {
 
     /** One line per suppressed leak, leaks alike (same kind, api, first frame and rule) as one line with a count. */
     private static void suppressed(StringBuilder out, List<Report.Suppressed> suppressed) {
-        Map<List<Object>, Group> lines = new LinkedHashMap<>();
+        Map<List<Object>, Line> lines = new LinkedHashMap<>();
         for (Report.Suppressed s : suppressed) {
             Leak leak = s.leak();
             List<Object> line = Arrays.asList(leak.kind(), leak.api(), topFrame(leak), s.rule());
-            Group g = lines.get(line);
+            Line g = lines.get(line);
             if (g == null) {
-                lines.put(line, new Group(leak));
+                lines.put(line, new Line(leak));
             } else {
                 g.count++;
             }
         }
         int shown = 0;
-        for (Map.Entry<List<Object>, Group> entry : lines.entrySet()) {
+        for (Map.Entry<List<Object>, Line> entry : lines.entrySet()) {
             if (shown++ == MAX_GROUPS) {
                 out.append("  ... ").append(lines.size() - MAX_GROUPS)
                         .append(" more lines; the JSON report (option report=) lists every one.\n");
@@ -366,7 +300,7 @@ public final class TextReportWriter {
             }
             Leak leak = entry.getValue().first;
             String details = details(leak);
-            out.append("  ").append(title(leak.kind())).append(' ').append(leak.handle());
+            out.append("  ").append(leak.kind().heading()).append(' ').append(leak.handle());
             if (!details.isEmpty()) {
                 out.append(" (").append(details).append(')');
             }
@@ -389,7 +323,7 @@ public final class TextReportWriter {
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {
         String details = details(leak);
         boolean noHandle = leak.note() != null && leak.view().handle() == 0;
-        out.append(title(leak.kind())).append(' ').append(noHandle ? "(no handle)" : leak.handle());
+        out.append(leak.kind().heading()).append(' ').append(noHandle ? "(no handle)" : leak.handle());
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
         }
@@ -411,7 +345,7 @@ public final class TextReportWriter {
         if (leak.note() != null) {
             out.append("  ").append(OneLine.of(leak.note())).append(".\n");
         }
-        out.append("  What to do: ").append(advice(leak.kind())).append('\n');
+        out.append("  What to do: ").append(leak.kind().advice()).append('\n');
         if (cleanup) {
             out.append("  Cleanup: ").append(cleanupDone(leak));
             if (leak.cleanupNote() != null) {
@@ -450,46 +384,17 @@ public final class TextReportWriter {
         }
     }
 
-    private static String title(Kind kind) {
-        return switch (kind) {
-            case COMM -> "Leaked communicator";
-            case EVENT -> "Pending event";
-            case STREAM -> "Unsynchronized stream";
-            case DEVCOMM -> "Leaked device communicator";
-            case MEMORY -> "Unfreed NCCL memory";
-        };
-    }
-
-    /** "pending events", "leaked communicators", "unsynchronized streams" (or one of them). */
-    private static String plural(Kind kind, int n) {
-        if (kind == Kind.MEMORY) {
-            return n == 1 ? "unfreed NCCL allocation" : "unfreed NCCL allocations";
-        }
-        String one = title(kind).toLowerCase(java.util.Locale.ROOT);
-        return n == 1 ? one : one + "s";
-    }
-
     private static String state(Leak leak) {
         Object pending = leak.stillPending();
         String atExit = Boolean.TRUE.equals(pending) ? "; still pending at exit"
                 : Boolean.FALSE.equals(pending) ? "; its work had completed by exit" : "";
         return switch (leak.kind()) {
-            case COMM -> Boolean.TRUE.equals(leak.details().get("revoked"))
+            case COMM -> Boolean.TRUE.equals(leak.details().get(DetailKeys.REVOKED))
                     ? "revoked (ncclCommRevoke) and never destroyed or aborted" : "never destroyed or aborted";
             case EVENT -> "recorded and never seen complete" + atExit;
             case STREAM -> "work enqueued after its last synchronization" + atExit;
             case DEVCOMM -> "never destroyed, its communicator alive";
             case MEMORY -> "never freed";
-        };
-    }
-
-    private static String advice(Kind kind) {
-        return switch (kind) {
-            case COMM -> "destroy it with ncclCommDestroy before exit, or ncclCommAbort on error paths.";
-            case EVENT -> "synchronize it (cudaEventSynchronize) before exit.";
-            case STREAM -> "cudaStreamSynchronize it before exit.";
-            case DEVCOMM -> "destroy it with ncclDevCommDestroy before its communicator is destroyed.";
-            case MEMORY -> "free it with ncclMemFree once no communicator uses it (deregister it first).";
         };
     }
 
@@ -504,54 +409,54 @@ public final class TextReportWriter {
      */
     private static String details(Leak leak) {
         Map<String, Object> rest = new LinkedHashMap<>(leak.details());
-        rest.remove("stillPending");
+        rest.remove(DetailKeys.STILL_PENDING);
         List<String> parts = new ArrayList<>();
-        Object rank = rest.remove("rank");
-        Object nranks = rest.remove("nranks");
+        Object rank = rest.remove(DetailKeys.RANK);
+        Object nranks = rest.remove(DetailKeys.NRANKS);
         if (rank != null) {
             parts.add("rank " + rank + (nranks != null ? " of " + nranks : ""));
         } else if (nranks != null) {
             parts.add(nranks + " ranks");
         }
-        Object device = rest.remove("device");
+        Object device = rest.remove(DetailKeys.DEVICE);
         if (device != null) {
             parts.add("device " + device);
         }
-        Object commId = rest.remove("commId");
+        Object commId = rest.remove(DetailKeys.COMM_ID);
         if (commId != null) {
             parts.add("commId " + OneLine.of(String.valueOf(commId)));
         }
-        Object stream = rest.remove("stream");
+        Object stream = rest.remove(DetailKeys.STREAM);
         if (stream != null) {
             parts.add("recorded on stream " + (stream instanceof Number n ? "0x" + Long.toHexString(n.longValue())
                     : OneLine.of(String.valueOf(stream))));
         }
-        Object pendingOps = rest.remove("pendingOps");
+        Object pendingOps = rest.remove(DetailKeys.PENDING_OPS);
         if (pendingOps != null) {
             parts.add(pendingOps + (pendingOps instanceof Number n && n.longValue() == 1
                     ? " pending operation" : " pending operations"));
         }
-        if (Boolean.TRUE.equals(rest.remove("finalized"))) {
+        if (Boolean.TRUE.equals(rest.remove(DetailKeys.FINALIZED))) {
             parts.add("finalized");
         }
-        Object nodes = rest.remove("nNodes");
+        Object nodes = rest.remove(DetailKeys.NNODES);
         if (nodes != null) {
             parts.add(nodes + (nodes instanceof Number n && n.longValue() == 1 ? " node" : " nodes"));
         }
-        Object inFlight = rest.remove("inFlight");
+        Object inFlight = rest.remove(DetailKeys.IN_FLIGHT);
         if (inFlight instanceof Map<?, ?> work) {
             parts.add(inFlight(work));
         }
-        if (Boolean.TRUE.equals(rest.remove("revoked"))) {
+        if (Boolean.TRUE.equals(rest.remove(DetailKeys.REVOKED))) {
             parts.add("revoked");
         }
-        Object bytes = rest.remove("bytes");
+        Object bytes = rest.remove(DetailKeys.BYTES);
         if (bytes != null) {
             parts.add(bytes + " bytes");
         }
-        registry(parts, rest.remove("registrations"), "registration", "registrations");
-        registry(parts, rest.remove("windows"), "window", "windows");
-        Object devComms = rest.remove("deviceCommunicators");
+        registry(parts, rest.remove(DetailKeys.REGISTRATIONS), "registration", "registrations");
+        registry(parts, rest.remove(DetailKeys.WINDOWS), "window", "windows");
+        Object devComms = rest.remove(DetailKeys.DEVICE_COMMUNICATORS);
         if (devComms != null) {
             parts.add(devComms + (devComms instanceof Number n && n.longValue() == 1
                     ? " device communicator" : " device communicators"));
@@ -587,10 +492,10 @@ public final class TextReportWriter {
         if (!(counts instanceof Map<?, ?> m)) {
             return;
         }
-        Object made = m.get("registered");
-        Object live = m.get("stillRegistered");
+        Object made = m.get(DetailKeys.REGISTERED);
+        Object live = m.get(DetailKeys.STILL_REGISTERED);
         long n = made instanceof Number x ? x.longValue() : 0;
-        parts.add(live + " of " + n + " " + (n == 1 ? one : many) + " still registered (" + m.get("bytes") + " bytes)");
+        parts.add(live + " of " + n + " " + (n == 1 ? one : many) + " still registered (" + m.get(DetailKeys.BYTES) + " bytes)");
     }
 
     static String summary(Report report) {
@@ -601,20 +506,10 @@ public final class TextReportWriter {
                     + " created, " + s.commsReleased() + " released" + (suppressed != null ? "; " + suppressed : "") + ")";
         }
         List<String> parts = new ArrayList<>();
-        if (s.leakedComms() > 0) {
-            parts.add(count(s.leakedComms(), "leaked communicator", "leaked communicators"));
-        }
-        if (s.pendingEvents() > 0) {
-            parts.add(count(s.pendingEvents(), "pending event", "pending events"));
-        }
-        if (s.unsyncedStreams() > 0) {
-            parts.add(count(s.unsyncedStreams(), "unsynchronized stream", "unsynchronized streams"));
-        }
-        if (s.leakedDevComms() > 0) {
-            parts.add(count(s.leakedDevComms(), "leaked device communicator", "leaked device communicators"));
-        }
-        if (s.leakedMemory() > 0) {
-            parts.add(count(s.leakedMemory(), "unfreed NCCL allocation", "unfreed NCCL allocations"));
+        for (Kind kind : Kind.values()) {
+            if (s.leaked(kind) > 0) {
+                parts.add(kind.count(s.leaked(kind)));
+            }
         }
         String line = SUMMARY_PREFIX + String.join(", ", parts);
         if (Report.ACTION_CLEANUP.equals(report.action()) && !report.live()) {
