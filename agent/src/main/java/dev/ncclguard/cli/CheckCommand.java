@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.log.OneLine;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -58,7 +59,7 @@ final class CheckCommand implements Callable<Integer> {
                     continue;
                 }
                 for (Path file : n.files()) {
-                    LeakGroups groups = new LeakGroups();
+                    LeakLines groups = new LeakLines();
                     JUnitXml.Leaks kept = junit != null ? new JUnitXml.Leaks() : null;
                     ReportFile r;
                     try {
@@ -77,7 +78,7 @@ final class CheckCommand implements Callable<Integer> {
                     if (junit != null) {
                         junit.report(r, kept);
                     }
-                    ReportFile.Summary s = r.summary();
+                    ReportSchema.Summary s = r.summary();
                     created += s.commsCreated();
                     released += s.commsReleased();
                     suppressed += s.suppressed();
@@ -95,8 +96,7 @@ final class CheckCommand implements Callable<Integer> {
                     devComms += s.leakedDevComms();
                     memory += s.leakedMemory();
                     out.println("LEAKS " + r.path() + " (" + OneLine.of(r.process()) + "): "
-                            + Words.leakCounts(s.leakedComms(), s.pendingEvents(), s.unsyncedStreams(),
-                                    s.leakedDevComms(), s.leakedMemory()) + tail);
+                            + Words.leakCounts(s) + tail);
                     for (String line : groups.lines()) {
                         out.println("      " + line);
                     }

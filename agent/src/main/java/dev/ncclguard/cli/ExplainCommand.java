@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.log.OneLine;
 import java.io.IOException;
 import java.io.InputStream;
@@ -415,8 +416,8 @@ final class ExplainCommand implements Callable<Integer> {
         ReportFile report;
         final List<ReportFile.LeakEntry> comms = new ArrayList<>();
         long moreComms;
-        final LeakGroups work = new LeakGroups();
-        final LeakGroups suppressedWork = new LeakGroups();
+        final LeakLines work = new LeakLines();
+        final LeakLines suppressedWork = new LeakLines();
 
         @Override
         public void leak(ReportFile.LeakEntry leak) {
@@ -428,8 +429,8 @@ final class ExplainCommand implements Callable<Integer> {
             take(leak, suppressedWork);
         }
 
-        private void take(ReportFile.LeakEntry leak, LeakGroups groups) {
-            if (!leak.kind().equals("comm")) {
+        private void take(ReportFile.LeakEntry leak, LeakLines groups) {
+            if (leak.kind() != Kind.COMM) {
                 groups.leak(leak);
             } else if (comms.size() < MAX_COMMS_LISTED) {
                 comms.add(leak);

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.log.OneLine;
 import java.time.Duration;
 import java.time.Instant;
@@ -53,15 +54,15 @@ final class Job {
         }
 
         private void take(ReportFile.LeakEntry leak, boolean suppressed) {
-            if (leak.kind().equals("comm")) {
+            if (leak.kind() == Kind.COMM) {
                 commLeaks.add(leak);
                 return;
             }
             // device communicators and memory are not work on a stream: merge does not place them
-            if (suppressed || leak.kind().equals("devcomm") || leak.kind().equals("memory")) {
+            if (suppressed || leak.kind() == Kind.DEVCOMM || leak.kind() == Kind.MEMORY) {
                 return;
             }
-            if (leak.kind().equals("event")) {
+            if (leak.kind() == Kind.EVENT) {
                 events++;
             } else {
                 streams++;

@@ -1,10 +1,14 @@
 package dev.ncclguard.cli;
 
 import dev.ncclguard.catalog.DetailKeys;
+import dev.ncclguard.catalog.DetailKeys;
+import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.Json;
 import dev.ncclguard.json.JsonReader;
 import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.json.ReportSchema.Summary;
+import dev.ncclguard.report.LeakGroups;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -43,23 +47,30 @@ record ReportFile(
 
     static final String SCHEMA = ReportSchema.NAME;
 
-    /** The summary; {@code leakedDevComms} and {@code leakedMemory} are additions, 0 in reports without them. */
-    record Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
-            long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed, long leakedDevComms,
-            long leakedMemory) {
-        long leaks() {
-            return leakedComms + pendingEvents + unsyncedStreams + leakedDevComms + leakedMemory;
+    /**
+     * An entry of {@code leaks} or {@code suppressed} as read, in the report's words (cleanup a word,
+     * times as Instants) where the writer's {@link dev.ncclguard.report.Leak} holds the tracker's
+     * view; both are grouped by one rule ({@link LeakGroups}). {@code suppression} is the rule, for
+     * the latter; callerLibrary, callerSymbol and nativeStack are there for leaks made in native code.
+     */
+    record LeakEntry(Kind kind, String handle, String api, String bridge, String thread, Instant createdAt,
+            List<String> stack, Map<String, Object> details, String cleanup, String cleanupNote, String suppression,
+            String callerLibrary, String callerSymbol, List<String> nativeStack) implements LeakGroups.Member {
+
+        @Override
+        public Boolean stillPending() {
+            return details.get(DetailKeys.STILL_PENDING) instanceof Boolean b ? b : null;
         }
-    }
 
-    /** The leak kinds, in the order of {@link Reading}'s counts, and their summary fields. */
-    private static final String[] KINDS = {"comm", "event", "stream", "devcomm", "memory"};
-    private static final String[] KIND_FIELDS = {"leakedComms", "pendingEvents", "unsyncedStreams", "leakedDevComms",
-        "leakedMemory"};
+        @Override
+        public String cleanupWord() {
+            return cleanup;
+        }
 
-    /** An entry of {@code leaks} or {@code suppressed}; {@code suppression} is the rule, for the latter. */
-    record LeakEntry(String kind, String handle, String api, String bridge, String thread, Instant createdAt,
-            List<String> stack, Map<String, Object> details, String cleanup, String cleanupNote, String suppression) {
+        @Override
+        public boolean fromNativeCode() {
+            return callerLibrary != null || callerSymbol != null || !nativeStack.isEmpty();
+        }
 
         Integer rank() {
             return integer(details.get(DetailKeys.RANK));
@@ -186,7 +197,7 @@ record ReportFile(
         private final JsonReader json;
         private final Path path;
         private final Entries entries;
-        private final long[] listed = new long[KINDS.length];
+        private final long[] listed = new long[Kind.values().length];
         private long suppressedListed;
         private boolean hasSuppressed;
 
@@ -263,12 +274,10 @@ record ReportFile(
             if (!hasLeaks) {
                 throw new BadReportException("missing field leaks");
             }
-            long[] counted = {summary.leakedComms(), summary.pendingEvents(), summary.unsyncedStreams(),
-                summary.leakedDevComms(), summary.leakedMemory()};
-            for (int k = 0; k < KINDS.length; k++) {
+            for (Kind k : Kind.values()) {
                 // a report of an agent before the additions has no count for their kinds, nor such leaks
-                if (counted[k] >= 0 || listed[k] > 0) {
-                    agree(counted[k], listed[k], KINDS[k], KIND_FIELDS[k]);
+                if (summary.leaked(k) >= 0 || listed[k.ordinal()] > 0) {
+                    agree(summary.leaked(k), listed[k.ordinal()], k);
                 }
             }
             if (summary.leakedDevComms() < 0 || summary.leakedMemory() < 0) {
@@ -292,15 +301,6 @@ record ReportFile(
                     s.leakedMemory());
         }
 
-        private static int kindIndex(String kind) {
-            for (int k = 0; k < KINDS.length; k++) {
-                if (KINDS[k].equals(kind)) {
-                    return k;
-                }
-            }
-            return -1;
-        }
-
         private static <T> T required(T value, String name) throws BadReportException {
             if (value == null) {
                 throw new BadReportException("missing field " + name);
@@ -308,10 +308,10 @@ record ReportFile(
             return value;
         }
 
-        private static void agree(long count, long listed, String kind, String field) throws BadReportException {
+        private static void agree(long count, long listed, Kind kind) throws BadReportException {
             if (listed != count) {
-                throw new BadReportException("summary." + field + " is " + count + " but leaks lists " + listed
-                        + " of kind " + kind);
+                throw new BadReportException("summary." + kind.summaryField() + " is " + count + " but leaks lists "
+                        + listed + " of kind " + kind.word());
             }
         }
 
@@ -322,25 +322,25 @@ record ReportFile(
 
         private Summary summary(JsonReader.Token v) throws IOException, Json.ParseException, BadReportException {
             object(v, "summary");
-            long[] n = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-            String[] names = {"commsCreated", "commsReleased", "leakedComms", "pendingEvents", "unsyncedStreams",
-                "cleaned", "cleanupFailed", "suppressed", "leakedDevComms", "leakedMemory"};
+            List<String> names = Summary.FIELDS;
+            long[] n = new long[names.size()];
+            java.util.Arrays.fill(n, -1); // -1: absent
             for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
                 String name = json.text();
                 JsonReader.Token value = json.next();
-                int i = indexOf(names, name);
+                int i = names.indexOf(name);
                 if (i < 0) {
                     json.skip(value);
                 } else {
                     n[i] = count(value, "summary." + name);
                 }
             }
-            for (int i = 0; i < 7; i++) {
-                if (n[i] < 0) {
-                    throw new BadReportException("missing field summary." + names[i]);
+            for (int i = 0; i < n.length; i++) {
+                if (n[i] < 0 && !Summary.OPTIONAL.contains(names.get(i))) {
+                    throw new BadReportException("missing field summary." + names.get(i));
                 }
             }
-            return new Summary(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]);
+            return Summary.of(n);
         }
 
         private void leaks(JsonReader.Token v, String field, boolean counted)
@@ -350,7 +350,7 @@ record ReportFile(
             for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
                 LeakEntry leak = leak(t, field + "[" + i + "]", counted);
                 if (counted) {
-                    listed[kindIndex(leak.kind())]++;
+                    listed[leak.kind().ordinal()]++;
                     entries.leak(leak);
                 } else {
                     suppressedListed++;
@@ -363,7 +363,7 @@ record ReportFile(
         private LeakEntry leak(JsonReader.Token v, String where, boolean counted)
                 throws IOException, Json.ParseException, BadReportException {
             object(v, where);
-            String kind = null;
+            Kind kind = null;
             String handle = null;
             String api = null;
             String bridge = null;
@@ -374,15 +374,19 @@ record ReportFile(
             String cleanup = null;
             String cleanupNote = null;
             String suppression = null;
+            String callerLibrary = null;
+            String callerSymbol = null;
+            List<String> nativeStack = List.of();
             for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
                 String name = json.text();
                 JsonReader.Token value = json.next();
                 String at = where + "." + name;
                 switch (name) {
                     case "kind" -> {
-                        kind = string(value, at);
-                        if (kindIndex(kind) < 0) {
-                            throw new BadReportException(at + " is \"" + kind + "\", expected comm, event, stream,"
+                        String word = string(value, at);
+                        kind = Kind.of(word);
+                        if (kind == null) {
+                            throw new BadReportException(at + " is \"" + word + "\", expected comm, event, stream,"
                                     + " devcomm or memory");
                         }
                     }
@@ -399,6 +403,9 @@ record ReportFile(
                     case "cleanup" -> cleanup = string(value, at);
                     case "cleanupNote" -> cleanupNote = optionalString(value, at);
                     case "suppression" -> suppression = counted ? skipped(value) : optionalString(value, at);
+                    case "callerLibrary" -> callerLibrary = optionalString(value, at);
+                    case "callerSymbol" -> callerSymbol = optionalString(value, at);
+                    case "nativeStack" -> nativeStack = stack(value, at);
                     default -> json.skip(value);
                 }
             }
@@ -410,7 +417,7 @@ record ReportFile(
                 }
             }
             return new LeakEntry(kind, handle, api, bridge, thread, createdAt, stack, details, cleanup, cleanupNote,
-                    suppression);
+                    suppression, callerLibrary, callerSymbol, nativeStack);
         }
 
         private String skipped(JsonReader.Token value) throws IOException, Json.ParseException {
@@ -563,15 +570,6 @@ record ReportFile(
         private Instant optionalInstant(JsonReader.Token v, String where)
                 throws IOException, Json.ParseException, BadReportException {
             return v == JsonReader.Token.NULL ? null : instant(v, where);
-        }
-
-        private static int indexOf(String[] names, String name) {
-            for (int i = 0; i < names.length; i++) {
-                if (names[i].equals(name)) {
-                    return i;
-                }
-            }
-            return -1;
         }
     }
 }

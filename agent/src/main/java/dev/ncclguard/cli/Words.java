@@ -3,6 +3,7 @@ package dev.ncclguard.cli;
 import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.log.OneLine;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,44 +26,28 @@ final class Words {
     }
 
     /** "2 leaked communicators, 1 pending event"; "no leaks" when all are 0. */
-    static String leakCounts(long comms, long events, long streams) {
-        return leakCounts(comms, events, streams, 0, 0);
+    static String leakCounts(ReportSchema.Summary s) {
+        long[] byKind = new long[Kind.values().length];
+        for (Kind k : Kind.values()) {
+            byKind[k.ordinal()] = s.leaked(k);
+        }
+        return leakCounts(byKind);
     }
 
-    /** With the leaks of the kinds NCCL 2.28 added: device communicators and ncclMemAlloc memory. */
-    static String leakCounts(long comms, long events, long streams, long devComms, long memory) {
+    /** The counts of leaks by kind, in the order of {@link Kind}'s constants (fewer: the rest 0). */
+    static String leakCounts(long... byKind) {
         List<String> parts = new ArrayList<>();
-        if (comms > 0) {
-            parts.add(count(comms, "leaked communicator", "leaked communicators"));
-        }
-        if (events > 0) {
-            parts.add(count(events, "pending event", "pending events"));
-        }
-        if (streams > 0) {
-            parts.add(count(streams, "unsynchronized stream", "unsynchronized streams"));
-        }
-        if (devComms > 0) {
-            parts.add(count(devComms, "leaked device communicator", "leaked device communicators"));
-        }
-        if (memory > 0) {
-            parts.add(count(memory, "unfreed NCCL allocation", "unfreed NCCL allocations"));
+        for (int k = 0; k < byKind.length; k++) {
+            if (byKind[k] > 0) {
+                parts.add(Kind.values()[k].count(byKind[k]));
+            }
         }
         return parts.isEmpty() ? "no leaks" : String.join(", ", parts);
     }
 
-    static String title(String kind) {
-        return switch (kind) {
-            case "comm" -> "leaked communicator";
-            case "event" -> "pending event";
-            case "devcomm" -> "leaked device communicator";
-            case "memory" -> "unfreed NCCL memory";
-            default -> "unsynchronized stream";
-        };
-    }
-
     /** "leaked communicator 0x7f.. (rank 1 of 2, commId 9a87..) by ncclCommInitRank at pkg.Cls.m(Cls.java:9)" */
     static String leak(ReportFile.LeakEntry leak) {
-        StringBuilder out = new StringBuilder(title(leak.kind())).append(' ').append(OneLine.of(leak.handle()));
+        StringBuilder out = new StringBuilder(leak.kind().title()).append(' ').append(OneLine.of(leak.handle()));
         String details = details(leak.details());
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
@@ -80,19 +65,9 @@ final class Words {
      * while cleanup waited), then destroyed with cudaEventDestroy"): one vocabulary; a word this
      * CLI does not know is shown as it is.
      */
-    static String cleanup(String kind, String word) {
+    static String cleanup(Kind kind, String word) {
         Outcome outcome = Outcome.of(word);
-        Kind k = kind(kind);
-        return outcome == null || k == null ? OneLine.of(word) : outcome.describe(k);
-    }
-
-    private static Kind kind(String word) {
-        for (Kind k : Kind.values()) {
-            if (k.word().equals(word)) {
-                return k;
-            }
-        }
-        return null;
+        return outcome == null ? OneLine.of(word) : outcome.describe(kind);
     }
 
     static String details(Map<String, Object> details) {
