@@ -7,6 +7,7 @@ import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.Json;
 import dev.ncclguard.json.JsonReader;
 import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.json.ReportSchema.LeakFields;
 import dev.ncclguard.json.ReportSchema.Summary;
 import dev.ncclguard.report.LeakGroups;
 import java.io.IOException;
@@ -245,14 +246,14 @@ record ReportFile(
                     case "startedAt" -> startedAt = instant(v, "startedAt");
                     case "writtenAt" -> writtenAt = instant(v, "writtenAt");
                     case "live" -> live = bool(v, "live");
-                    case "summary" -> summary = summary(v);
-                    case "leaks" -> {
+                    case ReportSchema.SUMMARY -> summary = summary(v);
+                    case ReportSchema.LEAKS -> {
                         hasLeaks = true;
-                        leaks(v, "leaks", true);
+                        leaks(v, ReportSchema.LEAKS, true);
                     }
-                    case "suppressed" -> {
+                    case ReportSchema.SUPPRESSED -> {
                         hasSuppressed = true;
-                        leaks(v, "suppressed", false);
+                        leaks(v, ReportSchema.SUPPRESSED, false);
                     }
                     case "communicators" -> {
                         hasComms = true;
@@ -382,7 +383,7 @@ record ReportFile(
                 JsonReader.Token value = json.next();
                 String at = where + "." + name;
                 switch (name) {
-                    case "kind" -> {
+                    case LeakFields.KIND -> {
                         String word = string(value, at);
                         kind = Kind.of(word);
                         if (kind == null) {
@@ -390,26 +391,27 @@ record ReportFile(
                                     + " devcomm or memory");
                         }
                     }
-                    case "handle" -> handle = string(value, at);
-                    case "api" -> api = string(value, at);
-                    case "bridge" -> bridge = string(value, at);
-                    case "thread" -> thread = string(value, at);
-                    case "createdAt" -> createdAt = instant(value, at);
-                    case "stack" -> stack = stack(value, at);
-                    case "details" -> {
+                    case LeakFields.HANDLE -> handle = string(value, at);
+                    case LeakFields.API -> api = string(value, at);
+                    case LeakFields.BRIDGE -> bridge = string(value, at);
+                    case LeakFields.THREAD -> thread = string(value, at);
+                    case LeakFields.CREATED_AT -> createdAt = instant(value, at);
+                    case LeakFields.STACK -> stack = stack(value, at);
+                    case LeakFields.DETAILS -> {
                         object(value, at);
                         details = Collections.unmodifiableMap(Json.members(json));
                     }
-                    case "cleanup" -> cleanup = string(value, at);
-                    case "cleanupNote" -> cleanupNote = optionalString(value, at);
-                    case "suppression" -> suppression = counted ? skipped(value) : optionalString(value, at);
-                    case "callerLibrary" -> callerLibrary = optionalString(value, at);
-                    case "callerSymbol" -> callerSymbol = optionalString(value, at);
-                    case "nativeStack" -> nativeStack = stack(value, at);
+                    case LeakFields.CLEANUP -> cleanup = string(value, at);
+                    case LeakFields.CLEANUP_NOTE -> cleanupNote = optionalString(value, at);
+                    case LeakFields.SUPPRESSION -> suppression = counted ? skipped(value) : optionalString(value, at);
+                    case LeakFields.CALLER_LIBRARY -> callerLibrary = optionalString(value, at);
+                    case LeakFields.CALLER_SYMBOL -> callerSymbol = optionalString(value, at);
+                    case LeakFields.NATIVE_STACK -> nativeStack = stack(value, at);
                     default -> json.skip(value);
                 }
             }
-            String[] names = {"kind", "stack", "handle", "api", "bridge", "thread", "createdAt", "details", "cleanup"};
+            String[] names = {LeakFields.KIND, LeakFields.STACK, LeakFields.HANDLE, LeakFields.API, LeakFields.BRIDGE,
+                LeakFields.THREAD, LeakFields.CREATED_AT, LeakFields.DETAILS, LeakFields.CLEANUP};
             Object[] values = {kind, stack, handle, api, bridge, thread, createdAt, details, cleanup};
             for (int i = 0; i < names.length; i++) {
                 if (values[i] == null) {

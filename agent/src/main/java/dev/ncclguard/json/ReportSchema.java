@@ -12,7 +12,37 @@ public final class ReportSchema {
     /** The summary's object in the report. */
     public static final String SUMMARY = "summary";
 
+    /** The report's lists of leaks: counted, and listed but not counted. */
+    public static final String LEAKS = "leaks";
+    public static final String SUPPRESSED = "suppressed";
+
     private ReportSchema() {
+    }
+
+    /**
+     * The fields of an entry of {@code leaks} and {@code suppressed}, in the order written; the
+     * names of its {@code details} are catalog.DetailKeys.
+     */
+    public static final class LeakFields {
+        public static final String KIND = "kind";
+        public static final String HANDLE = "handle";
+        public static final String API = "api";
+        public static final String BRIDGE = "bridge";
+        public static final String THREAD = "thread";
+        public static final String CREATED_AT = "createdAt";
+        public static final String STACK = "stack";
+        public static final String CALLER_LIBRARY = "callerLibrary";
+        public static final String CALLER_SYMBOL = "callerSymbol";
+        public static final String NATIVE_STACK = "nativeStack";
+        public static final String DETAILS = "details";
+        public static final String CLEANUP = "cleanup";
+        public static final String CLEANUP_NOTE = "cleanupNote";
+        public static final String NOTE = "note";
+        public static final String SUPPRESSION = "suppression";
+        public static final String DEFAULT_STREAM = "defaultStream";
+
+        private LeakFields() {
+        }
     }
 
     /**
