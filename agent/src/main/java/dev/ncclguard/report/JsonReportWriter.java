@@ -25,8 +25,9 @@ import java.util.Objects;
 
 /**
  * Writes a report as pretty-printed UTF-8 JSON in the field order of schema ncclguard-report/1,
- * streaming from the report model into the output (see {@link JsonOut}): 100,000 leaks are some
- * 35 MB, which must not be built as a tree of maps and a String first. No library: the agent must
+ * streaming from the report model into the output (see {@link JsonOut}): a big report (sizes:
+ * docs/performance.md, "Sizes the code is shaped by") must not be built as a tree of maps and a
+ * String first. No library: the agent must
  * not bring a JSON library onto an application's class path.
  */
 public final class JsonReportWriter {
@@ -94,8 +95,7 @@ public final class JsonReportWriter {
         private Tail lastTail;
         private byte[] lastTailBytes;
 
-        // Keys of the part caches. Classes rather than records: a record's equals and hashCode are
-        // linked through method handles the first time they run, tens of milliseconds at exit.
+        // Keys of the part caches. Classes rather than records: docs/performance.md, "Records at exit".
 
         /** From the api to the createdAt's name. */
         private static final class Middle {

@@ -23,9 +23,9 @@ import java.util.Objects;
  * {@code SUMMARY: ncclguard:}. A clean run prints only that line.
  *
  * <p>Leaks alike (same kind, api, bridge, creating stack, state and cleanup) are one block, as
- * LeakSanitizer groups leaks by stack: the first in full, a few more by handle, then a count; the
- * JSON report lists every one. 100,000 events leaked in one loop are some 10 lines, not 36 MB on
- * stderr. At most {@link #MAX_GROUPS} blocks are printed.
+ * LeakSanitizer groups leaks by stack ({@link LeakGroups}): the first in full, a few more by
+ * handle, then a count; the JSON report lists every one, so a leaked loop is a few lines (sizes:
+ * docs/performance.md, "Sizes the code is shaped by"). At most {@link #MAX_GROUPS} blocks are printed.
  */
 public final class TextReportWriter {
     public static final String SUMMARY_PREFIX = "SUMMARY: ncclguard: ";
