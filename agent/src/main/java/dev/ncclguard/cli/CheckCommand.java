@@ -1,5 +1,7 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.log.OneLine;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -57,7 +59,7 @@ final class CheckCommand implements Callable<Integer> {
                     continue;
                 }
                 for (Path file : n.files()) {
-                    LeakGroups groups = new LeakGroups();
+                    LeakLines groups = new LeakLines();
                     JUnitXml.Leaks kept = junit != null ? new JUnitXml.Leaks() : null;
                     ReportFile r;
                     try {
@@ -76,13 +78,13 @@ final class CheckCommand implements Callable<Integer> {
                     if (junit != null) {
                         junit.report(r, kept);
                     }
-                    ReportFile.Summary s = r.summary();
+                    ReportSchema.Summary s = r.summary();
                     created += s.commsCreated();
                     released += s.commsReleased();
                     suppressed += s.suppressed();
                     String tail = s.suppressed() == 0 ? "" : " (" + s.suppressed() + " suppressed)";
                     if (!r.hasLeaks()) {
-                        out.println("OK    " + r.path() + " (" + Words.clean(r.process()) + "): no leaks ("
+                        out.println("OK    " + r.path() + " (" + OneLine.of(r.process()) + "): no leaks ("
                                 + Words.count(s.commsCreated(), "communicator", "communicators") + " created, "
                                 + s.commsReleased() + " released)" + tail);
                         continue;
@@ -93,9 +95,8 @@ final class CheckCommand implements Callable<Integer> {
                     streams += s.unsyncedStreams();
                     devComms += s.leakedDevComms();
                     memory += s.leakedMemory();
-                    out.println("LEAKS " + r.path() + " (" + Words.clean(r.process()) + "): "
-                            + Words.leakCounts(s.leakedComms(), s.pendingEvents(), s.unsyncedStreams(),
-                                    s.leakedDevComms(), s.leakedMemory()) + tail);
+                    out.println("LEAKS " + r.path() + " (" + OneLine.of(r.process()) + "): "
+                            + Words.leakCounts(s) + tail);
                     for (String line : groups.lines()) {
                         out.println("      " + line);
                     }

@@ -1,5 +1,7 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.log.OneLine;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -212,11 +214,11 @@ final class ExplainCommand implements Callable<Integer> {
             Map<String, List<String>> byVersion = new LinkedHashMap<>();
             reading.versions.forEach((who, version) -> byVersion.computeIfAbsent(version, v -> new ArrayList<>()).add(who));
             List<String> parts = new ArrayList<>();
-            byVersion.forEach((version, who) -> parts.add(Words.clean(version) + " (" + Words.clean(String.join(", ", who)) + ")"));
+            byVersion.forEach((version, who) -> parts.add(OneLine.of(version) + " (" + OneLine.of(String.join(", ", who)) + ")"));
             out.println("NCCL " + (byVersion.size() == 1 ? "version: " : "versions: ") + String.join("; ", parts));
         }
         for (Inputs.Failure f : failures) {
-            out.println("BAD   " + f.name() + ": " + Words.clean(f.why()));
+            out.println("BAD   " + f.name() + ": " + OneLine.of(f.why()));
         }
         if (versions.size() > 1) {
             found.computeIfAbsent(WarningRules.Category.VERSION, c -> new Found());
@@ -226,10 +228,10 @@ final class ExplainCommand implements Callable<Integer> {
             Found f = e.getValue();
             out.println();
             out.println("== " + category.title + ": " + Words.count(f.count, "warning", "warnings")
-                    + (f.processes.isEmpty() ? "" : " from " + Words.clean(String.join(", ", f.processes))
+                    + (f.processes.isEmpty() ? "" : " from " + OneLine.of(String.join(", ", f.processes))
                             + (f.moreProcesses > 0 ? " and " + f.moreProcesses + " more processes" : "")));
             if (category == WarningRules.Category.VERSION && versions.size() > 1) {
-                out.println("  the processes print different NCCL versions: " + Words.clean(String.join(", ", versions)));
+                out.println("  the processes print different NCCL versions: " + OneLine.of(String.join(", ", versions)));
             }
             int shown = 0;
             for (Group g : f.groups.values()) {
@@ -238,7 +240,7 @@ final class ExplainCommand implements Callable<Integer> {
                     break;
                 }
                 out.println("  " + (g.count > 1 ? g.count + " x " : "") + "line " + g.first.number() + ": "
-                        + Words.clean(g.first.text()));
+                        + OneLine.of(g.first.text()));
             }
             if (f.ungrouped > 0) {
                 out.println("  ... and " + Words.thousands(f.ungrouped) + " more lines of other kinds");
@@ -414,8 +416,8 @@ final class ExplainCommand implements Callable<Integer> {
         ReportFile report;
         final List<ReportFile.LeakEntry> comms = new ArrayList<>();
         long moreComms;
-        final LeakGroups work = new LeakGroups();
-        final LeakGroups suppressedWork = new LeakGroups();
+        final LeakLines work = new LeakLines();
+        final LeakLines suppressedWork = new LeakLines();
 
         @Override
         public void leak(ReportFile.LeakEntry leak) {
@@ -427,8 +429,8 @@ final class ExplainCommand implements Callable<Integer> {
             take(leak, suppressedWork);
         }
 
-        private void take(ReportFile.LeakEntry leak, LeakGroups groups) {
-            if (!leak.kind().equals("comm")) {
+        private void take(ReportFile.LeakEntry leak, LeakLines groups) {
+            if (leak.kind() != Kind.COMM) {
                 groups.leak(leak);
             } else if (comms.size() < MAX_COMMS_LISTED) {
                 comms.add(leak);
@@ -444,7 +446,7 @@ final class ExplainCommand implements Callable<Integer> {
         List<String> others = new ArrayList<>();
         List<String> work = new ArrayList<>();
         for (LeaksOf r : reports) {
-            String process = Words.clean(r.report.process()) + ": ";
+            String process = OneLine.of(r.report.process()) + ": ";
             for (ReportFile.LeakEntry l : r.comms) {
                 String line = process + Words.leak(l) + (l.suppression() != null ? " (suppressed)" : "");
                 if (l.rank() != null && f.peers.contains(l.rank())) {

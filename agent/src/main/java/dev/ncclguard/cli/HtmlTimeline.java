@@ -364,8 +364,8 @@ final class HtmlTimeline {
                 + "<tr><th>process</th><th>what</th><th>handle</th><th>created</th><th>details</th><th>created at</th></tr>\n");
         for (Job.Process p : with) {
             for (ReportFile.LeakEntry l : p.work()) {
-                h.write("<tr class=\"leaked\" data-kind=\"" + esc(l.kind()) + "\"><td>" + esc(p.name()) + "</td><td>"
-                        + esc(Words.title(l.kind())) + "</td><td><code>" + esc(l.handle()) + "</code></td><td>"
+                h.write("<tr class=\"leaked\" data-kind=\"" + esc(l.kind().word()) + "\"><td>" + esc(p.name()) + "</td><td>"
+                        + esc(l.kind().title()) + "</td><td><code>" + esc(l.handle()) + "</code></td><td>"
                         + esc(Words.offset(t0, l.createdAt())) + "</td><td>" + esc(Words.details(l.details()))
                         + "</td><td class=\"frame\">");
                 if (!l.stack().isEmpty()) {

@@ -39,7 +39,7 @@ final class JUnitXml implements Closeable {
     /** Keeps a report's first {@link #MAX_FAILURES} leaks for its testcase while the report is read. */
     static final class Leaks implements ReportFile.Entries {
         final List<ReportFile.LeakEntry> kept = new ArrayList<>();
-        final LeakGroups rest = new LeakGroups();
+        final LeakLines rest = new LeakLines();
         long count;
 
         @Override
@@ -61,7 +61,7 @@ final class JUnitXml implements Closeable {
         for (ReportFile.LeakEntry leak : leaks.kept) {
             failures++;
             out.write("      <failure type=\"");
-            attribute(Words.title(leak.kind()));
+            attribute(leak.kind().title());
             out.write("\" message=\"");
             attribute(Words.leak(leak));
             out.write("\">");
@@ -100,7 +100,7 @@ final class JUnitXml implements Closeable {
     /** "Leaked communicator 0x.. (rank ..): created by api on thread "t" at TIME through bridge", then the stack. */
     static String failureText(ReportFile.LeakEntry leak) {
         StringBuilder t = new StringBuilder();
-        String title = Words.title(leak.kind());
+        String title = leak.kind().title();
         t.append(Character.toUpperCase(title.charAt(0))).append(title.substring(1)).append(' ').append(leak.handle());
         String details = Words.details(leak.details());
         if (!details.isEmpty()) {

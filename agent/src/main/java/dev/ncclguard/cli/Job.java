@@ -1,5 +1,7 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.log.OneLine;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -52,15 +54,15 @@ final class Job {
         }
 
         private void take(ReportFile.LeakEntry leak, boolean suppressed) {
-            if (leak.kind().equals("comm")) {
+            if (leak.kind() == Kind.COMM) {
                 commLeaks.add(leak);
                 return;
             }
             // device communicators and memory are not work on a stream: merge does not place them
-            if (suppressed || leak.kind().equals("devcomm") || leak.kind().equals("memory")) {
+            if (suppressed || leak.kind() == Kind.DEVCOMM || leak.kind() == Kind.MEMORY) {
                 return;
             }
-            if (leak.kind().equals("event")) {
+            if (leak.kind() == Kind.EVENT) {
                 events++;
             } else {
                 streams++;
@@ -344,8 +346,8 @@ final class Job {
 
     /** "rank 1 (pid 4242 on gpu-01)", or the handle when the rank is unknown. */
     static String who(Part p) {
-        return (p.comm().rank() != null ? "rank " + p.comm().rank() : "handle " + Words.clean(p.comm().handle()))
-                + " (" + Words.clean(p.report().process()) + ")";
+        return (p.comm().rank() != null ? "rank " + p.comm().rank() : "handle " + OneLine.of(p.comm().handle()))
+                + " (" + OneLine.of(p.report().process()) + ")";
     }
 
     static String ranks(List<Part> parts) {

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.log.OneLine;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -112,10 +113,10 @@ final class MergeCommand implements Callable<Integer> {
                 leaked++;
                 if (!c.released().isEmpty()) {
                     for (Job.Part p : l) {
-                        culprits.add(Job.who(p) + " for " + Words.clean(c.name()));
+                        culprits.add(Job.who(p) + " for " + OneLine.of(c.name()));
                     }
                 } else {
-                    culprits.add("ranks " + Job.ranks(l) + " for " + Words.clean(c.name()));
+                    culprits.add("ranks " + Job.ranks(l) + " for " + OneLine.of(c.name()));
                 }
             }
             List<Job.Communicator> missing = job.missingRanks();
@@ -129,7 +130,7 @@ final class MergeCommand implements Callable<Integer> {
             if (!missing.isEmpty()) {
                 List<String> which = new ArrayList<>();
                 for (Job.Communicator c : missing) {
-                    which.add(Words.clean(c.name()) + " (rank " + Job.ints(c.missing()) + ")");
+                    which.add(OneLine.of(c.name()) + " (rank " + Job.ints(c.missing()) + ")");
                 }
                 parts.add(Words.count(missing.size(), "communicator names", "communicators name")
                         + " ranks without a report" + (allowMissing ? " (allowed by --allow-missing-ranks)" : "")
@@ -150,14 +151,14 @@ final class MergeCommand implements Callable<Integer> {
                 + Words.count(job.communicators().size(), "communicator", "communicators") + "; times from "
                 + t0 + " (the earliest agent start)");
         for (String note : job.notes()) {
-            out.println("note: " + Words.clean(note));
+            out.println("note: " + OneLine.of(note));
         }
         for (Inputs.Failure f : failures) {
-            out.println("BAD   " + f.name() + ": " + Words.clean(f.why()));
+            out.println("BAD   " + f.name() + ": " + OneLine.of(f.why()));
         }
         for (Job.Communicator c : job.communicators()) {
             out.println();
-            out.println("communicator " + Words.clean(c.name()) + ": " + Words.clean(c.api())
+            out.println("communicator " + OneLine.of(c.name()) + ": " + OneLine.of(c.api())
                     + (c.nranks() != null ? ", " + Words.count(c.nranks(), "rank", "ranks") : "") + "; " + verdict(c));
             for (Job.Part p : c.parts()) {
                 out.println("  " + row(p, t0));
@@ -166,8 +167,8 @@ final class MergeCommand implements Callable<Integer> {
                 out.println("  rank " + rank + "  no report");
             }
             if (!c.missing().isEmpty()) {
-                out.println("  => " + Words.clean(Job.aboutMissing(c))
-                        + (c.uncertain() != null ? " (perhaps listed nowhere because " + Words.clean(c.uncertain())
+                out.println("  => " + OneLine.of(Job.aboutMissing(c))
+                        + (c.uncertain() != null ? " (perhaps listed nowhere because " + OneLine.of(c.uncertain())
                                 + ")" : ""));
             }
             List<Job.Part> leaked = c.leaked();
@@ -186,7 +187,7 @@ final class MergeCommand implements Callable<Integer> {
         List<String> others = new ArrayList<>();
         for (Job.Process p : job.processes()) {
             if (p.events() + p.streams() > 0) {
-                others.add(Words.clean(p.name()) + " (" + p.report().path() + "): "
+                others.add(OneLine.of(p.name()) + " (" + p.report().path() + "): "
                         + Words.leakCounts(0, p.events(), p.streams()));
             }
         }
@@ -215,13 +216,13 @@ final class MergeCommand implements Callable<Integer> {
         ReportFile.CommEntry c = p.comm();
         StringBuilder out = new StringBuilder();
         out.append(c.rank() != null ? "rank " + c.rank() : "rank ?").append("  ")
-                .append(Words.clean(p.report().process()))
+                .append(OneLine.of(p.report().process()))
                 .append(c.device() != null ? "  device " + c.device() : "")
-                .append("  ").append(Words.clean(c.handle()))
+                .append("  ").append(OneLine.of(c.handle()))
                 .append("  created ").append(Words.offset(t0, c.createdAt()));
         if (!c.leaked()) {
             out.append("  released ").append(Words.offset(t0, c.releasedAt())).append(" by ")
-                    .append(Words.clean(c.releasedBy()));
+                    .append(OneLine.of(c.releasedBy()));
             if (p.releaseWaited()) {
                 out.append(" (it waited ").append(Words.duration(p.releaseTook())).append(')');
             }
@@ -229,10 +230,10 @@ final class MergeCommand implements Callable<Integer> {
             out.append("  NOT RELEASED").append(c.suppressed() ? " (suppressed)" : "")
                     .append(", alive at exit ").append(Words.offset(t0, p.report().writtenAt()));
             if (c.cleanup() != null && !c.cleanup().equals("none")) {
-                out.append(", cleanup ").append(Words.clean(c.cleanup()));
+                out.append(", cleanup ").append(OneLine.of(c.cleanup()));
             }
             if (p.leak() != null && p.leak().topFrame() != null) {
-                out.append(", created at ").append(Words.clean(p.leak().topFrame()));
+                out.append(", created at ").append(OneLine.of(p.leak().topFrame()));
             }
         }
         return out.toString();

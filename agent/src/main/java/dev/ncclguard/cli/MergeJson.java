@@ -1,6 +1,7 @@
 package dev.ncclguard.cli;
 
 import dev.ncclguard.json.JsonOut;
+import dev.ncclguard.json.ReportSchema;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Instant;
@@ -36,7 +37,7 @@ final class MergeJson {
         w.name("reports").beginArray();
         for (Job.Process p : job.processes()) {
             ReportFile r = p.report();
-            ReportFile.Summary s = r.summary();
+            ReportSchema.Summary s = r.summary();
             w.element().beginObject();
             w.name("path").string(r.path().toString());
             w.name("pid").number(r.pid());

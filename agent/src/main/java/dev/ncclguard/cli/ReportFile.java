@@ -1,14 +1,20 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.DetailKeys;
+import dev.ncclguard.catalog.DetailKeys;
+import dev.ncclguard.catalog.Kind;
+import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.Json;
 import dev.ncclguard.json.JsonReader;
 import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.json.ReportSchema.LeakFields;
+import dev.ncclguard.json.ReportSchema.Summary;
+import dev.ncclguard.report.LeakGroups;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -42,38 +48,45 @@ record ReportFile(
 
     static final String SCHEMA = ReportSchema.NAME;
 
-    /** The summary; {@code leakedDevComms} and {@code leakedMemory} are additions, 0 in reports without them. */
-    record Summary(long commsCreated, long commsReleased, long leakedComms, long pendingEvents,
-            long unsyncedStreams, long cleaned, long cleanupFailed, long suppressed, long leakedDevComms,
-            long leakedMemory) {
-        long leaks() {
-            return leakedComms + pendingEvents + unsyncedStreams + leakedDevComms + leakedMemory;
+    /**
+     * An entry of {@code leaks} or {@code suppressed} as read, in the report's words (cleanup a word,
+     * times as Instants) where the writer's {@link dev.ncclguard.report.Leak} holds the tracker's
+     * view; both are grouped by one rule ({@link LeakGroups}). {@code suppression} is the rule, for
+     * the latter; callerLibrary, callerSymbol and nativeStack are there for leaks made in native code.
+     */
+    record LeakEntry(Kind kind, String handle, String api, String bridge, String thread, Instant createdAt,
+            List<String> stack, Map<String, Object> details, String cleanup, String cleanupNote, String suppression,
+            String callerLibrary, String callerSymbol, List<String> nativeStack) implements LeakGroups.Member {
+
+        @Override
+        public Boolean stillPending() {
+            return details.get(DetailKeys.STILL_PENDING) instanceof Boolean b ? b : null;
         }
-    }
 
-    /** The leak kinds, in the order of {@link Reading}'s counts, and their summary fields. */
-    private static final String[] KINDS = {"comm", "event", "stream", "devcomm", "memory"};
-    private static final String[] KIND_FIELDS = {"leakedComms", "pendingEvents", "unsyncedStreams", "leakedDevComms",
-        "leakedMemory"};
+        @Override
+        public String cleanupWord() {
+            return cleanup;
+        }
 
-    /** An entry of {@code leaks} or {@code suppressed}; {@code suppression} is the rule, for the latter. */
-    record LeakEntry(String kind, String handle, String api, String bridge, String thread, Instant createdAt,
-            List<String> stack, Map<String, Object> details, String cleanup, String cleanupNote, String suppression) {
+        @Override
+        public boolean fromNativeCode() {
+            return callerLibrary != null || callerSymbol != null || !nativeStack.isEmpty();
+        }
 
         Integer rank() {
-            return integer(details.get("rank"));
+            return integer(details.get(DetailKeys.RANK));
         }
 
         Integer nranks() {
-            return integer(details.get("nranks"));
+            return integer(details.get(DetailKeys.NRANKS));
         }
 
         Integer device() {
-            return integer(details.get("device"));
+            return integer(details.get(DetailKeys.DEVICE));
         }
 
         String commId() {
-            Object id = details.get("commId");
+            Object id = details.get(DetailKeys.COMM_ID);
             return id instanceof String s ? s : null;
         }
 
@@ -185,7 +198,7 @@ record ReportFile(
         private final JsonReader json;
         private final Path path;
         private final Entries entries;
-        private final long[] listed = new long[KINDS.length];
+        private final long[] listed = new long[Kind.values().length];
         private long suppressedListed;
         private boolean hasSuppressed;
 
@@ -233,14 +246,14 @@ record ReportFile(
                     case "startedAt" -> startedAt = instant(v, "startedAt");
                     case "writtenAt" -> writtenAt = instant(v, "writtenAt");
                     case "live" -> live = bool(v, "live");
-                    case "summary" -> summary = summary(v);
-                    case "leaks" -> {
+                    case ReportSchema.SUMMARY -> summary = summary(v);
+                    case ReportSchema.LEAKS -> {
                         hasLeaks = true;
-                        leaks(v, "leaks", true);
+                        leaks(v, ReportSchema.LEAKS, true);
                     }
-                    case "suppressed" -> {
+                    case ReportSchema.SUPPRESSED -> {
                         hasSuppressed = true;
-                        leaks(v, "suppressed", false);
+                        leaks(v, ReportSchema.SUPPRESSED, false);
                     }
                     case "communicators" -> {
                         hasComms = true;
@@ -262,12 +275,10 @@ record ReportFile(
             if (!hasLeaks) {
                 throw new BadReportException("missing field leaks");
             }
-            long[] counted = {summary.leakedComms(), summary.pendingEvents(), summary.unsyncedStreams(),
-                summary.leakedDevComms(), summary.leakedMemory()};
-            for (int k = 0; k < KINDS.length; k++) {
+            for (Kind k : Kind.values()) {
                 // a report of an agent before the additions has no count for their kinds, nor such leaks
-                if (counted[k] >= 0 || listed[k] > 0) {
-                    agree(counted[k], listed[k], KINDS[k], KIND_FIELDS[k]);
+                if (summary.leaked(k) >= 0 || listed[k.ordinal()] > 0) {
+                    agree(summary.leaked(k), listed[k.ordinal()], k);
                 }
             }
             if (summary.leakedDevComms() < 0 || summary.leakedMemory() < 0) {
@@ -291,15 +302,6 @@ record ReportFile(
                     s.leakedMemory());
         }
 
-        private static int kindIndex(String kind) {
-            for (int k = 0; k < KINDS.length; k++) {
-                if (KINDS[k].equals(kind)) {
-                    return k;
-                }
-            }
-            return -1;
-        }
-
         private static <T> T required(T value, String name) throws BadReportException {
             if (value == null) {
                 throw new BadReportException("missing field " + name);
@@ -307,10 +309,10 @@ record ReportFile(
             return value;
         }
 
-        private static void agree(long count, long listed, String kind, String field) throws BadReportException {
+        private static void agree(long count, long listed, Kind kind) throws BadReportException {
             if (listed != count) {
-                throw new BadReportException("summary." + field + " is " + count + " but leaks lists " + listed
-                        + " of kind " + kind);
+                throw new BadReportException("summary." + kind.summaryField() + " is " + count + " but leaks lists "
+                        + listed + " of kind " + kind.word());
             }
         }
 
@@ -321,25 +323,25 @@ record ReportFile(
 
         private Summary summary(JsonReader.Token v) throws IOException, Json.ParseException, BadReportException {
             object(v, "summary");
-            long[] n = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-            String[] names = {"commsCreated", "commsReleased", "leakedComms", "pendingEvents", "unsyncedStreams",
-                "cleaned", "cleanupFailed", "suppressed", "leakedDevComms", "leakedMemory"};
+            List<String> names = Summary.FIELDS;
+            long[] n = new long[names.size()];
+            java.util.Arrays.fill(n, -1); // -1: absent
             for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
                 String name = json.text();
                 JsonReader.Token value = json.next();
-                int i = indexOf(names, name);
+                int i = names.indexOf(name);
                 if (i < 0) {
                     json.skip(value);
                 } else {
                     n[i] = count(value, "summary." + name);
                 }
             }
-            for (int i = 0; i < 7; i++) {
-                if (n[i] < 0) {
-                    throw new BadReportException("missing field summary." + names[i]);
+            for (int i = 0; i < n.length; i++) {
+                if (n[i] < 0 && !Summary.OPTIONAL.contains(names.get(i))) {
+                    throw new BadReportException("missing field summary." + names.get(i));
                 }
             }
-            return new Summary(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]);
+            return Summary.of(n);
         }
 
         private void leaks(JsonReader.Token v, String field, boolean counted)
@@ -349,7 +351,7 @@ record ReportFile(
             for (JsonReader.Token t = json.next(); t != JsonReader.Token.END_ARRAY; t = json.next()) {
                 LeakEntry leak = leak(t, field + "[" + i + "]", counted);
                 if (counted) {
-                    listed[kindIndex(leak.kind())]++;
+                    listed[leak.kind().ordinal()]++;
                     entries.leak(leak);
                 } else {
                     suppressedListed++;
@@ -362,7 +364,7 @@ record ReportFile(
         private LeakEntry leak(JsonReader.Token v, String where, boolean counted)
                 throws IOException, Json.ParseException, BadReportException {
             object(v, where);
-            String kind = null;
+            Kind kind = null;
             String handle = null;
             String api = null;
             String bridge = null;
@@ -373,35 +375,43 @@ record ReportFile(
             String cleanup = null;
             String cleanupNote = null;
             String suppression = null;
+            String callerLibrary = null;
+            String callerSymbol = null;
+            List<String> nativeStack = List.of();
             for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
                 String name = json.text();
                 JsonReader.Token value = json.next();
                 String at = where + "." + name;
                 switch (name) {
-                    case "kind" -> {
-                        kind = string(value, at);
-                        if (kindIndex(kind) < 0) {
-                            throw new BadReportException(at + " is \"" + kind + "\", expected comm, event, stream,"
+                    case LeakFields.KIND -> {
+                        String word = string(value, at);
+                        kind = Kind.of(word);
+                        if (kind == null) {
+                            throw new BadReportException(at + " is \"" + word + "\", expected comm, event, stream,"
                                     + " devcomm or memory");
                         }
                     }
-                    case "handle" -> handle = string(value, at);
-                    case "api" -> api = string(value, at);
-                    case "bridge" -> bridge = string(value, at);
-                    case "thread" -> thread = string(value, at);
-                    case "createdAt" -> createdAt = instant(value, at);
-                    case "stack" -> stack = stack(value, at);
-                    case "details" -> {
+                    case LeakFields.HANDLE -> handle = string(value, at);
+                    case LeakFields.API -> api = string(value, at);
+                    case LeakFields.BRIDGE -> bridge = string(value, at);
+                    case LeakFields.THREAD -> thread = string(value, at);
+                    case LeakFields.CREATED_AT -> createdAt = instant(value, at);
+                    case LeakFields.STACK -> stack = stack(value, at);
+                    case LeakFields.DETAILS -> {
                         object(value, at);
                         details = Collections.unmodifiableMap(Json.members(json));
                     }
-                    case "cleanup" -> cleanup = string(value, at);
-                    case "cleanupNote" -> cleanupNote = optionalString(value, at);
-                    case "suppression" -> suppression = counted ? skipped(value) : optionalString(value, at);
+                    case LeakFields.CLEANUP -> cleanup = string(value, at);
+                    case LeakFields.CLEANUP_NOTE -> cleanupNote = optionalString(value, at);
+                    case LeakFields.SUPPRESSION -> suppression = counted ? skipped(value) : optionalString(value, at);
+                    case LeakFields.CALLER_LIBRARY -> callerLibrary = optionalString(value, at);
+                    case LeakFields.CALLER_SYMBOL -> callerSymbol = optionalString(value, at);
+                    case LeakFields.NATIVE_STACK -> nativeStack = stack(value, at);
                     default -> json.skip(value);
                 }
             }
-            String[] names = {"kind", "stack", "handle", "api", "bridge", "thread", "createdAt", "details", "cleanup"};
+            String[] names = {LeakFields.KIND, LeakFields.STACK, LeakFields.HANDLE, LeakFields.API, LeakFields.BRIDGE,
+                LeakFields.THREAD, LeakFields.CREATED_AT, LeakFields.DETAILS, LeakFields.CLEANUP};
             Object[] values = {kind, stack, handle, api, bridge, thread, createdAt, details, cleanup};
             for (int i = 0; i < names.length; i++) {
                 if (values[i] == null) {
@@ -409,7 +419,7 @@ record ReportFile(
                 }
             }
             return new LeakEntry(kind, handle, api, bridge, thread, createdAt, stack, details, cleanup, cleanupNote,
-                    suppression);
+                    suppression, callerLibrary, callerSymbol, nativeStack);
         }
 
         private String skipped(JsonReader.Token value) throws IOException, Json.ParseException {
@@ -552,7 +562,7 @@ record ReportFile(
         private Instant instant(JsonReader.Token v, String where)
                 throws IOException, Json.ParseException, BadReportException {
             String text = string(v, where);
-            Instant at = IsoInstant.parse(text);
+            Instant at = IsoTime.parse(text);
             if (at == null) {
                 throw new BadReportException(where + " is not an ISO-8601 time: \"" + text + "\"");
             }
@@ -562,92 +572,6 @@ record ReportFile(
         private Instant optionalInstant(JsonReader.Token v, String where)
                 throws IOException, Json.ParseException, BadReportException {
             return v == JsonReader.Token.NULL ? null : instant(v, where);
-        }
-
-        private static int indexOf(String[] names, String name) {
-            for (int i = 0; i < names.length; i++) {
-                if (names[i].equals(name)) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-    }
-
-    /** ISO-8601 instants as the agent writes them, read without the general parser for the common shape. */
-    static final class IsoInstant {
-        private IsoInstant() {
-        }
-
-        /** The instant, or null when the text is not one. */
-        static Instant parse(String s) {
-            // yyyy-MM-ddTHH:mm:ss[.fff...]Z, the shape of every time the agent writes
-            int n = s.length();
-            if (n >= 20 && s.charAt(n - 1) == 'Z' && s.charAt(4) == '-' && s.charAt(7) == '-' && s.charAt(10) == 'T'
-                    && s.charAt(13) == ':' && s.charAt(16) == ':') {
-                int year = digits(s, 0, 4);
-                int month = digits(s, 5, 7);
-                int day = digits(s, 8, 10);
-                int hour = digits(s, 11, 13);
-                int minute = digits(s, 14, 16);
-                int second = digits(s, 17, 19);
-                int nanos = 0;
-                boolean ok = year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
-                        && hour >= 0 && hour < 24 && minute >= 0 && minute < 60 && second >= 0 && second < 60;
-                if (ok && n > 20) {
-                    int fraction = n - 21;
-                    ok = s.charAt(19) == '.' && fraction >= 1 && fraction <= 9;
-                    int f = ok ? digits(s, 20, n - 1) : -1;
-                    ok = ok && f >= 0;
-                    if (ok) {
-                        nanos = f;
-                        for (int i = fraction; i < 9; i++) {
-                            nanos *= 10;
-                        }
-                    }
-                } else if (ok) {
-                    ok = n == 20;
-                }
-                if (ok) {
-                    long days = daysFromCivil(year, month, day);
-                    return Instant.ofEpochSecond(days * 86_400 + hour * 3600L + minute * 60L + second, nanos);
-                }
-            }
-            try {
-                return Instant.parse(s);
-            } catch (DateTimeParseException e) {
-                return null;
-            }
-        }
-
-        private static int digits(String s, int from, int to) {
-            int v = 0;
-            for (int i = from; i < to; i++) {
-                char c = s.charAt(i);
-                if (c < '0' || c > '9') {
-                    return -1;
-                }
-                v = v * 10 + (c - '0');
-            }
-            return v;
-        }
-
-        private static int daysIn(int year, int month) {
-            return switch (month) {
-                case 2 -> (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28;
-                case 4, 6, 9, 11 -> 30;
-                default -> 31;
-            };
-        }
-
-        /** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-        private static long daysFromCivil(int y, int m, int d) {
-            y -= m <= 2 ? 1 : 0;
-            long era = (y >= 0 ? y : y - 399) / 400;
-            long yoe = y - era * 400;
-            long doy = (153L * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-            long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-            return era * 146_097 + doe - 719_468;
         }
     }
 }

@@ -1,7 +1,10 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.log.OneLine;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,50 +26,34 @@ final class Words {
     }
 
     /** "2 leaked communicators, 1 pending event"; "no leaks" when all are 0. */
-    static String leakCounts(long comms, long events, long streams) {
-        return leakCounts(comms, events, streams, 0, 0);
+    static String leakCounts(ReportSchema.Summary s) {
+        long[] byKind = new long[Kind.values().length];
+        for (Kind k : Kind.values()) {
+            byKind[k.ordinal()] = s.leaked(k);
+        }
+        return leakCounts(byKind);
     }
 
-    /** With the leaks of the kinds NCCL 2.28 added: device communicators and ncclMemAlloc memory. */
-    static String leakCounts(long comms, long events, long streams, long devComms, long memory) {
+    /** The counts of leaks by kind, in the order of {@link Kind}'s constants (fewer: the rest 0). */
+    static String leakCounts(long... byKind) {
         List<String> parts = new ArrayList<>();
-        if (comms > 0) {
-            parts.add(count(comms, "leaked communicator", "leaked communicators"));
-        }
-        if (events > 0) {
-            parts.add(count(events, "pending event", "pending events"));
-        }
-        if (streams > 0) {
-            parts.add(count(streams, "unsynchronized stream", "unsynchronized streams"));
-        }
-        if (devComms > 0) {
-            parts.add(count(devComms, "leaked device communicator", "leaked device communicators"));
-        }
-        if (memory > 0) {
-            parts.add(count(memory, "unfreed NCCL allocation", "unfreed NCCL allocations"));
+        for (int k = 0; k < byKind.length; k++) {
+            if (byKind[k] > 0) {
+                parts.add(Kind.values()[k].count(byKind[k]));
+            }
         }
         return parts.isEmpty() ? "no leaks" : String.join(", ", parts);
     }
 
-    static String title(String kind) {
-        return switch (kind) {
-            case "comm" -> "leaked communicator";
-            case "event" -> "pending event";
-            case "devcomm" -> "leaked device communicator";
-            case "memory" -> "unfreed NCCL memory";
-            default -> "unsynchronized stream";
-        };
-    }
-
     /** "leaked communicator 0x7f.. (rank 1 of 2, commId 9a87..) by ncclCommInitRank at pkg.Cls.m(Cls.java:9)" */
     static String leak(ReportFile.LeakEntry leak) {
-        StringBuilder out = new StringBuilder(title(leak.kind())).append(' ').append(clean(leak.handle()));
+        StringBuilder out = new StringBuilder(leak.kind().title()).append(' ').append(OneLine.of(leak.handle()));
         String details = details(leak.details());
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
         }
-        out.append(" by ").append(clean(leak.api()));
-        out.append(leak.topFrame() != null ? " at " + clean(leak.topFrame()) : ", no stack recorded");
+        out.append(" by ").append(OneLine.of(leak.api()));
+        out.append(leak.topFrame() != null ? " at " + OneLine.of(leak.topFrame()) : ", no stack recorded");
         if (!leak.cleanup().equals("none")) {
             out.append(", cleanup ").append(cleanup(leak.kind(), leak.cleanup()));
         }
@@ -78,41 +65,31 @@ final class Words {
      * while cleanup waited), then destroyed with cudaEventDestroy"): one vocabulary; a word this
      * CLI does not know is shown as it is.
      */
-    static String cleanup(String kind, String word) {
+    static String cleanup(Kind kind, String word) {
         Outcome outcome = Outcome.of(word);
-        Kind k = kind(kind);
-        return outcome == null || k == null ? clean(word) : outcome.describe(k);
-    }
-
-    private static Kind kind(String word) {
-        for (Kind k : Kind.values()) {
-            if (k.word().equals(word)) {
-                return k;
-            }
-        }
-        return null;
+        return outcome == null ? OneLine.of(word) : outcome.describe(kind);
     }
 
     static String details(Map<String, Object> details) {
         List<String> parts = new ArrayList<>();
-        Integer rank = ReportFile.integer(details.get("rank"));
-        Integer nranks = ReportFile.integer(details.get("nranks"));
+        Integer rank = ReportFile.integer(details.get(DetailKeys.RANK));
+        Integer nranks = ReportFile.integer(details.get(DetailKeys.NRANKS));
         if (rank != null) {
             parts.add("rank " + rank + (nranks != null ? " of " + nranks : ""));
         }
-        Object device = details.get("device");
+        Object device = details.get(DetailKeys.DEVICE);
         if (device != null) {
-            parts.add("device " + clean(String.valueOf(device)));
+            parts.add("device " + OneLine.of(String.valueOf(device)));
         }
-        Object commId = details.get("commId");
+        Object commId = details.get(DetailKeys.COMM_ID);
         if (commId != null) {
-            parts.add("commId " + clean(String.valueOf(commId)));
+            parts.add("commId " + OneLine.of(String.valueOf(commId)));
         }
-        Object pendingOps = details.get("pendingOps");
+        Object pendingOps = details.get(DetailKeys.PENDING_OPS);
         if (pendingOps != null) {
-            parts.add(clean(String.valueOf(pendingOps)) + " pending ops");
+            parts.add(OneLine.of(String.valueOf(pendingOps)) + " pending ops");
         }
-        if (Boolean.TRUE.equals(details.get("stillPending"))) {
+        if (Boolean.TRUE.equals(details.get(DetailKeys.STILL_PENDING))) {
             parts.add("still pending at exit");
         }
         return String.join(", ", parts);
@@ -141,22 +118,5 @@ final class Words {
             return s / 60 + " min " + String.format(java.util.Locale.ROOT, "%02d", s % 60) + " s";
         }
         return s / 3600 + " h " + String.format(java.util.Locale.ROOT, "%02d", s % 3600 / 60) + " min";
-    }
-
-    /** A value from a report shown in one terminal line: control characters escaped. */
-    static String clean(String text) {
-        if (text == null) {
-            return "?";
-        }
-        StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029' || c == '\u0085') {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
     }
 }

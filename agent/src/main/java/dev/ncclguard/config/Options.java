@@ -1,5 +1,6 @@
 package dev.ncclguard.config;
 
+import dev.ncclguard.log.OneLine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -150,7 +151,7 @@ public final class Options {
                 String source = sources.get(key.name());
                 String from = source.equals("argument") ? "" : " (" + source + ")";
                 String problem = key.name().equals("report") || key.name().equals("text") ? OutputNames.problem(text) : null;
-                throw new OptionsException("ncclguard: invalid value '" + oneLine(text) + "' for option "
+                throw new OptionsException("ncclguard: invalid value '" + OneLine.of(text) + "' for option "
                         + key.name() + from + ": " + (problem == null ? "" : problem + "; ") + "expected " + key.expected());
             }
             values.put(key.name(), value);
@@ -373,7 +374,7 @@ public final class Options {
             Key key = BY_NAME.get(name);
             if (key == null && !name.equals(CONFIG)) {
                 String closest = closestKey(name);
-                throw new OptionsException("ncclguard: unknown option '" + oneLine(name) + "' ("
+                throw new OptionsException("ncclguard: unknown option '" + OneLine.of(name) + "' ("
                         + (closest != null ? "did you mean " + closest + "? " : "") + "valid: "
                         + String.join(", ", keys()) + ")");
             }
@@ -440,24 +441,6 @@ public final class Options {
         // an empty variable is how shells usually spell "unset"
         String v = map == null ? null : map.get(name);
         return v != null && !v.isEmpty();
-    }
-
-    /** The bad value as it can be shown in one line. */
-    private static String oneLine(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == '\n') {
-                out.append("\\n");
-            } else if (c == '\r') {
-                out.append("\\r");
-            } else if (Character.isISOControl(c)) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
     }
 
     // --- value parsers: the typed value, or null when the text is not a valid choice ---

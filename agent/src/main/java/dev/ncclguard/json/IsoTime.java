@@ -3,12 +3,14 @@ package dev.ncclguard.json;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.time.format.DateTimeParseException;
 
 /**
  * ISO-8601 UTC times from epoch milliseconds, exactly as {@code Instant.toString()} writes them
  * truncated to the millisecond ("2025-06-01T10:00:00Z", "2025-06-01T10:00:00.120Z"), without a
  * formatter per call: a report writes one per leak, 100,000 at a time. The date part of the last
- * day seen is kept, so the usual run of times of one day costs a few divisions each.
+ * day seen is kept, so the usual run of times of one day costs a few divisions each. The reports'
+ * times are read back here too ({@link #parse}), for the agent and its commands alike.
  */
 public final class IsoTime {
     /** The longest time written here: "yyyy-mm-ddThh:mm:ss.SSSZ"; other years go through Instant. */
@@ -96,5 +98,79 @@ public final class IsoTime {
         out[at] = (byte) ('0' + value / 10);
         out[at + 1] = (byte) ('0' + value % 10);
         return at + 2;
+    }
+
+    /**
+     * The instant an ISO-8601 time names, or null when the text is not one: the shape written here
+     * (any fraction of 1 to 9 digits) read without a formatter, any other through {@link Instant#parse}.
+     */
+    public static Instant parse(String s) {
+        // yyyy-MM-ddTHH:mm:ss[.fff...]Z, the shape of every time the agent writes
+        int n = s.length();
+        if (n >= 20 && s.charAt(n - 1) == 'Z' && s.charAt(4) == '-' && s.charAt(7) == '-' && s.charAt(10) == 'T'
+                && s.charAt(13) == ':' && s.charAt(16) == ':') {
+            int year = digits(s, 0, 4);
+            int month = digits(s, 5, 7);
+            int day = digits(s, 8, 10);
+            int hour = digits(s, 11, 13);
+            int minute = digits(s, 14, 16);
+            int second = digits(s, 17, 19);
+            int nanos = 0;
+            boolean ok = year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
+                    && hour >= 0 && hour < 24 && minute >= 0 && minute < 60 && second >= 0 && second < 60;
+            if (ok && n > 20) {
+                int fraction = n - 21;
+                ok = s.charAt(19) == '.' && fraction >= 1 && fraction <= 9;
+                int f = ok ? digits(s, 20, n - 1) : -1;
+                ok = ok && f >= 0;
+                if (ok) {
+                    nanos = f;
+                    for (int i = fraction; i < 9; i++) {
+                        nanos *= 10;
+                    }
+                }
+            } else if (ok) {
+                ok = n == 20;
+            }
+            if (ok) {
+                long days = daysFromCivil(year, month, day);
+                return Instant.ofEpochSecond(days * 86_400 + hour * 3600L + minute * 60L + second, nanos);
+            }
+        }
+        try {
+            return Instant.parse(s);
+        } catch (DateTimeParseException e) {
+            return null;
+        }
+    }
+
+    private static int digits(String s, int from, int to) {
+        int v = 0;
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = v * 10 + (c - '0');
+        }
+        return v;
+    }
+
+    private static int daysIn(int year, int month) {
+        return switch (month) {
+            case 2 -> (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28;
+            case 4, 6, 9, 11 -> 30;
+            default -> 31;
+        };
+    }
+
+    /** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+    private static long daysFromCivil(int y, int m, int d) {
+        y -= m <= 2 ? 1 : 0;
+        long era = (y >= 0 ? y : y - 399) / 400;
+        long yoe = y - era * 400;
+        long doy = (153L * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+        long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        return era * 146_097 + doe - 719_468;
     }
 }

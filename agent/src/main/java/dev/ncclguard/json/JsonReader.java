@@ -6,9 +6,9 @@ import java.io.InputStream;
 
 /**
  * A strict, streaming JSON reader (RFC 8259, nothing more) over UTF-8 bytes, the one JSON reader of
- * the agent and its CLI: the commands read a report of any size the agent can write (388 MB for a
- * million leaks) token by token, keeping only what they need, and {@link Json} builds its tree on
- * it. Strict, because a report cut short by a crash or a full disk must be named as such: no
+ * the agent and its CLI: the commands read a report of any size the agent can write (sizes:
+ * docs/performance.md, "Sizes the code is shaped by") token by token, keeping only what they
+ * need, and {@link Json} builds its tree on it. Strict, because a report cut short by a crash or a full disk must be named as such: no
  * trailing commas, no comments, no duplicate keys, nothing after the value, and bytes that are not
  * UTF-8 are a fault at their own line and column (columns count characters, not bytes).
  */

@@ -1,10 +1,12 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.JsonOut;
 import dev.ncclguard.json.ReportSchema;
+import dev.ncclguard.json.ReportSchema.LeakFields;
 import dev.ncclguard.track.Details;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.NativeOrigin;
@@ -23,8 +25,9 @@ import java.util.Objects;
 
 /**
  * Writes a report as pretty-printed UTF-8 JSON in the field order of schema ncclguard-report/1,
- * streaming from the report model into the output (see {@link JsonOut}): 100,000 leaks are some
- * 35 MB, which must not be built as a tree of maps and a String first. No library: the agent must
+ * streaming from the report model into the output (see {@link JsonOut}): a big report (sizes:
+ * docs/performance.md, "Sizes the code is shaped by") must not be built as a tree of maps and a
+ * String first. No library: the agent must
  * not bring a JSON library onto an application's class path.
  */
 public final class JsonReportWriter {
@@ -92,8 +95,7 @@ public final class JsonReportWriter {
         private Tail lastTail;
         private byte[] lastTailBytes;
 
-        // Keys of the part caches. Classes rather than records: a record's equals and hashCode are
-        // linked through method handles the first time they run, tens of milliseconds at exit.
+        // Keys of the part caches. Classes rather than records: docs/performance.md, "Records at exit".
 
         /** From the api to the createdAt's name. */
         private static final class Middle {
@@ -193,14 +195,14 @@ public final class JsonReportWriter {
                 json.name(ReportSchema.Summary.FIELDS.get(i)).number(summary[i]);
             }
             json.endObject();
-            json.name("leaks").beginArray();
+            json.name(ReportSchema.LEAKS).beginArray();
             for (Leak leak : report.leaks()) {
                 json.element();
                 leak(leak, null);
             }
             json.endArray();
             // Additions to schema ncclguard-report/1 (docs/spec.md): after every field of the SPEC.
-            json.name("suppressed").beginArray();
+            json.name(ReportSchema.SUPPRESSED).beginArray();
             for (Report.Suppressed entry : report.suppressed()) {
                 json.element();
                 leak(entry.leak(), entry.rule());
@@ -238,8 +240,8 @@ public final class JsonReportWriter {
             if (head == null) {
                 JsonOut out = JsonOut.fragment(depth - 1, 1);
                 out.beginObject();
-                out.name("kind").repeated(view.kind().word());
-                out.name("handle");
+                out.name(LeakFields.KIND).repeated(view.kind().word());
+                out.name(LeakFields.HANDLE);
                 head = out.fragmentBytes();
                 heads.put(view.kind(), head);
             }
@@ -255,7 +257,7 @@ public final class JsonReportWriter {
             if (details == lastCacheable && details != null) {
                 return lastCacheable;
             }
-            if (details instanceof Details d && !d.containsKey("stillPending")) {
+            if (details instanceof Details d && !d.containsKey(DetailKeys.STILL_PENDING)) {
                 lastCacheable = d;
                 return d;
             }
@@ -270,10 +272,10 @@ public final class JsonReportWriter {
             byte[] bytes = middles.get(key);
             if (bytes == null) {
                 JsonOut out = JsonOut.fragment(depth, BEFORE_API);
-                out.name("api").repeated(view.api());
-                out.name("bridge").repeated(view.bridge());
-                out.name("thread").repeated(view.thread());
-                out.name("createdAt");
+                out.name(LeakFields.API).repeated(view.api());
+                out.name(LeakFields.BRIDGE).repeated(view.bridge());
+                out.name(LeakFields.THREAD).repeated(view.thread());
+                out.name(LeakFields.CREATED_AT);
                 bytes = out.fragmentBytes();
                 if (middles.size() < MAX_PARTS) {
                     middles.put(key, bytes);
@@ -292,10 +294,10 @@ public final class JsonReportWriter {
             byte[] bytes = tails.get(key);
             if (bytes == null) {
                 JsonOut out = JsonOut.fragment(depth, BEFORE_STACK);
-                out.name("stack").value(leak.stack());
-                out.name("details");
+                out.name(LeakFields.STACK).value(leak.stack());
+                out.name(LeakFields.DETAILS);
                 details(out, d, leak.stillPending());
-                out.name("cleanup").repeated(leak.cleanup().word());
+                out.name(LeakFields.CLEANUP).repeated(leak.cleanup().word());
                 out.endObject();
                 bytes = out.fragmentBytes();
                 if (tails.size() < MAX_PARTS) {
@@ -311,46 +313,46 @@ public final class JsonReportWriter {
         private void generic(Leak leak, String suppression) throws IOException {
             HandleView view = leak.view();
             json.beginObject();
-            json.name("kind").repeated(view.kind().word());
-            json.name("handle").hexHandle(view.handle());
-            json.name("api").repeated(view.api());
-            json.name("bridge").repeated(view.bridge());
-            json.name("thread").repeated(view.thread());
-            json.name("createdAt").time(view.createdAtMillis());
-            json.name("stack");
+            json.name(LeakFields.KIND).repeated(view.kind().word());
+            json.name(LeakFields.HANDLE).hexHandle(view.handle());
+            json.name(LeakFields.API).repeated(view.api());
+            json.name(LeakFields.BRIDGE).repeated(view.bridge());
+            json.name(LeakFields.THREAD).repeated(view.thread());
+            json.name(LeakFields.CREATED_AT).time(view.createdAtMillis());
+            json.name(LeakFields.STACK);
             stack(leak.stack());
             NativeOrigin origin = leak.origin();
             if (origin != null) {
                 // who called in native code (the interposer bridge's leaks)
                 if (origin.callerLibrary() != null) {
-                    json.name("callerLibrary").string(origin.callerLibrary());
+                    json.name(LeakFields.CALLER_LIBRARY).string(origin.callerLibrary());
                 }
                 if (origin.callerSymbol() != null) {
-                    json.name("callerSymbol").string(origin.callerSymbol());
+                    json.name(LeakFields.CALLER_SYMBOL).string(origin.callerSymbol());
                 }
                 if (!origin.nativeStack().isEmpty()) {
-                    json.name("nativeStack").value(origin.nativeStack());
+                    json.name(LeakFields.NATIVE_STACK).value(origin.nativeStack());
                 }
             }
-            json.name("details");
-            if (view.details() instanceof Details d && !d.containsKey("stillPending")) {
+            json.name(LeakFields.DETAILS);
+            if (view.details() instanceof Details d && !d.containsKey(DetailKeys.STILL_PENDING)) {
                 details(json, d, leak.stillPending());
             } else {
                 json.value(leak.details());
             }
-            json.name("cleanup").repeated(leak.cleanup().word());
+            json.name(LeakFields.CLEANUP).repeated(leak.cleanup().word());
             if (leak.cleanupNote() != null) {
                 // one String shared by the many leaks a deadline cut short: encoded once
-                json.name("cleanupNote").repeated(leak.cleanupNote());
+                json.name(LeakFields.CLEANUP_NOTE).repeated(leak.cleanupNote());
             }
             if (leak.note() != null) {
-                json.name("note").string(leak.note());
+                json.name(LeakFields.NOTE).string(leak.note());
             }
             if (suppression != null) {
-                json.name("suppression").string(suppression);
+                json.name(LeakFields.SUPPRESSION).string(suppression);
             }
             if (leak.defaultStream() != null) {
-                json.name("defaultStream").string(leak.defaultStream());
+                json.name(LeakFields.DEFAULT_STREAM).string(leak.defaultStream());
             }
             json.endObject();
         }
@@ -366,7 +368,7 @@ public final class JsonReportWriter {
                 out.name(d.key(i)).value(d.value(i));
             }
             if (stillPending != null) {
-                out.name("stillPending").bool(stillPending);
+                out.name(DetailKeys.STILL_PENDING).bool(stillPending);
             }
             out.endObject();
         }

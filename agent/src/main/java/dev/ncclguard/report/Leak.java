@@ -1,5 +1,6 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.track.Details;
@@ -27,7 +28,7 @@ public record Leak(
         List<String> stack,
         Boolean stillPending,
         Outcome cleanup,
-        String cleanupNote) {
+        String cleanupNote) implements LeakGroups.Member {
 
     public Kind kind() {
         return view.kind();
@@ -71,6 +72,34 @@ public record Leak(
         return view.access() instanceof NativeOrigin o ? o : null;
     }
 
+    @Override
+    public String cleanupWord() {
+        return cleanup.word();
+    }
+
+    @Override
+    public boolean fromNativeCode() {
+        return origin() != null;
+    }
+
+    @Override
+    public String callerLibrary() {
+        NativeOrigin o = origin();
+        return o == null ? null : o.callerLibrary();
+    }
+
+    @Override
+    public String callerSymbol() {
+        NativeOrigin o = origin();
+        return o == null ? null : o.callerSymbol();
+    }
+
+    @Override
+    public List<String> nativeStack() {
+        NativeOrigin o = origin();
+        return o == null ? List.of() : o.nativeStack();
+    }
+
     /**
      * A line the report adds to the leak: why ncclguard cannot release it itself and what the
      * application must do (a communicator only NCCL's profiler plugin saw); null for none.
@@ -89,6 +118,6 @@ public record Leak(
      * when unknown).
      */
     public Map<String, Object> details() {
-        return Details.copyOf(view.details()).with("stillPending", stillPending);
+        return Details.copyOf(view.details()).with(DetailKeys.STILL_PENDING, stillPending);
     }
 }

@@ -80,7 +80,7 @@ public final class ReportFiles {
 
     /**
      * Like {@link #writeAtomically(Path, byte[], String)} for content that is written as it is made
-     * (a 35 MB report need not exist as one array first); content that fails half way leaves no file.
+     * (a big report need not exist as one array first); content that fails half way leaves no file.
      */
     public static void writeAtomically(Path target, Content content, String optionKey) throws ReportWriteException {
         writeAtomically(target, content, optionKey, WriteGate.OPEN);

@@ -1,10 +1,12 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.json.IsoTime;
 import dev.ncclguard.json.ReportSchema;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.log.OneLine;
 import dev.ncclguard.track.NativeOrigin;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -21,9 +23,9 @@ import java.util.Objects;
  * {@code SUMMARY: ncclguard:}. A clean run prints only that line.
  *
  * <p>Leaks alike (same kind, api, bridge, creating stack, state and cleanup) are one block, as
- * LeakSanitizer groups leaks by stack: the first in full, a few more by handle, then a count; the
- * JSON report lists every one. 100,000 events leaked in one loop are some 10 lines, not 36 MB on
- * stderr. At most {@link #MAX_GROUPS} blocks are printed.
+ * LeakSanitizer groups leaks by stack ({@link LeakGroups}): the first in full, a few more by
+ * handle, then a count; the JSON report lists every one, so a leaked loop is a few lines (sizes:
+ * docs/performance.md, "Sizes the code is shaped by"). At most {@link #MAX_GROUPS} blocks are printed.
  */
 public final class TextReportWriter {
     public static final String SUMMARY_PREFIX = "SUMMARY: ncclguard: ";
@@ -50,7 +52,7 @@ public final class TextReportWriter {
                 out.append("ncclguard: ").append(n).append(n == 1 ? " leaked handle" : " leaked handles")
                         .append(" at exit (pid ");
             }
-            out.append(report.pid()).append(" on ").append(printable(report.host()))
+            out.append(report.pid()).append(" on ").append(OneLine.of(report.host()))
                     .append(", action=").append(report.action()).append(")\n\n");
             blocks(out, report.leaks(), Report.ACTION_CLEANUP.equals(report.action()) && !report.live(), true);
         }
@@ -60,13 +62,13 @@ public final class TextReportWriter {
             out.append('\n');
         }
         if (!report.suppressedCallers().isEmpty()) {
-            out.append("ncclguard: NCCL and CUDA calls made by ").append(printable(String.join(", ",
+            out.append("ncclguard: NCCL and CUDA calls made by ").append(OneLine.of(String.join(", ",
                     report.suppressedCallers()))).append(" are not tracked (suppressed: library)\n");
         }
         if (report.attachedAt() != null) {
             out.append(trackingSince(report)).append('\n');
             if (report.beforeAttach() != null) {
-                out.append("ncclguard: ").append(printable(report.beforeAttach().note())).append('\n');
+                out.append("ncclguard: ").append(OneLine.of(report.beforeAttach().note())).append('\n');
             }
         }
         return out.append(summary(report)).append('\n').toString();
@@ -80,7 +82,7 @@ public final class TextReportWriter {
 
     /** The docs page that explains a kind of leak: its title as a heading, so its anchor. */
     public static String docsLink(Kind kind) {
-        return DOCS + "#" + title(kind).toLowerCase(java.util.Locale.ROOT).replace(' ', '-');
+        return DOCS + "#" + kind.heading().toLowerCase(java.util.Locale.ROOT).replace(' ', '-');
     }
 
     /** The logger of a kind's leak blocks: dev.ncclguard.leak.communicator, .event, .stream, .devcomm, .memory. */
@@ -105,26 +107,26 @@ public final class TextReportWriter {
         List<Log.Entry> out = new ArrayList<>();
         boolean cleanup = Report.ACTION_CLEANUP.equals(report.action()) && !report.live();
         int shown = 0;
-        int hiddenLeaks = 0;
-        Collection<Group> groups = groups(report.leaks());
-        for (Group g : groups) {
+        long hiddenLeaks = 0;
+        Collection<LeakGroups.Group<Leak>> groups = groups(report.leaks());
+        for (LeakGroups.Group<Leak> g : groups) {
             if (shown == MAX_GROUPS) {
-                hiddenLeaks += g.count;
+                hiddenLeaks += g.count();
                 continue;
             }
             shown++;
             StringBuilder block = new StringBuilder();
-            leakLine(block, g.first);
-            created(block, g.first, "\tat ");
-            block.append("What to do: ").append(advice(g.first.kind()));
-            if (g.count > 1) {
+            leakLine(block, g.first());
+            created(block, g.first(), "\tat ");
+            block.append("What to do: ").append(g.first().kind().advice());
+            if (g.count() > 1) {
                 block.append('\n');
                 more(block, g);
                 block.setLength(block.length() - 1);
             }
-            out.add(new Log.Entry(leakLogger(g.first.kind()), true, block.toString()));
+            out.add(new Log.Entry(leakLogger(g.first().kind()), true, block.toString()));
             if (cleanup) {
-                out.add(new Log.Entry(CLEANUP_LOGGER, g.first.cleanup().unsuccessful(), cleanupLine(g)));
+                out.add(new Log.Entry(CLEANUP_LOGGER, g.first().cleanup().unsuccessful(), cleanupLine(g)));
             }
         }
         if (hiddenLeaks > 0) {
@@ -167,21 +169,21 @@ public final class TextReportWriter {
         } else if (Boolean.FALSE.equals(pending)) {
             out.append(", its work had completed by exit");
         }
-        out.append(", created by ").append(printable(leak.api())).append(". See ").append(docsLink(leak.kind()))
+        out.append(", created by ").append(OneLine.of(leak.api())).append(". See ").append(docsLink(leak.kind()))
                 .append(" for more information.\n");
     }
 
     /** What cleanup did to a block's leaks, one line. */
-    private static String cleanupLine(Group g) {
-        Leak leak = g.first;
-        StringBuilder out = new StringBuilder(title(leak.kind()).toLowerCase(java.util.Locale.ROOT));
+    private static String cleanupLine(LeakGroups.Group<Leak> g) {
+        Leak leak = g.first();
+        StringBuilder out = new StringBuilder(leak.kind().title().toLowerCase(java.util.Locale.ROOT));
         out.append(' ').append(leak.handle());
-        if (g.count > 1) {
-            out.append(" and ").append(g.count - 1).append(" more like it");
+        if (g.count() > 1) {
+            out.append(" and ").append(g.count() - 1).append(" more like it");
         }
         out.append(": ").append(cleanupDone(leak));
         if (leak.cleanupNote() != null) {
-            out.append(": ").append(printable(leak.cleanupNote()));
+            out.append(": ").append(OneLine.of(leak.cleanupNote()));
         }
         return out.append('.').toString();
     }
@@ -202,108 +204,41 @@ public final class TextReportWriter {
         return out.toString();
     }
 
-    /**
-     * What makes two leaks one block: all that the block's first leak says of them. A class rather
-     * than a record: a record's equals and hashCode are linked through method handles the first
-     * time they run, tens of milliseconds at exit.
-     */
-    private static final class Alike {
-        private final Leak leak;
-
-        Alike(Leak leak) {
-            this.leak = leak;
+    /** Leaks alike grouped (LeakGroups), in the order of each group's first leak; every group kept. */
+    private static Collection<LeakGroups.Group<Leak>> groups(List<Leak> leaks) {
+        LeakGroups<Leak> groups = new LeakGroups<>(Integer.MAX_VALUE, MORE_LISTED);
+        for (Leak leak : leaks) {
+            groups.add(leak);
         }
-
-        /** Without making a key: leaks of one loop come one after the other. */
-        static boolean same(Leak a, Leak b) {
-            return a.kind() == b.kind() && Objects.equals(a.api(), b.api()) && Objects.equals(a.bridge(), b.bridge())
-                    && (a.stack() == b.stack() || a.stack().equals(b.stack())) && sameOrigin(a.origin(), b.origin())
-                    && Objects.equals(a.stillPending(), b.stillPending()) && a.cleanup() == b.cleanup()
-                    && Objects.equals(a.cleanupNote(), b.cleanupNote());
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Alike other && same(leak, other.leak);
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(leak.kind(), leak.api(), leak.bridge(), leak.stack(), leak.stillPending(),
-                    leak.cleanup(), leak.cleanupNote(), leak.origin() == null ? null : leak.origin().callerLibrary());
-        }
-
-        /** Native call sites alike: one library and symbol, one native stack. */
-        private static boolean sameOrigin(NativeOrigin a, NativeOrigin b) {
-            if (a == b) {
-                return true;
-            }
-            return a != null && b != null && Objects.equals(a.callerLibrary(), b.callerLibrary())
-                    && Objects.equals(a.callerSymbol(), b.callerSymbol()) && a.nativeStack().equals(b.nativeStack());
-        }
+        return groups.groups();
     }
 
-    /** The leaks of one block: the first, the next few, and how many in all. */
-    private static final class Group {
+    /** Suppressed leaks alike as one line: the first, and how many. */
+    private static final class Line {
         final Leak first;
-        final List<Leak> listed = new ArrayList<>(MORE_LISTED);
         int count = 1;
 
-        Group(Leak first) {
+        Line(Leak first) {
             this.first = first;
         }
-
-        void add(Leak leak) {
-            if (listed.size() < MORE_LISTED) {
-                listed.add(leak);
-            }
-            count++;
-        }
-    }
-
-    /** Leaks alike grouped, in the order of each group's first leak. */
-    private static Collection<Group> groups(List<Leak> leaks) {
-        Map<Alike, Group> groups = new LinkedHashMap<>();
-        Group last = null;
-        for (Leak leak : leaks) {
-            last = group(groups, last, leak);
-        }
-        return groups.values();
-    }
-
-    /** Adds the leak to its group, which it returns. */
-    private static Group group(Map<Alike, Group> groups, Group last, Leak leak) {
-        if (last != null && Alike.same(last.first, leak)) {
-            last.add(leak);
-            return last;
-        }
-        Alike key = new Alike(leak);
-        Group g = groups.get(key);
-        if (g == null) {
-            g = new Group(leak);
-            groups.put(key, g);
-        } else {
-            g.add(leak);
-        }
-        return g;
     }
 
     /** @param trailingBlank a blank line after each block (the exit report) rather than between them */
     private static void blocks(StringBuilder out, List<Leak> leaks, boolean cleanup, boolean trailingBlank) {
         int shown = 0;
-        int hiddenLeaks = 0;
-        Collection<Group> groups = groups(leaks);
-        for (Group g : groups) {
+        long hiddenLeaks = 0;
+        Collection<LeakGroups.Group<Leak>> groups = groups(leaks);
+        for (LeakGroups.Group<Leak> g : groups) {
             if (shown == MAX_GROUPS) {
-                hiddenLeaks += g.count;
+                hiddenLeaks += g.count();
                 continue;
             }
             if (shown > 0 && !trailingBlank) {
                 out.append('\n');
             }
             shown++;
-            leak(out, g.first, cleanup);
-            if (g.count > 1) {
+            leak(out, g.first(), cleanup);
+            if (g.count() > 1) {
                 more(out, g);
             }
             if (trailingBlank) {
@@ -324,20 +259,20 @@ public final class TextReportWriter {
     }
 
     /** The rest of a block's leaks: a few by handle, then how many more. */
-    private static void more(StringBuilder out, Group g) {
-        int more = g.count - 1;
-        out.append("  And ").append(more).append(" more ").append(plural(g.first.kind(), more))
+    private static void more(StringBuilder out, LeakGroups.Group<Leak> g) {
+        long more = g.count() - 1;
+        out.append("  And ").append(more).append(" more ").append(g.first().kind().plural(more))
                 .append(" like it (same api, creating stack and state):\n");
-        for (Leak leak : g.listed) {
+        for (Leak leak : g.listed()) {
             String details = details(leak);
             out.append("    ").append(leak.handle());
             if (!details.isEmpty()) {
                 out.append(" (").append(details).append(')');
             }
-            out.append(", thread \"").append(printable(leak.thread())).append("\" at ")
+            out.append(", thread \"").append(OneLine.of(leak.thread())).append("\" at ")
                     .append(IsoTime.format(leak.createdAtMillis())).append('\n');
         }
-        int rest = more - g.listed.size();
+        long rest = more - g.listed().size();
         if (rest > 0) {
             out.append("    ... ").append(rest).append(" more; the JSON report (option report=) lists every one.\n");
         }
@@ -345,19 +280,19 @@ public final class TextReportWriter {
 
     /** One line per suppressed leak, leaks alike (same kind, api, first frame and rule) as one line with a count. */
     private static void suppressed(StringBuilder out, List<Report.Suppressed> suppressed) {
-        Map<List<Object>, Group> lines = new LinkedHashMap<>();
+        Map<List<Object>, Line> lines = new LinkedHashMap<>();
         for (Report.Suppressed s : suppressed) {
             Leak leak = s.leak();
             List<Object> line = Arrays.asList(leak.kind(), leak.api(), topFrame(leak), s.rule());
-            Group g = lines.get(line);
+            Line g = lines.get(line);
             if (g == null) {
-                lines.put(line, new Group(leak));
+                lines.put(line, new Line(leak));
             } else {
                 g.count++;
             }
         }
         int shown = 0;
-        for (Map.Entry<List<Object>, Group> entry : lines.entrySet()) {
+        for (Map.Entry<List<Object>, Line> entry : lines.entrySet()) {
             if (shown++ == MAX_GROUPS) {
                 out.append("  ... ").append(lines.size() - MAX_GROUPS)
                         .append(" more lines; the JSON report (option report=) lists every one.\n");
@@ -365,14 +300,14 @@ public final class TextReportWriter {
             }
             Leak leak = entry.getValue().first;
             String details = details(leak);
-            out.append("  ").append(title(leak.kind())).append(' ').append(leak.handle());
+            out.append("  ").append(leak.kind().heading()).append(' ').append(leak.handle());
             if (!details.isEmpty()) {
                 out.append(" (").append(details).append(')');
             }
             if (topFrame(leak) != null) {
-                out.append(" at ").append(printable(topFrame(leak)));
+                out.append(" at ").append(OneLine.of(topFrame(leak)));
             }
-            out.append(": suppressed by '").append(printable((String) entry.getKey().get(3))).append('\'');
+            out.append(": suppressed by '").append(OneLine.of((String) entry.getKey().get(3))).append('\'');
             int more = entry.getValue().count - 1;
             if (more > 0) {
                 out.append(", and ").append(more).append(" more like it");
@@ -388,7 +323,7 @@ public final class TextReportWriter {
     private static void leak(StringBuilder out, Leak leak, boolean cleanup) {
         String details = details(leak);
         boolean noHandle = leak.note() != null && leak.view().handle() == 0;
-        out.append(title(leak.kind())).append(' ').append(noHandle ? "(no handle)" : leak.handle());
+        out.append(leak.kind().heading()).append(' ').append(noHandle ? "(no handle)" : leak.handle());
         if (!details.isEmpty()) {
             out.append(" (").append(details).append(')');
         }
@@ -399,22 +334,22 @@ public final class TextReportWriter {
             if (leak.view().device() >= 0) {
                 out.append(" of device ").append(leak.view().device());
             }
-            out.append(" not synchronized, first used by ").append(printable(leak.api())).append(", ")
+            out.append(" not synchronized, first used by ").append(OneLine.of(leak.api())).append(", ")
                     .append(state(leak)).append('\n');
         } else {
-            out.append(": created by ").append(noHandle ? "an init only NCCL's profiler plugin saw" : printable(leak.api()))
+            out.append(": created by ").append(noHandle ? "an init only NCCL's profiler plugin saw" : OneLine.of(leak.api()))
                     .append(", ").append(state(leak)).append('\n');
         }
         out.append("  ");
         created(out, leak, "    at ");
         if (leak.note() != null) {
-            out.append("  ").append(printable(leak.note())).append(".\n");
+            out.append("  ").append(OneLine.of(leak.note())).append(".\n");
         }
-        out.append("  What to do: ").append(advice(leak.kind())).append('\n');
+        out.append("  What to do: ").append(leak.kind().advice()).append('\n');
         if (cleanup) {
             out.append("  Cleanup: ").append(cleanupDone(leak));
             if (leak.cleanupNote() != null) {
-                out.append(": ").append(printable(leak.cleanupNote()));
+                out.append(": ").append(OneLine.of(leak.cleanupNote()));
             }
             out.append(".\n");
         }
@@ -424,13 +359,13 @@ public final class TextReportWriter {
     private static void created(StringBuilder out, Leak leak, String at) {
         String indent = at.substring(0, at.length() - "at ".length());
         boolean noHandle = leak.note() != null && leak.view().handle() == 0;
-        out.append(leak.defaultStream() != null ? "First used on thread \"" : "Created on thread \"").append(printable(leak.thread())).append("\" at ")
-                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(printable(leak.bridge()));
+        out.append(leak.defaultStream() != null ? "First used on thread \"" : "Created on thread \"").append(OneLine.of(leak.thread())).append("\" at ")
+                .append(IsoTime.format(leak.createdAtMillis())).append(" through ").append(OneLine.of(leak.bridge()));
         NativeOrigin origin = leak.origin();
         if (origin != null && origin.callerLibrary() != null) {
-            out.append(", called from ").append(printable(origin.callerLibrary()));
+            out.append(", called from ").append(OneLine.of(origin.callerLibrary()));
             if (origin.callerSymbol() != null) {
-                out.append(" (").append(printable(origin.callerSymbol())).append(')');
+                out.append(" (").append(OneLine.of(origin.callerSymbol())).append(')');
             }
         }
         out.append(":\n");
@@ -438,34 +373,15 @@ public final class TextReportWriter {
         if (leak.stack().isEmpty() && nativeFrames) {
             out.append(indent).append("(no Java frames: a thread of native code; its native stack:)\n");
             for (String frame : origin.nativeStack()) {
-                out.append(at).append(printable(frame)).append('\n');
+                out.append(at).append(OneLine.of(frame)).append('\n');
             }
         } else if (leak.stack().isEmpty()) {
             out.append(indent).append(origin != null || noHandle ? "(no Java stack: a thread with no Java frames, or stacks=off)\n"
                     : "(no stack recorded; run with stacks=on to see where it was created)\n");
         }
         for (String frame : leak.stack()) {
-            out.append(frame.startsWith("... ") ? indent : at).append(printable(frame)).append('\n');
+            out.append(frame.startsWith("... ") ? indent : at).append(OneLine.of(frame)).append('\n');
         }
-    }
-
-    private static String title(Kind kind) {
-        return switch (kind) {
-            case COMM -> "Leaked communicator";
-            case EVENT -> "Pending event";
-            case STREAM -> "Unsynchronized stream";
-            case DEVCOMM -> "Leaked device communicator";
-            case MEMORY -> "Unfreed NCCL memory";
-        };
-    }
-
-    /** "pending events", "leaked communicators", "unsynchronized streams" (or one of them). */
-    private static String plural(Kind kind, int n) {
-        if (kind == Kind.MEMORY) {
-            return n == 1 ? "unfreed NCCL allocation" : "unfreed NCCL allocations";
-        }
-        String one = title(kind).toLowerCase(java.util.Locale.ROOT);
-        return n == 1 ? one : one + "s";
     }
 
     private static String state(Leak leak) {
@@ -473,22 +389,12 @@ public final class TextReportWriter {
         String atExit = Boolean.TRUE.equals(pending) ? "; still pending at exit"
                 : Boolean.FALSE.equals(pending) ? "; its work had completed by exit" : "";
         return switch (leak.kind()) {
-            case COMM -> Boolean.TRUE.equals(leak.details().get("revoked"))
+            case COMM -> Boolean.TRUE.equals(leak.details().get(DetailKeys.REVOKED))
                     ? "revoked (ncclCommRevoke) and never destroyed or aborted" : "never destroyed or aborted";
             case EVENT -> "recorded and never seen complete" + atExit;
             case STREAM -> "work enqueued after its last synchronization" + atExit;
             case DEVCOMM -> "never destroyed, its communicator alive";
             case MEMORY -> "never freed";
-        };
-    }
-
-    private static String advice(Kind kind) {
-        return switch (kind) {
-            case COMM -> "destroy it with ncclCommDestroy before exit, or ncclCommAbort on error paths.";
-            case EVENT -> "synchronize it (cudaEventSynchronize) before exit.";
-            case STREAM -> "cudaStreamSynchronize it before exit.";
-            case DEVCOMM -> "destroy it with ncclDevCommDestroy before its communicator is destroyed.";
-            case MEMORY -> "free it with ncclMemFree once no communicator uses it (deregister it first).";
         };
     }
 
@@ -503,60 +409,60 @@ public final class TextReportWriter {
      */
     private static String details(Leak leak) {
         Map<String, Object> rest = new LinkedHashMap<>(leak.details());
-        rest.remove("stillPending");
+        rest.remove(DetailKeys.STILL_PENDING);
         List<String> parts = new ArrayList<>();
-        Object rank = rest.remove("rank");
-        Object nranks = rest.remove("nranks");
+        Object rank = rest.remove(DetailKeys.RANK);
+        Object nranks = rest.remove(DetailKeys.NRANKS);
         if (rank != null) {
             parts.add("rank " + rank + (nranks != null ? " of " + nranks : ""));
         } else if (nranks != null) {
             parts.add(nranks + " ranks");
         }
-        Object device = rest.remove("device");
+        Object device = rest.remove(DetailKeys.DEVICE);
         if (device != null) {
             parts.add("device " + device);
         }
-        Object commId = rest.remove("commId");
+        Object commId = rest.remove(DetailKeys.COMM_ID);
         if (commId != null) {
-            parts.add("commId " + printable(String.valueOf(commId)));
+            parts.add("commId " + OneLine.of(String.valueOf(commId)));
         }
-        Object stream = rest.remove("stream");
+        Object stream = rest.remove(DetailKeys.STREAM);
         if (stream != null) {
             parts.add("recorded on stream " + (stream instanceof Number n ? "0x" + Long.toHexString(n.longValue())
-                    : printable(String.valueOf(stream))));
+                    : OneLine.of(String.valueOf(stream))));
         }
-        Object pendingOps = rest.remove("pendingOps");
+        Object pendingOps = rest.remove(DetailKeys.PENDING_OPS);
         if (pendingOps != null) {
             parts.add(pendingOps + (pendingOps instanceof Number n && n.longValue() == 1
                     ? " pending operation" : " pending operations"));
         }
-        if (Boolean.TRUE.equals(rest.remove("finalized"))) {
+        if (Boolean.TRUE.equals(rest.remove(DetailKeys.FINALIZED))) {
             parts.add("finalized");
         }
-        Object nodes = rest.remove("nNodes");
+        Object nodes = rest.remove(DetailKeys.NNODES);
         if (nodes != null) {
             parts.add(nodes + (nodes instanceof Number n && n.longValue() == 1 ? " node" : " nodes"));
         }
-        Object inFlight = rest.remove("inFlight");
+        Object inFlight = rest.remove(DetailKeys.IN_FLIGHT);
         if (inFlight instanceof Map<?, ?> work) {
             parts.add(inFlight(work));
         }
-        if (Boolean.TRUE.equals(rest.remove("revoked"))) {
+        if (Boolean.TRUE.equals(rest.remove(DetailKeys.REVOKED))) {
             parts.add("revoked");
         }
-        Object bytes = rest.remove("bytes");
+        Object bytes = rest.remove(DetailKeys.BYTES);
         if (bytes != null) {
             parts.add(bytes + " bytes");
         }
-        registry(parts, rest.remove("registrations"), "registration", "registrations");
-        registry(parts, rest.remove("windows"), "window", "windows");
-        Object devComms = rest.remove("deviceCommunicators");
+        registry(parts, rest.remove(DetailKeys.REGISTRATIONS), "registration", "registrations");
+        registry(parts, rest.remove(DetailKeys.WINDOWS), "window", "windows");
+        Object devComms = rest.remove(DetailKeys.DEVICE_COMMUNICATORS);
         if (devComms != null) {
             parts.add(devComms + (devComms instanceof Number n && n.longValue() == 1
                     ? " device communicator" : " device communicators"));
         }
         for (Map.Entry<String, Object> field : rest.entrySet()) {
-            parts.add(printable(field.getKey()) + " " + printable(String.valueOf(field.getValue())));
+            parts.add(OneLine.of(field.getKey()) + " " + OneLine.of(String.valueOf(field.getValue())));
         }
         return String.join(", ", parts);
     }
@@ -567,11 +473,11 @@ public final class TextReportWriter {
         StringBuilder b = new StringBuilder().append(n).append(n instanceof Number c && c.longValue() == 1
                 ? " operation in flight" : " operations in flight");
         if (work.get("oldest") instanceof Map<?, ?> oldest) {
-            b.append(", the oldest ").append(printable(String.valueOf(oldest.containsKey("function")
+            b.append(", the oldest ").append(OneLine.of(String.valueOf(oldest.containsKey("function")
                     ? oldest.get("function") : oldest.get("kind"))));
             b.append(" of ").append(oldest.get("elements"));
             if (oldest.get("datatype") != null) {
-                b.append(' ').append(printable(String.valueOf(oldest.get("datatype"))));
+                b.append(' ').append(OneLine.of(String.valueOf(oldest.get("datatype"))));
             }
             if (oldest.get("bytes") != null) {
                 b.append(" (").append(oldest.get("bytes")).append(" bytes)");
@@ -586,10 +492,10 @@ public final class TextReportWriter {
         if (!(counts instanceof Map<?, ?> m)) {
             return;
         }
-        Object made = m.get("registered");
-        Object live = m.get("stillRegistered");
+        Object made = m.get(DetailKeys.REGISTERED);
+        Object live = m.get(DetailKeys.STILL_REGISTERED);
         long n = made instanceof Number x ? x.longValue() : 0;
-        parts.add(live + " of " + n + " " + (n == 1 ? one : many) + " still registered (" + m.get("bytes") + " bytes)");
+        parts.add(live + " of " + n + " " + (n == 1 ? one : many) + " still registered (" + m.get(DetailKeys.BYTES) + " bytes)");
     }
 
     static String summary(Report report) {
@@ -600,20 +506,10 @@ public final class TextReportWriter {
                     + " created, " + s.commsReleased() + " released" + (suppressed != null ? "; " + suppressed : "") + ")";
         }
         List<String> parts = new ArrayList<>();
-        if (s.leakedComms() > 0) {
-            parts.add(count(s.leakedComms(), "leaked communicator", "leaked communicators"));
-        }
-        if (s.pendingEvents() > 0) {
-            parts.add(count(s.pendingEvents(), "pending event", "pending events"));
-        }
-        if (s.unsyncedStreams() > 0) {
-            parts.add(count(s.unsyncedStreams(), "unsynchronized stream", "unsynchronized streams"));
-        }
-        if (s.leakedDevComms() > 0) {
-            parts.add(count(s.leakedDevComms(), "leaked device communicator", "leaked device communicators"));
-        }
-        if (s.leakedMemory() > 0) {
-            parts.add(count(s.leakedMemory(), "unfreed NCCL allocation", "unfreed NCCL allocations"));
+        for (Kind kind : Kind.values()) {
+            if (s.leaked(kind) > 0) {
+                parts.add(kind.count(s.leaked(kind)));
+            }
         }
         String line = SUMMARY_PREFIX + String.join(", ", parts);
         if (Report.ACTION_CLEANUP.equals(report.action()) && !report.live()) {
@@ -627,38 +523,5 @@ public final class TextReportWriter {
 
     private static String count(long n, String one, String many) {
         return n + " " + (n == 1 ? one : many);
-    }
-
-    /**
-     * Control characters shown escaped: a thread name or frame holding a line break must not
-     * start a line of its own (least of all a second SUMMARY line).
-     */
-    static String printable(String text) {
-        if (text == null) {
-            return "?";
-        }
-        StringBuilder out = null;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            boolean control = c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029' || c == '\u0085';
-            if (control && out == null) {
-                out = new StringBuilder(text.length() + 8).append(text, 0, i);
-            }
-            if (out != null) {
-                switch (c) {
-                    case '\n' -> out.append("\\n");
-                    case '\r' -> out.append("\\r");
-                    case '\t' -> out.append("\\t");
-                    default -> {
-                        if (control) {
-                            out.append(String.format("\\u%04x", (int) c));
-                        } else {
-                            out.append(c);
-                        }
-                    }
-                }
-            }
-        }
-        return out == null ? text : out.toString();
     }
 }

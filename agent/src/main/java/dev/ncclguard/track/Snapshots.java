@@ -1,5 +1,6 @@
 package dev.ncclguard.track;
 
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,11 +25,11 @@ final class Snapshots {
     };
 
     /** The details of an event and of a stream leak, in report order: shared by every leak. */
-    private static final String[] EVENT_DETAILS = {"stream", "device"};
-    private static final String[] STREAM_DETAILS = {"pendingOps", "device"};
-    private static final String[] MEMORY_DETAILS = {"bytes", "device"};
+    private static final String[] EVENT_DETAILS = {DetailKeys.STREAM, DetailKeys.DEVICE};
+    private static final String[] STREAM_DETAILS = {DetailKeys.PENDING_OPS, DetailKeys.DEVICE};
+    private static final String[] MEMORY_DETAILS = {DetailKeys.BYTES, DetailKeys.DEVICE};
     /** Of a registration or a window's counts on its communicator. */
-    private static final String[] REGISTRY_DETAILS = {"registered", "stillRegistered", "bytes"};
+    private static final String[] REGISTRY_DETAILS = {DetailKeys.REGISTERED, DetailKeys.STILL_REGISTERED, DetailKeys.BYTES};
     /** Bytes of a device communicator's struct cleanup hands to ncclDevCommDestroy (zero-padded). */
     private static final int DEVCOMM_STRUCT_PADDED = Resources.DEVCOMM_STRUCT_BYTES[0];
 
@@ -253,13 +254,13 @@ final class Snapshots {
     private static HandleView devCommView(DevCommRecord d) {
         CommRecord c = d.comm;
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("comm", hex(c.handle));
+        details.put(DetailKeys.COMM, hex(c.handle));
         if (c.hasCommId) {
-            details.put("commId", CommIds.hex(c.commId));
+            details.put(DetailKeys.COMM_ID, CommIds.hex(c.commId));
         }
-        details.put("rank", d.rank);
-        details.put("nranks", d.nranks);
-        details.put("device", d.device);
+        details.put(DetailKeys.RANK, d.rank);
+        details.put(DetailKeys.NRANKS, d.nranks);
+        details.put(DetailKeys.DEVICE, d.device);
         byte[] struct = d.struct == null ? null : Arrays.copyOf(d.struct, DEVCOMM_STRUCT_PADDED);
         return new HandleView(Kind.DEVCOMM, d.handle, d.api, d.bridge, d.thread, d.createdAtMillis, d.creation,
                 d.device, Details.copyOf(details), d.access, d, 0, new DevCommStruct(c.handle, struct));
@@ -371,47 +372,47 @@ final class Snapshots {
     private static Details commDetails(CommRecord c, NcclProfiler profiler) {
         Map<String, Object> details = new LinkedHashMap<>();
         if (c.rank >= 0) {
-            details.put("rank", c.rank);
+            details.put(DetailKeys.RANK, c.rank);
         }
         if (c.nranks >= 0) {
-            details.put("nranks", c.nranks);
+            details.put(DetailKeys.NRANKS, c.nranks);
         }
-        details.put("device", c.device);
+        details.put(DetailKeys.DEVICE, c.device);
         if (c.hasCommId) {
-            details.put("commId", CommIds.hex(c.commId));
+            details.put(DetailKeys.COMM_ID, CommIds.hex(c.commId));
         }
         if (c.hasParent) {
-            details.put("parentCommId", CommIds.hex(c.parentCommId));
+            details.put(DetailKeys.PARENT_COMM_ID, CommIds.hex(c.parentCommId));
         }
         if (c.finalized) {
-            details.put("finalized", true);
+            details.put(DetailKeys.FINALIZED, true);
         }
         if (profiler != null && c.profilerRecord != 0) {
             try {
                 Map<String, Object> inFlight = profiler.inFlightDetails(c.profilerRecord);
                 if (inFlight != null) {
-                    details.put("inFlight", inFlight);
+                    details.put(DetailKeys.IN_FLIGHT, inFlight);
                 }
             } catch (RuntimeException e) {
                 // what is in flight is left out; the leak is still reported
             }
         }
         if (c.revoked) {
-            details.put("revoked", true);
+            details.put(DetailKeys.REVOKED, true);
         }
         CommResources held = c.resourcesOrNull();
         if (held != null && held.any()) {
             long[] r = held.counts(false);
             if (r[0] > 0) {
-                details.put("registrations", Details.of(REGISTRY_DETAILS, r[0], r[1], r[2]));
+                details.put(DetailKeys.REGISTRATIONS, Details.of(REGISTRY_DETAILS, r[0], r[1], r[2]));
             }
             long[] w = held.counts(true);
             if (w[0] > 0) {
-                details.put("windows", Details.of(REGISTRY_DETAILS, w[0], w[1], w[2]));
+                details.put(DetailKeys.WINDOWS, Details.of(REGISTRY_DETAILS, w[0], w[1], w[2]));
             }
             int devComms = held.liveDevComms();
             if (devComms > 0) {
-                details.put("deviceCommunicators", devComms);
+                details.put(DetailKeys.DEVICE_COMMUNICATORS, devComms);
             }
         }
         return Details.copyOf(details);

@@ -618,8 +618,7 @@ public final class Tracker {
 
     /**
      * An event's or a stream's, which applications make in loops: events made at one place share
-     * one (about 0.1 µs more per creation; a leaked loop's 100,000 events then hold one stack,
-     * not 70 MB of them).
+     * one (its cost and saving: docs/performance.md, "stacks=on: one creating stack per place").
      */
     Throwable sharedStack() {
         return stacks ? creationStacks().share(new Throwable("creation stack")) : null;

@@ -2,6 +2,7 @@ package dev.ncclguard.bridge.profiler;
 
 import dev.ncclguard.bridge.interposer.Interposer;
 import dev.ncclguard.bridge.interposer.NativePart;
+import dev.ncclguard.catalog.DetailKeys;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.CommLife;
@@ -245,13 +246,13 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
             InitSite site = inits.get(r.id());
             String thread = site != null ? site.thread() : "tid " + r.tid();
             Map<String, Object> details = new LinkedHashMap<>();
-            details.put("rank", r.rank());
-            details.put("nranks", r.nranks());
-            details.put("nNodes", r.nNodes());
-            details.put("commId", hex(r.commId()));
+            details.put(DetailKeys.RANK, r.rank());
+            details.put(DetailKeys.NRANKS, r.nranks());
+            details.put(DetailKeys.NNODES, r.nNodes());
+            details.put(DetailKeys.COMM_ID, hex(r.commId()));
             Map<String, Object> inFlight = inFlightDetails(r.id());
             if (inFlight != null) {
-                details.put("inFlight", inFlight);
+                details.put(DetailKeys.IN_FLIGHT, inFlight);
             }
             views.add(new HandleView(Kind.COMM, 0, API, BRIDGE, thread, r.initMillis(),
                     site != null ? site.stack() : null, -1, details, notReleasable, ReleaseClaim.UNTRACKED));
