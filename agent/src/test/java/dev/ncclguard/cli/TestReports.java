@@ -3,6 +3,7 @@ package dev.ncclguard.cli;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
+import dev.ncclguard.testkit.SchemaCheck;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import java.io.IOException;
@@ -89,7 +90,7 @@ final class TestReports {
      */
     static void releaseStartedAt(Path report, long handle, long ms) throws IOException {
         releaseStartedAtUnchecked(report, handle, ms);
-        ReportSchema.assertValid(report);
+        SchemaCheck.assertValid(report);
     }
 
     private static void releaseStartedAtUnchecked(Path report, long handle, long ms) throws IOException {
@@ -114,13 +115,13 @@ final class TestReports {
             }
         }
         json.writerWithDefaultPrettyPrinter().writeValue(report.toFile(), root);
-        ReportSchema.assertValid(report);
+        SchemaCheck.assertValid(report);
     }
 
     /** Writes the report, checked against the published schema first. */
     Path write(Path dir, String name) throws IOException {
         String json = JsonReportWriter.toJson(build());
-        ReportSchema.assertValid(json, name);
+        SchemaCheck.assertValid(json, name);
         return writeUnchecked(dir, name, json);
     }
 

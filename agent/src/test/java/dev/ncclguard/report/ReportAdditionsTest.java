@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.config.Suppressions;
+import dev.ncclguard.testkit.SchemaCheck;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import java.time.Instant;
@@ -132,7 +133,7 @@ class ReportAdditionsTest {
         Report r = builder().communicators(lives, 0).build();
 
         String json = JsonReportWriter.toJson(r);
-        dev.ncclguard.cli.ReportSchema.assertValid(json, "releaseStartedAt");
+        SchemaCheck.assertValid(json, "releaseStartedAt");
         JsonNode list = new ObjectMapper().readTree(json).path("communicators");
         JsonNode waited = list.get(0);
         assertEquals(List.of("commId", "rank", "nranks", "device", "handle", "api", "thread", "createdAt",

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
-import dev.ncclguard.cli.ReportSchema;
+import dev.ncclguard.testkit.SchemaCheck;
 import dev.ncclguard.track.HandleView;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -100,7 +100,7 @@ class ResourceReportTest {
     void jsonOfTheNewKindsFollowsTheSchema() throws Exception {
         Report r = report("cleanup", Map.of(memory, new LeakOutcome(Outcome.FREED, null)));
         String json = new String(JsonReportWriter.toBytes(r), StandardCharsets.UTF_8);
-        ReportSchema.assertValid(json, "of the new kinds");
+        SchemaCheck.assertValid(json, "of the new kinds");
         JsonNode root = JSON.readTree(json);
         assertEquals(1, root.path("summary").path("leakedDevComms").asInt());
         assertEquals(1, root.path("summary").path("leakedMemory").asInt());

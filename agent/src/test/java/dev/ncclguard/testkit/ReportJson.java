@@ -1,11 +1,10 @@
-package dev.ncclguard.it;
+package dev.ncclguard.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ncclguard.cli.ReportSchema;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,30 +12,34 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Reads the agent's JSON report with a real JSON parser, and picks leaks out of it. */
-final class Reports {
+/**
+ * Reads the agent's JSON report with Jackson, a parser independent of the agent's own
+ * (json.JsonReader), so a fault of the agent's writer and reader together cannot pass unseen;
+ * every report read is checked against the published schema ({@link SchemaCheck}) first.
+ */
+public final class ReportJson {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private Reports() {
+    private ReportJson() {
     }
 
     /** Reads a report a child JVM wrote, after checking it against the published JSON Schema. */
-    static JsonNode read(Path path) throws IOException {
+    public static JsonNode read(Path path) throws IOException {
         assertTrue(Files.isRegularFile(path), "no report at " + path);
         byte[] bytes = Files.readAllBytes(path);
         JsonNode report = JSON.readTree(bytes);
         assertEquals("ncclguard-report/1", report.path("schema").asText(), "schema of " + path);
-        ReportSchema.assertValid(new String(bytes, StandardCharsets.UTF_8), path);
+        SchemaCheck.assertValid(new String(bytes, StandardCharsets.UTF_8), path);
         return report;
     }
 
     /** Reads a report of a running JVM (dump --json, JMX), checked against the schema like the others. */
-    static JsonNode parse(String json, Object where) throws IOException {
-        ReportSchema.assertValid(json, where);
+    public static JsonNode parse(String json, Object where) throws IOException {
+        SchemaCheck.assertValid(json, where);
         return JSON.readTree(json);
     }
 
-    static List<JsonNode> leaks(JsonNode report, String kind) {
+    public static List<JsonNode> leaks(JsonNode report, String kind) {
         List<JsonNode> found = new ArrayList<>();
         for (JsonNode leak : report.path("leaks")) {
             if (kind.equals(leak.path("kind").asText())) {
@@ -46,14 +49,14 @@ final class Reports {
         return found;
     }
 
-    static long summary(JsonNode report, String field) {
+    public static long summary(JsonNode report, String field) {
         JsonNode value = report.path("summary").path(field);
         assertTrue(value.isNumber(), "summary." + field + " missing in " + report);
         return value.asLong();
     }
 
     /** The emulator's list of handles still alive at its exit (NCCLEMU_REPORT), a line each. */
-    static List<String> aliveAtExit(Path emulatorReport) throws IOException {
+    public static List<String> aliveAtExit(Path emulatorReport) throws IOException {
         assertTrue(Files.isRegularFile(emulatorReport), "the emulator wrote no exit report at " + emulatorReport);
         List<String> alive = new ArrayList<>();
         for (String line : Files.readAllLines(emulatorReport)) {
