@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ncclguard.testkit.ReportJson;
 import dev.ncclguard.testkit.SchemaCheck;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -52,7 +52,7 @@ class TraceEventsTest {
         Cli.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals("", err.toString(StandardCharsets.UTF_8));
-        JsonNode root = new ObjectMapper().readTree(file.toFile());
+        JsonNode root = ReportJson.tree(file);
         followsTheFormat(root);
         return root;
     }

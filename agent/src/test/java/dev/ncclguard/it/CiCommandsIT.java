@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ncclguard.cli.Cli;
@@ -38,7 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  * rank the way separate processes will write it). The HTML page is rendered in headless Chromium.
  */
 class CiCommandsIT {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** HtmlTimeline's colors: leaked, and released. */
     private static final int LEAKED_RGB = 0xd32f2f;
     private static final int RELEASED_RGB = 0x2e7d32;
@@ -193,7 +191,7 @@ class CiCommandsIT {
      * communicators and leaks: the shape reports of one process per rank will have.
      */
     static List<Path> perRankFiles(Path report, Path dir) throws IOException {
-        JsonNode whole = JSON.readTree(report.toFile());
+        JsonNode whole = ReportJson.tree(report);
         List<Path> out = new ArrayList<>();
         for (int rank = 0; rank < 2; rank++) {
             ObjectNode part = whole.deepCopy();
@@ -216,7 +214,7 @@ class CiCommandsIT {
             ObjectNode summary = (ObjectNode) part.path("summary");
             summary.put("commsCreated", created).put("commsReleased", released).put("leakedComms", leaks.size());
             Path file = dir.resolve("rank-" + rank + ".json");
-            JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), part);
+            ReportJson.write(file, part);
             out.add(file);
         }
         return out;
@@ -321,7 +319,7 @@ class CiCommandsIT {
     }
 
     private static long pid(Path report) throws IOException {
-        return JSON.readTree(report.toFile()).path("pid").asLong();
+        return ReportJson.tree(report).path("pid").asLong();
     }
 
     // --- explain ---

@@ -3,8 +3,11 @@ package dev.ncclguard.testkit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,7 +21,11 @@ import java.util.List;
  * every report read is checked against the published schema ({@link SchemaCheck}) first.
  */
 public final class ReportJson {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Strict: duplicate keys and trailing tokens are errors, as for the strictest consumer. */
+    private static final ObjectMapper JSON = JsonMapper.builder()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .build();
 
     private ReportJson() {
     }
@@ -37,6 +44,27 @@ public final class ReportJson {
     public static JsonNode parse(String json, Object where) throws IOException {
         SchemaCheck.assertValid(json, where);
         return JSON.readTree(json);
+    }
+
+    /** The tree of JSON the agent wrote (a report, a trace, a JMX answer), without the schema check. */
+    public static JsonNode tree(String json) throws IOException {
+        return JSON.readTree(json);
+    }
+
+    public static JsonNode tree(byte[] json) throws IOException {
+        return JSON.readTree(json);
+    }
+
+    public static JsonNode tree(Path file) throws IOException {
+        return JSON.readTree(file.toFile());
+    }
+
+    /**
+     * Writes {@code root} to {@code file}, indented: a report a test edited (a field the agent writes
+     * only in some runs, a report split per rank), for the commands that read reports.
+     */
+    public static void write(Path file, JsonNode root) throws IOException {
+        JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), root);
     }
 
     public static List<JsonNode> leaks(JsonNode report, String kind) {
