@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.testkit.SchemaCheck;
 import dev.ncclguard.track.Tracker;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -62,6 +63,8 @@ class PackageLayersTest {
     private static final String ROOT = "dev/ncclguard/";
     /** A type named in a constant pool entry: dev/ncclguard/, the package, a class name (capitalized). */
     private static final Pattern TYPE = Pattern.compile("dev/ncclguard/([a-z0-9_]+(?:/[a-z0-9_]+)*)/[A-Z]");
+    /** A whole class name under dev/ncclguard/, nested classes included (Outer$Inner). */
+    private static final Pattern TEST_TYPE = Pattern.compile("dev/ncclguard/[A-Za-z0-9_/$]+");
 
     @Test
     void noPackageUsesOneAboveItOrBesideIt() throws IOException {
@@ -83,6 +86,42 @@ class PackageLayersTest {
         Set<String> listed = new TreeSet<>();
         LEVELS.forEach(listed::addAll);
         assertEquals(listed, new TreeSet<>(compiled), "LEVELS must list the agent's packages, and only those");
+    }
+
+    /**
+     * The test kit (dev.ncclguard.testkit, test code) is the bottom of the tests: every test may use
+     * it, and it uses no test class outside itself, so no helper of one test hides in the kit.
+     */
+    @Test
+    void theTestKitUsesNoTestClassOutsideItself() throws IOException {
+        Path testClasses = codeSource(SchemaCheck.class);
+        Set<String> others = new TreeSet<>();
+        List<Path> kit = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(testClasses.resolve(ROOT))) {
+            for (Path f : walk.filter(f -> f.toString().endsWith(".class")).toList()) {
+                String name = testClasses.relativize(f).toString().replace('\\', '/');
+                if (name.startsWith(ROOT + "testkit/")) {
+                    kit.add(f);
+                } else {
+                    others.add(name.substring(0, name.length() - ".class".length()));
+                }
+            }
+        }
+        assertTrue(kit.size() > 5, "the kit's classes in " + testClasses + ": " + kit);
+        List<String> faults = new ArrayList<>();
+        for (Path f : kit) {
+            try (InputStream in = Files.newInputStream(f)) {
+                for (String type : typesNamed(in)) {
+                    Matcher m = TEST_TYPE.matcher(type);
+                    while (m.find()) {
+                        if (others.contains(m.group())) {
+                            faults.add(f.getFileName() + " -> " + m.group());
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), faults);
     }
 
     /** The check itself, on made-up packages: a test that cannot fail is no test. */
@@ -180,15 +219,18 @@ class PackageLayersTest {
     private static List<Path> agentClasses() throws IOException {
         List<Path> roots = new ArrayList<>();
         for (Class<?> c : List.of(Tracker.class, Catalog.class)) {
-            Path where;
-            try {
-                where = Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
-            } catch (URISyntaxException e) {
-                throw new IllegalStateException(e);
-            }
+            Path where = codeSource(c);
             roots.add(Files.isDirectory(where) ? where : FileSystems.newFileSystem(where).getPath("/"));
         }
         return roots;
+    }
+
+    private static Path codeSource(Class<?> c) {
+        try {
+            return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** {@link #uses(Path)} of several class trees, together. */

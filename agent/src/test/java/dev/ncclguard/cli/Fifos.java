@@ -3,7 +3,7 @@ package dev.ncclguard.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
+import dev.ncclguard.testkit.Repository;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,7 +33,7 @@ final class Fifos {
 
     /** Runs the CLI in a pseudo-terminal; {@code args} is shell text, in which "$(tty)" names that terminal. */
     static Terminal cliInTerminal(Path dir, String args) throws Exception {
-        String classpath = codeSource(Cli.class) + File.pathSeparator + codeSource(picocli.CommandLine.class);
+        String classpath = Repository.classpathOf(Cli.class, picocli.CommandLine.class);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cmd = "exec " + java + " -cp '" + classpath + "' dev.ncclguard.cli.Cli " + args;
         Path typescript = Files.createTempFile(dir, "typescript", ".txt");
@@ -41,9 +41,5 @@ final class Fifos {
                 .redirectErrorStream(true).redirectOutput(dir.resolve("script.out").toFile()).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "script finished");
         return new Terminal(p.exitValue(), Files.readString(typescript, StandardCharsets.ISO_8859_1));
-    }
-
-    private static String codeSource(Class<?> c) throws Exception {
-        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
     }
 }

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import static dev.ncclguard.testkit.Texts.count;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,14 +34,6 @@ class HtmlTimelineTest {
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals("", err.toString(StandardCharsets.UTF_8));
         return Files.readString(html);
-    }
-
-    private static int count(String text, String part) {
-        int n = 0;
-        for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1)) {
-            n++;
-        }
-        return n;
     }
 
     /** The big job of issue 19: 8 ranks in 8 processes, 300 communicators, one left alive by rank 5. */

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ncclguard.testkit.ReportJson;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -154,7 +154,7 @@ class MergeCommandTest {
         Path file = dir.resolve("out/merge.json");
         assertEquals(1, merge(dir.toString(), "--json", file.toString()));
         assertTrue(text().contains("ncclguard merge: JSON written to " + file), text());
-        JsonNode json = new ObjectMapper().readTree(file.toFile());
+        JsonNode json = ReportJson.tree(file);
         assertEquals("ncclguard-merge/1", json.path("schema").asText());
         assertTrue(json.path("verdict").path("failed").asBoolean());
         assertEquals(1, json.path("verdict").path("leakedCommunicators").asInt());
@@ -181,6 +181,6 @@ class MergeCommandTest {
             assertEquals(0, files.filter(p -> p.getFileName().toString().endsWith(".tmp")).count());
         }
         assertTrue(Files.readString(html).endsWith("</html>\n"));
-        new ObjectMapper().readTree(trace.toFile());
+        ReportJson.tree(trace);
     }
 }

@@ -1,15 +1,18 @@
 package dev.ncclguard.cli;
 
+import static dev.ncclguard.testkit.Images.pixels;
+import static dev.ncclguard.testkit.Texts.count;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.testkit.Chromium;
+import dev.ncclguard.testkit.Images;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,26 +38,6 @@ class MergePageIT {
         assertEquals("", err.toString(StandardCharsets.UTF_8));
     }
 
-    private static int count(String text, String part) {
-        int n = 0;
-        for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1)) {
-            n++;
-        }
-        return n;
-    }
-
-    private static int pixels(BufferedImage image, int rgb) {
-        int n = 0;
-        for (int y = 0; y < image.getHeight(); y++) {
-            for (int x = 0; x < image.getWidth(); x++) {
-                if ((image.getRGB(x, y) & 0xffffff) == rgb) {
-                    n++;
-                }
-            }
-        }
-        return n;
-    }
-
     @Test
     void theBigJobsPageShowsItsOneLeakFirstAndKeepsTheRestCollapsed() throws Exception {
         Path big = Files.createDirectories(dir.resolve("big"));
@@ -74,7 +57,7 @@ class MergePageIT {
         assertTrue(dom.contains("data-rank=\"5\" data-pid=\"4005\" data-state=\"leaked\""), "rank 5 of pid 4005");
         assertTrue(dom.indexOf("<section class=\"comm leaked\"") < dom.indexOf("<details class=\"comm\""));
 
-        BufferedImage shot = ImageIO.read(png.toFile());
+        BufferedImage shot = Images.read(png);
         // the leaked rank's bar (alive until exit: 640 px x 14) in the first screen, and the seven ranks
         // that released it after 5 s of its 1,000 s drawn green at their narrowest (2 px x 14 each)
         assertTrue(pixels(shot, LEAKED_RGB) > 5_000, "leaked bar drawn red: " + pixels(shot, LEAKED_RGB));
@@ -90,7 +73,7 @@ class MergePageIT {
         Path png = KEPT.resolve("merge-missing.png");
         Chromium.Result r = Chromium.render(page, 1100, 700, png);
         assertTrue(r.dom().contains("<div class=\"rank-row missing\" data-rank=\"1\" data-state=\"missing\">"), r.dom());
-        BufferedImage shot = ImageIO.read(png.toFile());
+        BufferedImage shot = Images.read(png);
         assertTrue(pixels(shot, 0xf9a825) > 3_000, "the destroy's wait drawn amber: " + pixels(shot, 0xf9a825));
         assertTrue(pixels(shot, 0x9e9e9e) > 1_000, "the missing rank drawn hatched grey: " + pixels(shot, 0x9e9e9e));
     }

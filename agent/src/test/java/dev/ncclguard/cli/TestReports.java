@@ -1,8 +1,12 @@
 package dev.ncclguard.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
+import dev.ncclguard.testkit.ReportJson;
+import dev.ncclguard.testkit.SchemaCheck;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import java.io.IOException;
@@ -89,38 +93,35 @@ final class TestReports {
      */
     static void releaseStartedAt(Path report, long handle, long ms) throws IOException {
         releaseStartedAtUnchecked(report, handle, ms);
-        ReportSchema.assertValid(report);
+        SchemaCheck.assertValid(report);
     }
 
     private static void releaseStartedAtUnchecked(Path report, long handle, long ms) throws IOException {
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        com.fasterxml.jackson.databind.JsonNode root = json.readTree(report.toFile());
-        for (com.fasterxml.jackson.databind.JsonNode c : root.path("communicators")) {
+        JsonNode root = ReportJson.tree(report);
+        for (JsonNode c : root.path("communicators")) {
             if (c.path("handle").asText().equals("0x" + Long.toHexString(handle))) {
-                ((com.fasterxml.jackson.databind.node.ObjectNode) c).put("releaseStartedAt",
-                        Instant.ofEpochMilli(T0 + ms).toString());
+                ((ObjectNode) c).put("releaseStartedAt", Instant.ofEpochMilli(T0 + ms).toString());
             }
         }
-        json.writerWithDefaultPrettyPrinter().writeValue(report.toFile(), root);
+        ReportJson.write(report, root);
     }
 
     /** Sets the {@code cleanup} word of the leak of {@code handle}, as a cleanup run writes it. */
     static void cleanup(Path report, long handle, String word) throws IOException {
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        com.fasterxml.jackson.databind.JsonNode root = json.readTree(report.toFile());
-        for (com.fasterxml.jackson.databind.JsonNode l : root.path("leaks")) {
+        JsonNode root = ReportJson.tree(report);
+        for (JsonNode l : root.path("leaks")) {
             if (l.path("handle").asText().equals("0x" + Long.toHexString(handle))) {
-                ((com.fasterxml.jackson.databind.node.ObjectNode) l).put("cleanup", word);
+                ((ObjectNode) l).put("cleanup", word);
             }
         }
-        json.writerWithDefaultPrettyPrinter().writeValue(report.toFile(), root);
-        ReportSchema.assertValid(report);
+        ReportJson.write(report, root);
+        SchemaCheck.assertValid(report);
     }
 
     /** Writes the report, checked against the published schema first. */
     Path write(Path dir, String name) throws IOException {
         String json = JsonReportWriter.toJson(build());
-        ReportSchema.assertValid(json, name);
+        SchemaCheck.assertValid(json, name);
         return writeUnchecked(dir, name, json);
     }
 

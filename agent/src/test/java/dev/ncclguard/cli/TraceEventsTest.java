@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ncclguard.testkit.ReportJson;
+import dev.ncclguard.testkit.SchemaCheck;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -51,7 +52,7 @@ class TraceEventsTest {
         Cli.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals("", err.toString(StandardCharsets.UTF_8));
-        JsonNode root = new ObjectMapper().readTree(file.toFile());
+        JsonNode root = ReportJson.tree(file);
         followsTheFormat(root);
         return root;
     }
@@ -174,7 +175,7 @@ class TraceEventsTest {
         String json = java.nio.file.Files.readString(r).replace("\"cleanup\": \"none\"", "\"cleanup\": \"destroyed\"")
                 .replace("\"action\": \"report\"", "\"action\": \"cleanup\"");
         java.nio.file.Files.writeString(r, json);
-        ReportSchema.assertValid(r);
+        SchemaCheck.assertValid(r);
         JsonNode root = trace(r.toString());
         JsonNode cleanup = events(root, "i", "cleanup: destroyed").get(0);
         assertEquals("t", cleanup.path("s").asText());

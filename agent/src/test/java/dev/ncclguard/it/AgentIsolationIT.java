@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.AgentProbeApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -26,7 +29,7 @@ class AgentIsolationIT {
 
     @Test
     void theJdkInternalsTheAgentUsesStayClosedToTheApplication() throws Exception {
-        ChildJvm.Result r = probe().agent("text=none").run();
+        Output r = probe().agent("text=none").run();
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stdout().contains("exported jdk.internal.misc: false"), r.describe());
         assertTrue(r.stdout().contains("exported jdk.internal.access: false"), r.describe());
@@ -35,7 +38,7 @@ class AgentIsolationIT {
 
     @Test
     void theApplicationCannotLoadTheAgentsClassesOnlyItsBootHooks() throws Exception {
-        ChildJvm.Result r = probe().agent("text=none").run();
+        Output r = probe().agent("text=none").run();
         assertEquals(0, r.exitCode(), r.describe());
         for (String name : List.of("dev.ncclguard.track.Tracker", "dev.ncclguard.agent.Installer",
                 "dev.ncclguard.cli.Cli", "dev.ncclguard.shaded.bytebuddy.jar.asm.ClassReader")) {
@@ -46,7 +49,7 @@ class AgentIsolationIT {
 
     @Test
     void withoutTheAgentTheProbesAnswerTheSame() throws Exception {
-        ChildJvm.Result r = probe().run();
+        Output r = probe().run();
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stdout().contains("exported jdk.internal.misc: false"), r.describe());
         assertTrue(r.stdout().contains("Unsafe.getUnsafe: refused"), r.describe());
@@ -56,11 +59,11 @@ class AgentIsolationIT {
     @Test
     void theIsolatedAgentStillTracksTheApplicationsCalls() throws Exception {
         Path report = dir.resolve("probe.json");
-        ChildJvm.Result r = probe().agent("report=" + report + ",text=none").run();
+        Output r = probe().agent("report=" + report + ",text=none").run();
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(1, Reports.leaks(json, "event").size(), json.toString());
-        assertEquals(1, Reports.leaks(json, "stream").size(), json.toString());
+        JsonNode json = ReportJson.read(report);
+        assertEquals(1, ReportJson.leaks(json, "event").size(), json.toString());
+        assertEquals(1, ReportJson.leaks(json, "stream").size(), json.toString());
         assertTrue(json.path("agentVersion").asText().matches("\\d+\\.\\d+.*"), json.toString());
     }
 }

@@ -9,10 +9,13 @@ import com.sun.jna.Native;
 import dev.ncclguard.it.apps.MappedNamesApp;
 import dev.ncclguard.it.apps.NoGpuApp;
 import dev.ncclguard.it.apps.RawFunctionApp;
-import java.io.File;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
+import dev.ncclguard.testkit.Repository;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -23,10 +26,9 @@ class AgentSafetyIT {
     @TempDir
     Path dir;
 
-    static String testClasspath() throws Exception {
-        Path classes = Path.of(RawFunctionApp.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        Path jna = Path.of(Native.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        return classes + File.pathSeparator + jna;
+    /** The test's apps and JNA, the class path of an application that calls NCCL through JNA. */
+    static String testClasspath() {
+        return Repository.classpathOf(RawFunctionApp.class, Native.class);
     }
 
     private ChildJvm raw(String options) throws Exception {
@@ -35,7 +37,7 @@ class AgentSafetyIT {
 
     @Test
     void badOptionStopsTheJvmWithOneLineNamingKeyValueAndChoices() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("stacks=sometimes")
+        Output r = ChildJvm.sample().agent("stacks=sometimes")
                 .mainClass(testClasspath(), NoGpuApp.class.getName()).run();
         assertEquals(1, r.exitCode(), r.describe());
         assertFalse(r.stdout().contains("hello"), "main must not run: " + r.describe());
@@ -47,7 +49,7 @@ class AgentSafetyIT {
 
     @Test
     void unknownOptionStopsTheJvmWithOneLine() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("stack=on")
+        Output r = ChildJvm.sample().agent("stack=on")
                 .mainClass(testClasspath(), NoGpuApp.class.getName()).run();
         assertEquals(1, r.exitCode(), r.describe());
         assertEquals(1, r.stderr().lines().filter(l -> !l.isBlank()).count(), r.describe());
@@ -56,7 +58,7 @@ class AgentSafetyIT {
 
     @Test
     void jvmThatNeverTouchesNcclRunsAsBeforeAndPrintsNothing() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("")
+        Output r = ChildJvm.sample().agent("")
                 .mainClass(testClasspath(), NoGpuApp.class.getName()).run();
         assertEquals(0, r.exitCode(), r.describe());
         assertEquals("hello", r.stdout().strip());
@@ -66,24 +68,24 @@ class AgentSafetyIT {
     @Test
     void rawFunctionCallsAreTracked() throws Exception {
         Path report = dir.resolve("raw.json");
-        ChildJvm.Result r = raw("report=" + report).run("return");
+        Output r = raw("report=" + report).run("return");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> events = Reports.leaks(json, "event");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> events = ReportJson.leaks(json, "event");
         assertEquals(1, events.size(), json.toString());
         assertEquals("cudaEventCreate", events.get(0).path("api").asText());
         assertTrue(events.get(0).path("stack").path(0).asText().startsWith(RawFunctionApp.class.getName() + ".main"),
                 events.get(0).toString());
-        assertEquals(1, Reports.leaks(json, "stream").size(), json.toString());
+        assertEquals(1, ReportJson.leaks(json, "stream").size(), json.toString());
     }
 
     @Test
     void bindingWithAFunctionMapperIsTrackedByItsCNames() throws Exception {
         Path report = dir.resolve("mapped.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report)
+        Output r = ChildJvm.sample().agent("report=" + report)
                 .mainClass(testClasspath(), MappedNamesApp.class.getName()).run();
         assertEquals(0, r.exitCode(), r.describe());
-        List<JsonNode> events = Reports.leaks(Reports.read(report), "event");
+        List<JsonNode> events = ReportJson.leaks(ReportJson.read(report), "event");
         assertEquals(1, events.size(), r.describe());
         assertEquals("cudaEventCreate", events.get(0).path("api").asText());
         assertTrue(events.get(0).path("stack").path(0).asText().startsWith(MappedNamesApp.class.getName() + ".main"),
@@ -104,13 +106,13 @@ class AgentSafetyIT {
         return ChildJvm.sample().agent(options).mainClass(testClasspath(), NoGpuApp.class.getName());
     }
 
-    private static List<String> lines(ChildJvm.Result r) {
+    private static List<String> lines(Output r) {
         return r.stderr().lines().filter(l -> !l.isBlank()).toList();
     }
 
     @Test
     void reportPathThatIsADirectoryStopsTheStartWithOneLine() throws Exception {
-        ChildJvm.Result r = noGpu("report=" + dir).run();
+        Output r = noGpu("report=" + dir).run();
         assertEquals(1, r.exitCode(), r.describe());
         assertFalse(r.stdout().contains("hello"), "main must not run: " + r.describe());
         assertEquals(List.of("ncclguard: cannot write report to " + dir + ": it is a directory; set report= to a"
@@ -120,7 +122,7 @@ class AgentSafetyIT {
     @Test
     void reportUnderAFileStopsTheStartWithOneLine() throws Exception {
         Path notADirectory = Files.writeString(dir.resolve("a-file"), "x");
-        ChildJvm.Result r = raw("report=" + notADirectory.resolve("r.json") + ",text=none").run("return");
+        Output r = raw("report=" + notADirectory.resolve("r.json") + ",text=none").run("return");
         assertEquals(1, r.exitCode(), r.describe());
         assertEquals(1, lines(r).size(), r.describe());
         assertTrue(lines(r).get(0).contains(notADirectory + " is not a directory"), r.describe());
@@ -132,7 +134,7 @@ class AgentSafetyIT {
     @Test
     void theSamePathForReportAndTextStopsTheStartWithOneLine() throws Exception {
         Path same = dir.resolve("out");
-        ChildJvm.Result r = noGpu("report=" + same + ",text=" + same).run();
+        Output r = noGpu("report=" + same + ",text=" + same).run();
         assertEquals(1, r.exitCode(), r.describe());
         assertEquals(1, lines(r).size(), r.describe());
         assertTrue(lines(r).get(0).contains("report= and text= name the same file"), r.describe());
@@ -140,7 +142,7 @@ class AgentSafetyIT {
 
     @Test
     void timeoutOutOfRangeStopsTheStartWithOneLine() throws Exception {
-        ChildJvm.Result r = noGpu("timeout=3000000h").run();
+        Output r = noGpu("timeout=3000000h").run();
         assertEquals(1, r.exitCode(), r.describe());
         assertEquals(List.of("ncclguard: invalid value '3000000h' for option timeout: expected a duration from 1ms"
                 + " to 24h such as 500ms, 10s or 2m"), lines(r), r.describe());
@@ -155,7 +157,7 @@ class AgentSafetyIT {
     @Test
     void reportThatFailsAtExitIsOneLineAndTheApplicationExitsAsItWould() throws Exception {
         Path atExit = directoryAtExit();
-        ChildJvm.Result r = noGpu("report=" + dir.resolve("%h")).run();
+        Output r = noGpu("report=" + dir.resolve("%h")).run();
         assertEquals(0, r.exitCode(), r.describe());
         assertEquals("hello", r.stdout().strip(), r.describe());
         try (var left = Files.list(dir)) {
@@ -168,14 +170,14 @@ class AgentSafetyIT {
     @Test
     void reportThatFailsAtExitFailsTheRunWithExitCode() throws Exception {
         directoryAtExit();
-        ChildJvm.Result r = noGpu("report=" + dir.resolve("%h") + ",exit-code=3").run();
+        Output r = noGpu("report=" + dir.resolve("%h") + ",exit-code=3").run();
         assertEquals(3, r.exitCode(), r.describe());
         assertEquals(1, lines(r).size(), r.describe());
     }
 
     @Test
     void mistypedPropertyIsOneWarningNamingTheClosestKey() throws Exception {
-        ChildJvm.Result r = noGpu("").jvmArg("-Dncclguard.exitcode=3").run();
+        Output r = noGpu("").jvmArg("-Dncclguard.exitcode=3").run();
         assertEquals(0, r.exitCode(), r.describe());
         assertEquals("hello", r.stdout().strip(), r.describe());
         assertEquals(List.of("ncclguard: system property ncclguard.exitcode is no option and is ignored; did you"
@@ -184,7 +186,7 @@ class AgentSafetyIT {
 
     @Test
     void mistypedVariableIsOneWarningNamingTheClosestVariable() throws Exception {
-        ChildJvm.Result r = noGpu("").env("NCCLGUARD_EXITCODE", "3").run();
+        Output r = noGpu("").env("NCCLGUARD_EXITCODE", "3").run();
         assertEquals(0, r.exitCode(), r.describe());
         assertEquals(List.of("ncclguard: environment variable NCCLGUARD_EXITCODE is no option and is ignored; did"
                 + " you mean NCCLGUARD_EXIT_CODE?"), lines(r), r.describe());

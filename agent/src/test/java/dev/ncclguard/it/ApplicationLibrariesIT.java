@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.OwnByteBuddyApp;
 import dev.ncclguard.it.apps.RawFunctionApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
+import dev.ncclguard.testkit.Repository;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,20 +35,20 @@ class ApplicationLibrariesIT {
         return jar.toString();
     }
 
-    private static String testClasses() throws Exception {
-        return Path.of(RawFunctionApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    private static String testClasses() {
+        return Repository.classpathOf(RawFunctionApp.class);
     }
 
     @Test
     void applicationWithAnOlderJnaIsTracked() throws Exception {
         Path report = dir.resolve("r.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report)
+        Output r = ChildJvm.sample().agent("report=" + report)
                 .mainClass(SAMPLES_CLASSES + File.pathSeparator + lib("jna-5.14.0.jar"), "dev.ncclguard.samples.Samples")
                 .run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(2, Reports.leaks(json, "comm").size(), json.toString());
-        assertEquals(2, Reports.leaks(json, "event").size(), json.toString());
+        JsonNode json = ReportJson.read(report);
+        assertEquals(2, ReportJson.leaks(json, "comm").size(), json.toString());
+        assertEquals(2, ReportJson.leaks(json, "event").size(), json.toString());
     }
 
     @Test
@@ -52,12 +56,12 @@ class ApplicationLibrariesIT {
         Path report = dir.resolve("r.json");
         String cp = String.join(File.pathSeparator, testClasses(), lib("byte-buddy-1.15.11.jar"),
                 AgentSafetyIT.testClasspath());
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report)
+        Output r = ChildJvm.sample().agent("report=" + report)
                 .mainClass(cp, OwnByteBuddyApp.class.getName()).run("return");
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stdout().contains("byte-buddy-1.15.11.jar"), r.describe());
         assertTrue(r.stdout().contains("made app.Made"), r.describe());
-        assertEquals(1, Reports.leaks(Reports.read(report), "event").size());
+        assertEquals(1, ReportJson.leaks(ReportJson.read(report), "event").size());
     }
 
     @Test
@@ -66,7 +70,7 @@ class ApplicationLibrariesIT {
         Files.createDirectories(dir.resolve(Files.readString(Path.of("/proc/sys/kernel/hostname")).strip()));
         String cp = String.join(File.pathSeparator, AgentSafetyIT.testClasspath(),
                 lib("slf4j-api-" + slf4jVersion() + ".jar"), lib("slf4j-simple-" + slf4jVersion() + ".jar"));
-        ChildJvm.Result r = ChildJvm.sample()
+        Output r = ChildJvm.sample()
                 .agent("logging=application,text=none,report=" + dir.resolve("%h"))
                 .mainClass(cp, RawFunctionApp.class.getName()).run("return");
         assertEquals(0, r.exitCode(), r.describe());
@@ -81,7 +85,7 @@ class ApplicationLibrariesIT {
         Files.createDirectories(dir.resolve(Files.readString(Path.of("/proc/sys/kernel/hostname")).strip()));
         String cp = String.join(File.pathSeparator, AgentSafetyIT.testClasspath(),
                 lib("slf4j-api-" + slf4jVersion() + ".jar"));
-        ChildJvm.Result r = ChildJvm.sample()
+        Output r = ChildJvm.sample()
                 .agent("logging=application,text=none,report=" + dir.resolve("%h"))
                 .mainClass(cp, RawFunctionApp.class.getName()).run("return");
         assertEquals(0, r.exitCode(), r.describe());
@@ -95,14 +99,14 @@ class ApplicationLibrariesIT {
         Path jdk = Path.of("/usr/lib/jvm/temurin-25-jdk-amd64");
         assertTrue(Files.isExecutable(jdk.resolve("bin/java")), "Temurin 25 is expected at " + jdk);
         Path report = dir.resolve("r.json");
-        ChildJvm.Result r = ChildJvm.sample().javaHome(jdk.toString())
+        Output r = ChildJvm.sample().javaHome(jdk.toString())
                 .jvmArg("--enable-native-access=ALL-UNNAMED")
                 .agent("report=" + report + ",action=cleanup").run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stderr().lines().noneMatch(l -> l.startsWith("WARNING")), "the agent causes no JVM warning: " + r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(2, Reports.leaks(json, "comm").size(), json.toString());
-        for (JsonNode comm : Reports.leaks(json, "comm")) {
+        JsonNode json = ReportJson.read(report);
+        assertEquals(2, ReportJson.leaks(json, "comm").size(), json.toString());
+        for (JsonNode comm : ReportJson.leaks(json, "comm")) {
             assertEquals("destroyed", comm.path("cleanup").asText());
         }
     }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ncclguard.it.apps.LoggingApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,7 +54,7 @@ class ApplicationLoggingIT {
 
     @Test
     void textLogPutsEachLeakBlockInTheApplicationsLogbackWithALinkToItsDocs() throws Exception {
-        ChildJvm.Result r = app(false).agent("text=log").run("one-rank-leaks");
+        Output r = app(false).agent("text=log").run("one-rank-leaks");
         assertEquals(0, r.exitCode(), r.describe());
         String log = Files.readString(log());
         assertTrue(log.startsWith("INFO app - app started\n"), log);
@@ -67,7 +69,7 @@ class ApplicationLoggingIT {
 
     @Test
     void textLogAfterLogbacksShutdownHookStoppedItGoesToStderrAndSaysWhy() throws Exception {
-        ChildJvm.Result r = app(true).agent("text=log").run("one-rank-leaks");
+        Output r = app(true).agent("text=log").run("one-rank-leaks");
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stderr().contains("ncclguard: text=log: the application's logging (Logback) was stopped before the"
                 + " agent's exit hook ran (an application shutdown hook stops it, as Logback's <shutdownHook/> does);"
@@ -81,22 +83,22 @@ class ApplicationLoggingIT {
 
     @Test
     void theWarningBeforeExitReachesStderrWhenLogbacksShutdownHookStoppedIt() throws Exception {
-        ChildJvm.Result r = hangingCleanup(app(true));
+        Output r = hangingCleanup(app(true));
         assertTrue(r.stderr().contains(HUNG), r.describe());
         assertFalse(Files.readString(log()).contains("never returned"), "Logback was stopped");
     }
 
     @Test
     void theWarningBeforeExitIsInTheApplicationsLogAndOnStderr() throws Exception {
-        ChildJvm.Result r = hangingCleanup(app(false));
+        Output r = hangingCleanup(app(false));
         assertTrue(r.stderr().contains(HUNG), r.describe());
         assertTrue(Files.readString(log()).contains("WARN dev.ncclguard.agent - a call into NCCL or CUDA never returned;"
                 + " ending the process with _exit(0)"), Files.readString(log()));
     }
 
     /** Cleanup whose destroy and abort both hang: the process ends with _exit after the report. */
-    private static ChildJvm.Result hangingCleanup(ChildJvm app) throws Exception {
-        ChildJvm.Result r = app.agent("logging=application,action=cleanup,timeout=2s,text=none")
+    private static Output hangingCleanup(ChildJvm app) throws Exception {
+        Output r = app.agent("logging=application,action=cleanup,timeout=2s,text=none")
                 .env("NCCLEMU_HANG", "ncclCommDestroy,ncclCommAbort").env("NCCLEMU_EXIT_WAITS", "1").timeout(60)
                 .run("exit-app", "return");
         assertEquals(0, r.exitCode(), r.describe());

@@ -5,14 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.control.FakeRas;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.LiveChild;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
@@ -32,38 +34,13 @@ class AttachIT {
     @TempDir
     Path dir;
 
-    /** One run of the agent jar's command line. */
-    record Cli(int exitCode, String stdout, String stderr) {
-        List<String> errLines() {
-            return stderr.lines().filter(l -> !l.isBlank()).toList();
-        }
-
-        String describe() {
-            return "exit " + exitCode + "\n--- stdout\n" + stdout + "--- stderr\n" + stderr;
-        }
-    }
-
-    static Cli cli(String javaHome, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(javaHome, "bin", "java").toString(), "-jar",
-                ChildJvm.AGENT_JAR.toString()));
-        cmd.addAll(List.of(args));
-        Path out = Files.createTempFile("cli-out", ".txt");
-        Path err = Files.createTempFile("cli-err", ".txt");
-        try {
-            Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor();
-                throw new AssertionError("the command did not end within 60 s: " + cmd + "\n" + Files.readString(err));
-            }
-            return new Cli(p.exitValue(), Files.readString(out), Files.readString(err));
-        } finally {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
-        }
+    /** One run of the agent jar's command line, on {@code javaHome}'s java. */
+    static Output cli(String javaHome, String... args) throws Exception {
+        return ChildJvm.agentCli().javaHome(javaHome).timeout(60).run(args);
     }
 
     private static JsonNode parse(String json) throws Exception {
-        JsonNode report = Reports.parse(json, "of dump --json");
+        JsonNode report = ReportJson.parse(json, "of dump --json");
         assertEquals("ncclguard-report/1", report.path("schema").asText(), json);
         return report;
     }
@@ -71,7 +48,7 @@ class AttachIT {
     /** The communicator leaks whose creating stack passes through {@code frame}. */
     private static List<JsonNode> comms(JsonNode report, String frame) {
         List<JsonNode> out = new ArrayList<>();
-        for (JsonNode leak : Reports.leaks(report, "comm")) {
+        for (JsonNode leak : ReportJson.leaks(report, "comm")) {
             if (leak.path("stack").toString().contains(frame)) {
                 out.add(leak);
             }
@@ -88,7 +65,7 @@ class AttachIT {
                      Map.of("NCCL_RAS_ADDR", ras.address()))) {
             String pid = Long.toString(app.pid());
 
-            Cli attach = cli(JAVA_17, "attach", pid, "report=" + report);
+            Output attach = cli(JAVA_17, "attach", pid, "report=" + report);
             assertEquals(0, attach.exitCode(), attach.describe());
             assertTrue(attach.stdout().startsWith("ncclguard: attached to pid " + pid), attach.describe());
             // JNA was loaded long before: its Function class is retransformed in place
@@ -100,7 +77,7 @@ class AttachIT {
 
             app.send("leak");
             app.await("serve: leaked");
-            Cli dump = cli(JAVA_17, "dump", pid, "--json");
+            Output dump = cli(JAVA_17, "dump", pid, "--json");
             assertEquals(0, dump.exitCode(), dump.describe());
             JsonNode live = parse(dump.stdout());
             assertTrue(live.path("live").asBoolean(), dump.stdout());
@@ -109,16 +86,16 @@ class AttachIT {
             // the leak made after the attach, with the application's creating stack; the
             // communicators the ranks joined before the attach are unknown to it
             assertEquals(2, comms(live, "Serve.leakCommunicatorAndEvent").size(), dump.stdout());
-            assertEquals(2, Reports.leaks(live, "comm").size(), dump.stdout());
+            assertEquals(2, ReportJson.leaks(live, "comm").size(), dump.stdout());
             assertTrue(app.alive(), "a dump does not stop the application");
 
-            Cli again = cli(JAVA_17, "attach", pid, "action=cleanup");
+            Output again = cli(JAVA_17, "attach", pid, "action=cleanup");
             assertEquals(0, again.exitCode(), again.describe());
             assertTrue(again.stdout().contains("already running") && again.stdout().contains("action=cleanup")
                     && again.stdout().contains("report=" + report), again.describe());
 
             assertEquals(0, app.stop(), app.describe());
-            JsonNode exit = Reports.read(Path.of(report.toString().replace("%p", pid)));
+            JsonNode exit = ReportJson.read(Path.of(report.toString().replace("%p", pid)));
             assertEquals("cleanup", exit.path("action").asText(), "the second attach's option is in effect");
             assertEquals(live.path("attachedAt").asText(), exit.path("attachedAt").asText());
             List<JsonNode> leaked = comms(exit, "Serve.leakCommunicatorAndEvent");
@@ -126,7 +103,7 @@ class AttachIT {
             for (JsonNode comm : leaked) {
                 assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
             }
-            assertEquals(2, Reports.leaks(exit, "event").size(), exit.toString());
+            assertEquals(2, ReportJson.leaks(exit, "event").size(), exit.toString());
             String err = app.stderr();
             assertTrue(err.contains("ncclguard: tracking since " + exit.path("attachedAt").asText()), err);
             assertFalse(err.contains("Exception"), err);
@@ -153,7 +130,7 @@ class AttachIT {
         Path report = dir.resolve("native.json");
         String bindings = bridge.equals("jni-bindings") ? ",bindings=" + BridgesIT.BINDINGS : "";
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of(), "--bridge", bridge)) {
-            Cli attach = cli(JAVA_17, "attach", Long.toString(app.pid()), "action=cleanup,report=" + report + bindings);
+            Output attach = cli(JAVA_17, "attach", Long.toString(app.pid()), "action=cleanup,report=" + report + bindings);
             assertEquals(0, attach.exitCode(), attach.describe());
             assertTrue(attach.stdout().matches("(?s).*native methods: \\d+ in \\d+ class(es)? loaded before the attach .*"
                     + "reached through [1-9]\\d* call sites? rewritten in [1-9]\\d* class.*"), attach.describe());
@@ -161,7 +138,7 @@ class AttachIT {
             app.await("serve: leaked");
             assertEquals(0, app.stop(), app.describe());
         }
-        JsonNode exit = Reports.read(report);
+        JsonNode exit = ReportJson.read(report);
         List<JsonNode> comms = comms(exit, "Serve.leakCommunicatorAndEvent");
         assertEquals(2, comms.size(), exit.toString());
         for (JsonNode comm : comms) {
@@ -169,8 +146,8 @@ class AttachIT {
             assertTrue(comm.path("stack").toString().contains(commFrame), comm.toString());
             assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
         }
-        assertEquals(2, Reports.leaks(exit, "event").size(), exit.toString());
-        assertEquals(0, Reports.summary(exit, "cleanupFailed"), exit.toString());
+        assertEquals(2, ReportJson.leaks(exit, "event").size(), exit.toString());
+        assertEquals(0, ReportJson.summary(exit, "cleanupFailed"), exit.toString());
     }
 
     @Test
@@ -178,20 +155,20 @@ class AttachIT {
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of())) {
             String pid = Long.toString(app.pid());
 
-            Cli directory = cli(JAVA_17, "attach", pid, "report=" + dir);
+            Output directory = cli(JAVA_17, "attach", pid, "report=" + dir);
             assertEquals(2, directory.exitCode(), directory.describe());
             assertEquals(List.of("ncclguard: cannot write report to " + dir + ": it is a directory; set report= to a"
                     + " writable path"), directory.errLines());
 
-            Cli same = cli(JAVA_17, "attach", pid, "report=" + dir.resolve("r") + ",text=" + dir.resolve("r"));
+            Output same = cli(JAVA_17, "attach", pid, "report=" + dir.resolve("r") + ",text=" + dir.resolve("r"));
             assertEquals(2, same.exitCode(), same.describe());
             assertTrue(same.errLines().get(0).contains("report= and text= name the same file"), same.describe());
 
-            Cli timeout = cli(JAVA_17, "attach", pid, "timeout=3000000h");
+            Output timeout = cli(JAVA_17, "attach", pid, "timeout=3000000h");
             assertEquals(2, timeout.exitCode(), timeout.describe());
             assertTrue(timeout.errLines().get(0).contains("from 1ms to 24h"), timeout.describe());
 
-            Cli dump = cli(JAVA_17, "dump", pid);
+            Output dump = cli(JAVA_17, "dump", pid);
             assertEquals(2, dump.exitCode(), dump.describe());
             assertTrue(dump.stderr().contains("not running in pid " + pid), dump.describe());
             assertEquals(0, app.stop(), app.describe());
@@ -205,17 +182,17 @@ class AttachIT {
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of("NCCLGUARD_STACKS", "sometimes"))) {
             String pid = Long.toString(app.pid());
 
-            Cli badArgument = cli(JAVA_17, "attach", pid, "timeout=forever");
+            Output badArgument = cli(JAVA_17, "attach", pid, "timeout=forever");
             assertEquals(2, badArgument.exitCode(), badArgument.describe());
             assertEquals(List.of("ncclguard: invalid value 'forever' for option timeout: expected a duration from 1ms"
                     + " to 24h such as 500ms, 10s or 2m"), badArgument.errLines());
 
-            Cli badEnvironment = cli(JAVA_17, "attach", pid);
+            Output badEnvironment = cli(JAVA_17, "attach", pid);
             assertEquals(2, badEnvironment.exitCode(), badEnvironment.describe());
             assertEquals(List.of("ncclguard: invalid value 'sometimes' for option stacks (environment variable"
                     + " NCCLGUARD_STACKS): expected on or off"), badEnvironment.errLines());
 
-            Cli dump = cli(JAVA_17, "dump", pid);
+            Output dump = cli(JAVA_17, "dump", pid);
             assertEquals(2, dump.exitCode(), dump.describe());
             assertTrue(dump.stderr().contains("not running in pid " + pid), dump.describe());
 
@@ -233,7 +210,7 @@ class AttachIT {
         String java25 = JDK_25.toString();
         try (LiveChild app = LiveChild.serve(java25, List.of(), Map.of())) {
             String pid = Long.toString(app.pid());
-            Cli attach = cli(java25, "attach", pid, "text=none");
+            Output attach = cli(java25, "attach", pid, "text=none");
             assertEquals(0, attach.exitCode(), attach.describe());
             assertEquals(1, attach.errLines().size(), attach.describe());
             assertTrue(attach.errLines().get(0).contains("without -XX:+EnableDynamicAgentLoading"), attach.describe());
@@ -241,7 +218,7 @@ class AttachIT {
 
             app.send("leak");
             app.await("serve: leaked");
-            Cli dump = cli(java25, "dump", pid);
+            Output dump = cli(java25, "dump", pid);
             assertEquals(0, dump.exitCode(), dump.describe());
             assertTrue(dump.stdout().contains("Leaked communicator") && dump.stdout().contains("leakCommunicatorAndEvent"),
                     dump.describe());
@@ -286,7 +263,7 @@ class AttachIT {
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of("-javaagent:" + ChildJvm.AGENT_JAR + "=text=none"),
                 Map.of())) {
             List<String> before = listeningTcpSockets(app.pid());
-            Cli dump = cli(JAVA_17, "dump", Long.toString(app.pid()), "--json");
+            Output dump = cli(JAVA_17, "dump", Long.toString(app.pid()), "--json");
             assertEquals(0, dump.exitCode(), dump.describe());
             assertTrue(parse(dump.stdout()).path("live").asBoolean(), dump.stdout());
             assertEquals(before, listeningTcpSockets(app.pid()), "listening TCP sockets of the target after a dump");
@@ -298,7 +275,7 @@ class AttachIT {
     void dumpOfAJvmStartedWithTheAgent() throws Exception {
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of("-javaagent:" + ChildJvm.AGENT_JAR + "=text=none"),
                 Map.of())) {
-            Cli dump = cli(JAVA_17, "dump", Long.toString(app.pid()), "--json");
+            Output dump = cli(JAVA_17, "dump", Long.toString(app.pid()), "--json");
             assertEquals(0, dump.exitCode(), dump.describe());
             JsonNode live = parse(dump.stdout());
             assertFalse(live.has("attachedAt"), dump.stdout());

@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.NativeCallsApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
+import dev.ncclguard.testkit.Repository;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,12 +50,12 @@ class BridgesIT {
             String commFrame, String eventFrame) throws Exception {
         Path report = dir.resolve("leaky.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = ChildJvm.sample().agent(options(bridge, "action=cleanup,report=" + report))
+        Output r = ChildJvm.sample().agent(options(bridge, "action=cleanup,report=" + report))
                 .env("NCCLEMU_REPORT", alive.toString()).run("leaky", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stdout().contains("through " + bridge), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(2, comms.size(), json.toString());
         for (JsonNode comm : comms) {
             assertEquals("ncclCommInitRank", comm.path("api").asText());
@@ -60,16 +64,16 @@ class BridgesIT {
             assertEquals(2, comm.path("details").path("nranks").asInt());
             assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
         }
-        List<JsonNode> events = Reports.leaks(json, "event");
+        List<JsonNode> events = ReportJson.leaks(json, "event");
         assertEquals(2, events.size(), json.toString());
         for (JsonNode event : events) {
             assertEquals(label, event.path("bridge").asText());
             assertCreatedBy(event, eventFrame, "dev.ncclguard.samples.Rank.createEvent(");
             assertTrue(event.path("details").has("stillPending"), "exit probe through the binding: " + event);
         }
-        assertEquals(2, Reports.leaks(json, "stream").size(), json.toString());
-        assertEquals(0, Reports.summary(json, "cleanupFailed"), json.toString());
-        List<String> left = Reports.aliveAtExit(alive);
+        assertEquals(2, ReportJson.leaks(json, "stream").size(), json.toString());
+        assertEquals(0, ReportJson.summary(json, "cleanupFailed"), json.toString());
+        List<String> left = ReportJson.aliveAtExit(alive);
         assertTrue(left.stream().noneMatch(l -> l.startsWith("comm") || l.startsWith("event")),
                 "still alive after cleanup: " + left + "\n" + r.describe());
     }
@@ -90,33 +94,33 @@ class BridgesIT {
     @CsvSource({"jna", "jna-direct", "jni", "jni-bindings"})
     void cleanRunReportsNothing(String bridge) throws Exception {
         Path report = dir.resolve("clean.json");
-        ChildJvm.Result r = ChildJvm.sample().agent(options(bridge, "report=" + report + ",exit-code=3"))
+        Output r = ChildJvm.sample().agent(options(bridge, "report=" + report + ",exit-code=3"))
                 .run("clean", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsCreated"));
-        assertEquals(2, Reports.summary(json, "commsReleased"));
+        assertEquals(2, ReportJson.summary(json, "commsCreated"));
+        assertEquals(2, ReportJson.summary(json, "commsReleased"));
     }
 
     @ParameterizedTest
     @CsvSource({"jna", "jni"})
     void communicatorsDestroyedInTheApplicationsShutdownHookAreNoLeak(String bridge) throws Exception {
         Path report = dir.resolve("hook.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("destroy-in-hook", "--bridge", bridge);
+        Output r = ChildJvm.sample().agent("report=" + report).run("destroy-in-hook", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(0, Reports.leaks(json, "comm").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsReleased"));
+        JsonNode json = ReportJson.read(report);
+        assertEquals(0, ReportJson.leaks(json, "comm").size(), json.toString());
+        assertEquals(2, ReportJson.summary(json, "commsReleased"));
     }
 
     @Test
     void workStillRunningAtExitIsSeenThroughJnaDirectMapping() throws Exception {
         Path report = dir.resolve("pending.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report)
+        Output r = ChildJvm.sample().agent("report=" + report)
                 .env("NCCLEMU_OP_DELAY_US", "3000000").run("pending", "--bridge", "jna-direct");
         assertEquals(0, r.exitCode(), r.describe());
-        List<JsonNode> events = Reports.leaks(Reports.read(report), "event");
+        List<JsonNode> events = ReportJson.leaks(ReportJson.read(report), "event");
         assertFalse(events.isEmpty(), r.describe());
         for (JsonNode event : events) {
             assertTrue(event.path("details").path("stillPending").asBoolean(), event.toString());
@@ -126,8 +130,8 @@ class BridgesIT {
     @Test
     void wrappedNativeMethodsReturnAndThrowWhatTheyDidWithoutTheAgent() throws Exception {
         String cp = testClasses() + File.pathSeparator + ChildJvm.SAMPLES_JAR;
-        ChildJvm.Result plain = ChildJvm.sample().mainClass(cp, NativeCallsApp.class.getName()).run();
-        ChildJvm.Result wrapped = ChildJvm.sample().agent("text=none,bindings=" + BINDINGS)
+        Output plain = ChildJvm.sample().mainClass(cp, NativeCallsApp.class.getName()).run();
+        Output wrapped = ChildJvm.sample().agent("text=none,bindings=" + BINDINGS)
                 .mainClass(cp, NativeCallsApp.class.getName()).run();
         assertEquals(0, plain.exitCode(), plain.describe());
         assertEquals(0, wrapped.exitCode(), wrapped.describe());
@@ -142,7 +146,7 @@ class BridgesIT {
     @Test
     void aBadBindingsFileStopsTheJvmNamingTheLine() throws Exception {
         Path bad = Files.writeString(dir.resolve("bad.txt"), "# ok\na.B#c = ncclCommDestroy handle=0\na.B#d = ncclNope handle=0\n");
-        ChildJvm.Result r = ChildJvm.sample().agent("bindings=" + bad).run("clean");
+        Output r = ChildJvm.sample().agent("bindings=" + bad).run("clean");
         assertEquals(1, r.exitCode(), r.describe());
         assertEquals("ncclguard: bindings file " + bad + " line 3: unknown function 'ncclNope': not one that"
                 + " ncclguard follows", r.stderr().strip(), r.describe());
@@ -152,29 +156,29 @@ class BridgesIT {
     @Test
     void bindingsFileIsAlsoReadFromTheEnvironment() throws Exception {
         Path report = dir.resolve("env.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).env("NCCLGUARD_BINDINGS", BINDINGS.toString())
+        Output r = ChildJvm.sample().agent("report=" + report).env("NCCLGUARD_BINDINGS", BINDINGS.toString())
                 .run("leaky", "--bridge", "jni-bindings");
         assertEquals(0, r.exitCode(), r.describe());
-        assertEquals(2, Reports.leaks(Reports.read(report), "comm").size(), r.describe());
+        assertEquals(2, ReportJson.leaks(ReportJson.read(report), "comm").size(), r.describe());
     }
 
     @Test
     void withoutTheBindingsFileMethodsOfOtherNamesAreNotSeenByTheJavaBridges() throws Exception {
         Path report = dir.resolve("none.json");
         // the native part sees them (NativeInterposerIT); the Java bridges alone do not
-        ChildJvm.Result r = ChildJvm.sample().agent("native=off,nccl-profiler=off,report=" + report)
+        Output r = ChildJvm.sample().agent("native=off,nccl-profiler=off,report=" + report)
                 .run("leaky", "--bridge", "jni-bindings");
         assertEquals(0, r.exitCode(), r.describe());
-        assertEquals(0, Reports.leaks(Reports.read(report), "comm").size(), r.describe());
+        assertEquals(0, ReportJson.leaks(ReportJson.read(report), "comm").size(), r.describe());
     }
 
     @Test
     void anApplicationsOwnJnaProfilerPrefixIsSharedSoDirectMappingStillBinds() throws Exception {
         Path report = dir.resolve("prefix.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).jvmArg("-Djna.profiler.prefix=appPrefix_")
+        Output r = ChildJvm.sample().agent("report=" + report).jvmArg("-Djna.profiler.prefix=appPrefix_")
                 .run("leaky", "--bridge", "jna-direct");
         assertEquals(0, r.exitCode(), r.describe());
-        assertEquals(2, Reports.leaks(Reports.read(report), "comm").size(), r.describe());
+        assertEquals(2, ReportJson.leaks(ReportJson.read(report), "comm").size(), r.describe());
         assertTrue(r.stderr().contains("jna.profiler.prefix is already set to 'appPrefix_'"), r.describe());
     }
 
@@ -182,25 +186,25 @@ class BridgesIT {
     void anEmptyJnaProfilerPrefixLeavesJnaDirectUntrackedAndSaysSoWhileJniIsStillTracked() throws Exception {
         Path direct = dir.resolve("direct.json");
         // NCCL's profiler plugin would still see the communicators: off, to see the Java bridge alone
-        ChildJvm.Result r = ChildJvm.sample().agent("nccl-profiler=off,report=" + direct).jvmArg("-Djna.profiler.prefix=")
+        Output r = ChildJvm.sample().agent("nccl-profiler=off,report=" + direct).jvmArg("-Djna.profiler.prefix=")
                 .run("leaky", "--bridge", "jna-direct");
         assertEquals(0, r.exitCode(), r.describe());
-        assertEquals(0, Reports.leaks(Reports.read(direct), "comm").size(), r.describe());
+        assertEquals(0, ReportJson.leaks(ReportJson.read(direct), "comm").size(), r.describe());
         assertTrue(r.stderr().contains("JNA direct-mapped classes are NOT tracked"), r.describe());
         Path jni = dir.resolve("jni.json");
-        ChildJvm.Result j = ChildJvm.sample().agent("report=" + jni).jvmArg("-Djna.profiler.prefix=")
+        Output j = ChildJvm.sample().agent("report=" + jni).jvmArg("-Djna.profiler.prefix=")
                 .run("leaky", "--bridge", "jni");
-        assertEquals(2, Reports.leaks(Reports.read(jni), "comm").size(), j.describe());
+        assertEquals(2, ReportJson.leaks(ReportJson.read(jni), "comm").size(), j.describe());
     }
 
     @Test
     void jnaDirectMappingIsTrackedOnJdk25WithoutWarnings() throws Exception {
         String bridge = "jna-direct";
         Path report = dir.resolve("jdk25.json");
-        ChildJvm.Result r = ChildJvm.sample().javaHome(JDK25).agent("report=" + report + ",text=none")
+        Output r = ChildJvm.sample().javaHome(JDK25).agent("report=" + report + ",text=none")
                 .run("leaky", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        assertEquals(2, Reports.leaks(Reports.read(report), "comm").size(), r.describe());
+        assertEquals(2, ReportJson.leaks(ReportJson.read(report), "comm").size(), r.describe());
         assertFalse(r.stderr().contains("WARNING"), r.describe());
     }
 
@@ -208,12 +212,12 @@ class BridgesIT {
     void ffmDowncallsAreTrackedOnJdk25AndCleanupReleasesTheirLeaks() throws Exception {
         Path report = dir.resolve("ffm.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = ChildJvm.sample().javaHome(JDK25).agent("action=cleanup,report=" + report)
+        Output r = ChildJvm.sample().javaHome(JDK25).agent("action=cleanup,report=" + report)
                 .env("NCCLEMU_REPORT", alive.toString()).run("leaky", "--bridge", "ffm");
         assertEquals(0, r.exitCode(), r.describe());
         assertFalse(r.stderr().contains("WARNING"), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(2, comms.size(), json.toString());
         for (JsonNode comm : comms) {
             assertEquals("ffm", comm.path("bridge").asText());
@@ -221,14 +225,14 @@ class BridgesIT {
             assertEquals(2, comm.path("details").path("nranks").asInt(), "read from the segments: " + comm);
             assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
         }
-        List<JsonNode> events = Reports.leaks(json, "event");
+        List<JsonNode> events = ReportJson.leaks(json, "event");
         assertEquals(2, events.size(), json.toString());
         for (JsonNode event : events) {
             assertEquals("ffm", event.path("bridge").asText());
             assertTrue(event.path("details").has("stillPending"), "exit probe through FFM: " + event);
         }
-        assertEquals(0, Reports.summary(json, "cleanupFailed"), json.toString());
-        List<String> left = Reports.aliveAtExit(alive);
+        assertEquals(0, ReportJson.summary(json, "cleanupFailed"), json.toString());
+        List<String> left = ReportJson.aliveAtExit(alive);
         assertTrue(left.stream().noneMatch(l -> l.startsWith("comm") || l.startsWith("event")),
                 "still alive after cleanup: " + left + "\n" + r.describe());
     }
@@ -236,11 +240,11 @@ class BridgesIT {
     @Test
     void cleanFfmRunReportsNothing() throws Exception {
         Path report = dir.resolve("ffm-clean.json");
-        ChildJvm.Result r = ChildJvm.sample().javaHome(JDK25).agent("report=" + report).run("clean", "--bridge", "ffm");
+        Output r = ChildJvm.sample().javaHome(JDK25).agent("report=" + report).run("clean", "--bridge", "ffm");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsReleased"));
+        assertEquals(2, ReportJson.summary(json, "commsReleased"));
     }
 
     /** The samples jar and JavaCPP's CUDA presets, with JavaCPP's cache inside the build folder. */
@@ -258,11 +262,11 @@ class BridgesIT {
     void javacppPresetsAreTrackedWithTheirObjectsAndCleanupGoesThroughThem() throws Exception {
         Path report = dir.resolve("javacpp.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = javacpp().agent("action=cleanup,report=" + report).env("NCCLEMU_REPORT", alive.toString())
+        Output r = javacpp().agent("action=cleanup,report=" + report).env("NCCLEMU_REPORT", alive.toString())
                 .run("leaky", "--bridge", "javacpp");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(2, comms.size(), json.toString());
         java.util.Set<String> commIds = new java.util.HashSet<>();
         for (JsonNode comm : comms) {
@@ -272,14 +276,14 @@ class BridgesIT {
             assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
         }
         assertEquals(1, commIds.size(), "the ncclUniqueId object's bytes were read: " + commIds);
-        List<JsonNode> events = Reports.leaks(json, "event");
+        List<JsonNode> events = ReportJson.leaks(json, "event");
         assertEquals(2, events.size(), json.toString());
         for (JsonNode event : events) {
             assertCreatedBy(event, "org.bytedeco.cuda.global.cudart.cudaEventCreate", "dev.ncclguard.samples.Rank.createEvent(");
             assertTrue(event.path("details").has("stillPending"), "exit probe through JavaCPP: " + event);
         }
-        assertEquals(0, Reports.summary(json, "cleanupFailed"), json.toString());
-        List<String> left = Reports.aliveAtExit(alive);
+        assertEquals(0, ReportJson.summary(json, "cleanupFailed"), json.toString());
+        List<String> left = ReportJson.aliveAtExit(alive);
         assertTrue(left.stream().noneMatch(l -> l.startsWith("comm") || l.startsWith("event")),
                 "still alive after cleanup: " + left + "\n" + r.describe());
     }
@@ -287,15 +291,15 @@ class BridgesIT {
     @Test
     void cleanJavacppRunReportsNothing() throws Exception {
         Path report = dir.resolve("javacpp-clean.json");
-        ChildJvm.Result r = javacpp().agent("report=" + report).run("clean", "--bridge", "javacpp", "--init", "all");
+        Output r = javacpp().agent("report=" + report).run("clean", "--bridge", "javacpp", "--init", "all");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsCreated"), "ncclCommInitAll's PointerPointer read: " + json);
-        assertEquals(2, Reports.summary(json, "commsReleased"));
+        assertEquals(2, ReportJson.summary(json, "commsCreated"), "ncclCommInitAll's PointerPointer read: " + json);
+        assertEquals(2, ReportJson.summary(json, "commsReleased"));
     }
 
-    private static String testClasses() throws Exception {
-        return Path.of(NativeCallsApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    private static String testClasses() {
+        return Repository.classpathOf(NativeCallsApp.class);
     }
 }

@@ -1,16 +1,20 @@
 package dev.ncclguard.it;
 
+import static dev.ncclguard.testkit.Texts.count;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ncclguard.cli.Cli;
 import dev.ncclguard.it.apps.OneRankLeaksApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Chromium;
+import dev.ncclguard.testkit.Images;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
@@ -22,8 +26,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import javax.imageio.ImageIO;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,7 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  * rank the way separate processes will write it). The HTML page is rendered in headless Chromium.
  */
 class CiCommandsIT {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** HtmlTimeline's colors: leaked, and released. */
     private static final int LEAKED_RGB = 0xd32f2f;
     private static final int RELEASED_RGB = 0x2e7d32;
@@ -50,7 +51,7 @@ class CiCommandsIT {
     static Path leaky;
     static Path oneRank;
     static Path suppressed;
-    static ChildJvm.Result suppressedRun;
+    static Output suppressedRun;
 
     @TempDir
     Path dir;
@@ -63,7 +64,7 @@ class CiCommandsIT {
         suppressed = runs.resolve("suppressed.json");
         assertEquals(0, ChildJvm.sample().agent("report=" + clean + ",text=none").run("clean").exitCode());
         assertEquals(0, ChildJvm.sample().agent("report=" + leaky + ",text=none").run("leaky").exitCode());
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + oneRank + ",text=none")
+        Output r = ChildJvm.sample().agent("report=" + oneRank + ",text=none")
                 .mainClass(AgentSafetyIT.testClasspath() + File.pathSeparator + samplesClasses(),
                         OneRankLeaksApp.class.getName()).run();
         assertEquals(0, r.exitCode(), r.describe());
@@ -92,14 +93,15 @@ class CiCommandsIT {
 
     @Test
     void checkOfTheAgentJarFailsTheBuildOnALeakyRunAndPassesACleanOne() throws Exception {
-        ProcessResult ok = java("-jar", ChildJvm.AGENT_JAR.toString(), "check", clean.toString());
-        assertEquals(0, ok.status(), ok.out());
-        assertTrue(ok.out().contains("ncclguard check: OK: 1 report, no leaks (2 communicators created, 2 released)"), ok.out());
-        ProcessResult bad = java("-jar", ChildJvm.AGENT_JAR.toString(), "check", clean.toString(), leaky.toString());
-        assertEquals(1, bad.status(), bad.out());
-        assertTrue(bad.out().contains("ncclguard check: FAILED: 2 reports, 1 with leaks (2 leaked communicators, "
-                + "2 pending events, 2 unsynchronized streams)"), bad.out());
-        assertTrue(bad.out().contains(" by ncclCommInitRank at dev.ncclguard.samples."), "creating frame: " + bad.out());
+        Output ok = ChildJvm.agentCli().timeout(60).run("check", clean.toString());
+        assertEquals(0, ok.exitCode(), ok.describe());
+        assertTrue(ok.stdout().contains("ncclguard check: OK: 1 report, no leaks (2 communicators created, 2 released)"),
+                ok.describe());
+        Output bad = ChildJvm.agentCli().timeout(60).run("check", clean.toString(), leaky.toString());
+        assertEquals(1, bad.exitCode(), bad.describe());
+        assertTrue(bad.stdout().contains("ncclguard check: FAILED: 2 reports, 1 with leaks (2 leaked communicators, "
+                + "2 pending events, 2 unsynchronized streams)"), bad.describe());
+        assertTrue(bad.stdout().contains(" by ncclCommInitRank at dev.ncclguard.samples."), "creating frame: " + bad.describe());
     }
 
     @Test
@@ -118,12 +120,12 @@ class CiCommandsIT {
         assertTrue(suppressedRun.stderr().contains("Suppressed (listed, not counted):"), suppressedRun.describe());
         assertTrue(suppressedRun.stderr().lines().anyMatch(l -> l.startsWith("SUMMARY: ncclguard: no leaks (2 communicators "
                 + "created, 0 released; ") && l.endsWith(" suppressed)")), suppressedRun.describe());
-        JsonNode json = Reports.read(suppressed);
+        JsonNode json = ReportJson.read(suppressed);
         assertEquals(0, json.path("leaks").size(), json.toString());
         int n = json.path("suppressed").size();
         assertTrue(n >= 6, json.toString());
-        assertEquals(n, Reports.summary(json, "suppressed"));
-        assertEquals(0, Reports.summary(json, "leakedComms"));
+        assertEquals(n, ReportJson.summary(json, "suppressed"));
+        assertEquals(0, ReportJson.summary(json, "leakedComms"));
         assertEquals("comm:dev.ncclguard.samples.Rank.initCommunicator",
                 json.path("suppressed").get(0).path("suppression").asText());
         assertTrue(json.path("communicators").get(0).path("suppressed").asBoolean(), json.toString());
@@ -137,7 +139,7 @@ class CiCommandsIT {
 
     @Test
     void reportOfTheTwoRankJobListsBothRanksCommunicatorWithHowEachEnded() throws Exception {
-        JsonNode json = Reports.read(oneRank);
+        JsonNode json = ReportJson.read(oneRank);
         JsonNode comms = json.path("communicators");
         assertEquals(2, comms.size(), json.toString());
         JsonNode rank0 = byRank(comms, 0);
@@ -148,7 +150,7 @@ class CiCommandsIT {
         assertTrue(rank0.path("releasedAt").asText().compareTo(rank0.path("createdAt").asText()) >= 0, rank0.toString());
         assertTrue(rank1.path("leaked").asBoolean());
         assertTrue(rank1.path("releasedBy").isNull());
-        assertEquals(1, Reports.leaks(json, "comm").size());
+        assertEquals(1, ReportJson.leaks(json, "comm").size());
     }
 
     private static JsonNode byRank(JsonNode comms, int rank) {
@@ -189,7 +191,7 @@ class CiCommandsIT {
      * communicators and leaks: the shape reports of one process per rank will have.
      */
     static List<Path> perRankFiles(Path report, Path dir) throws IOException {
-        JsonNode whole = JSON.readTree(report.toFile());
+        JsonNode whole = ReportJson.tree(report);
         List<Path> out = new ArrayList<>();
         for (int rank = 0; rank < 2; rank++) {
             ObjectNode part = whole.deepCopy();
@@ -212,7 +214,7 @@ class CiCommandsIT {
             ObjectNode summary = (ObjectNode) part.path("summary");
             summary.put("commsCreated", created).put("commsReleased", released).put("leakedComms", leaks.size());
             Path file = dir.resolve("rank-" + rank + ".json");
-            JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), part);
+            ReportJson.write(file, part);
             out.add(file);
         }
         return out;
@@ -227,12 +229,9 @@ class CiCommandsIT {
         assertFalse(source.contains("<script") || source.contains("src=") || source.matches("(?s).*href=\"[^#].*"),
                 "self-contained: links only within the page");
 
-        // one Chromium run for both: it takes seconds to start on a small machine
         Path png = KEPT.resolve("merge.png");
-        Files.deleteIfExists(png);
-        ProcessResult rendered = chromium("--window-size=1100,1400", "--screenshot=" + png.toAbsolutePath(),
-                "--dump-dom", html.toUri().toString());
-        String dom = rendered.out();
+        Chromium.Result rendered = Chromium.render(html, 1100, 1400, png);
+        String dom = rendered.dom();
         assertTrue(dom.contains("2 of 3 communicators not released by every rank."), dom + rendered.err());
         assertEquals(2, count(dom, "<section class=\"comm leaked\""), dom);
         assertEquals(1, count(dom, "<details class=\"comm\" "), "the clean run's, collapsed: " + dom);
@@ -243,13 +242,13 @@ class CiCommandsIT {
         assertTrue(dom.indexOf("<nav id=\"index\">") < dom.indexOf("<section class=\"comm leaked\""), "index first");
 
         assertTrue(Files.isRegularFile(png), "no screenshot: " + rendered.err());
-        BufferedImage shot = ImageIO.read(png.toFile());
+        BufferedImage shot = Images.read(png);
         // the legend's swatches are 140 pixels each: thousands come only from the timeline bars
-        assertTrue(pixels(shot, LEAKED_RGB) > 10_000, "leaked bars drawn red in " + png + ": " + pixels(shot, LEAKED_RGB));
+        assertTrue(Images.pixels(shot, LEAKED_RGB) > 10_000, "leaked bars drawn red in " + png + ": " + Images.pixels(shot, LEAKED_RGB));
         // green beyond the legend's swatch: rank 0's bar, on an axis that runs to rank 1's exit (its width
         // is the share of that span rank 0 lived, at least 2 px); the clean run's communicator is collapsed
-        assertTrue(pixels(shot, RELEASED_RGB) > 140 + 2 * 14, "released bars drawn green in " + png + ": "
-                + pixels(shot, RELEASED_RGB));
+        assertTrue(Images.pixels(shot, RELEASED_RGB) > 140 + 2 * 14, "released bars drawn green in " + png + ": "
+                + Images.pixels(shot, RELEASED_RGB));
     }
 
     /**
@@ -259,7 +258,7 @@ class CiCommandsIT {
     @Test
     void mergeOfAJobWhoseRankWasKilledFailsAndNamesTheRankWithoutAReport() throws Exception {
         Path reports = Files.createDirectories(dir.resolve("killed"));
-        ChildJvm.Result r = ChildJvm.sample()
+        Output r = ChildJvm.sample()
                 .agent("action=cleanup,timeout=2s,text=none,report=" + reports.resolve("report-%p.json"))
                 .run("multi-rank", "--ranks", "2", "--kill", "1");
         assertEquals(0, r.exitCode(), r.describe());
@@ -282,14 +281,14 @@ class CiCommandsIT {
     @Test
     void mergePageShowsTheWaitOfADestroyWhosePeerWasKilled() throws Exception {
         Path reports = Files.createDirectories(dir.resolve("waited"));
-        ChildJvm.Result r = ChildJvm.sample().env("NCCLEMU_DESTROY_TIMEOUT_MS", "1500")
+        Output r = ChildJvm.sample().env("NCCLEMU_DESTROY_TIMEOUT_MS", "1500")
                 .agent("text=none,report=" + reports.resolve("report-%p.json"))
                 .run("multi-rank", "--ranks", "2", "--then", "clean", "--kill", "1");
         assertEquals(0, r.exitCode(), r.describe());
         List<JsonNode> withComms = new ArrayList<>();
         try (var files = Files.list(reports)) {
             for (Path p : files.toList()) {
-                JsonNode report = Reports.read(p);
+                JsonNode report = ReportJson.read(p);
                 if (report.path("communicators").size() > 0) {
                     withComms.add(report);
                 }
@@ -309,40 +308,18 @@ class CiCommandsIT {
         assertTrue(merged.out().matches("(?s).*released \\+[0-9.]+s by ncclCommDestroy \\(it waited 1\\.[45]\\d s\\).*"),
                 merged.out());
         Path png = KEPT.resolve("merge-waited.png");
-        Files.deleteIfExists(png);
-        ProcessResult rendered = chromium("--window-size=1100,900", "--screenshot=" + png.toAbsolutePath(),
-                "--dump-dom", html.toUri().toString());
-        String dom = rendered.out();
+        Chromium.Result rendered = Chromium.render(html, 1100, 900, png);
+        String dom = rendered.dom();
         assertTrue(dom.matches("(?s).*<i class=\"wait\" [^>]*title=\"ncclCommDestroy waited 1\\.[45]\\d s\">.*"),
                 dom + rendered.err());
         assertTrue(dom.matches("(?s).*<span class=\"wait-label\">waited 1\\.[45]\\d s</span>.*"), dom);
         assertTrue(Files.isRegularFile(png), "no screenshot: " + rendered.err());
         // the wait's amber is drawn over most of rank 0's bar, which spans the communicator's axis
-        assertTrue(pixels(ImageIO.read(png.toFile()), WAIT_RGB) > 5_000, "the wait drawn amber in " + png);
+        assertTrue(Images.pixels(Images.read(png), WAIT_RGB) > 5_000, "the wait drawn amber in " + png);
     }
 
     private static long pid(Path report) throws IOException {
-        return JSON.readTree(report.toFile()).path("pid").asLong();
-    }
-
-    private static int count(String text, String part) {
-        int n = 0;
-        for (int i = text.indexOf(part); i >= 0; i = text.indexOf(part, i + 1)) {
-            n++;
-        }
-        return n;
-    }
-
-    private static int pixels(BufferedImage image, int rgb) {
-        int n = 0;
-        for (int y = 0; y < image.getHeight(); y++) {
-            for (int x = 0; x < image.getWidth(); x++) {
-                if ((image.getRGB(x, y) & 0xffffff) == rgb) {
-                    n++;
-                }
-            }
-        }
-        return n;
+        return ReportJson.tree(report).path("pid").asLong();
     }
 
     // --- explain ---
@@ -360,56 +337,5 @@ class CiCommandsIT {
         assertTrue(r.out().contains(": leaked communicator "), r.out());
         assertTrue(r.out().contains("(rank 1 of 2, device 1, commId "), r.out());
         assertTrue(r.out().contains("      => explains the lines that name rank 1\n"), r.out());
-    }
-
-    // --- child processes ---
-
-    private record ProcessResult(int status, String out, String err) {
-    }
-
-    private static ProcessResult java(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(List.of(args));
-        return exec(cmd, 60);
-    }
-
-    private static ProcessResult chromium(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(chromiumExecutable());
-        // as root (CI containers) Chromium needs --no-sandbox; the page is our own file
-        cmd.addAll(List.of("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                "--no-first-run", "--user-data-dir=" + Files.createTempDirectory("chromium-profile")));
-        cmd.addAll(List.of(args));
-        return exec(cmd, 90);
-    }
-
-    private static String chromiumExecutable() {
-        String configured = System.getenv("CHROMIUM");
-        List<String> names = configured != null ? List.of(configured) : List.of("chromium", "chromium-browser");
-        for (String name : names) {
-            for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-                Path candidate = name.contains("/") ? Path.of(name) : Path.of(dir, name);
-                if (Files.isExecutable(candidate)) {
-                    return candidate.toString();
-                }
-            }
-        }
-        return fail("headless Chromium is needed to render the merge page: apt-get install chromium"
-                + " (Debian; .ci/run installs it), or set CHROMIUM to its path");
-    }
-
-    private static ProcessResult exec(List<String> cmd, long timeoutSeconds) throws Exception {
-        Path out = Files.createTempFile("cmd-out", ".txt");
-        Path err = Files.createTempFile("cmd-err", ".txt");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly().waitFor();
-            fail("did not finish in " + timeoutSeconds + " s: " + cmd + "\n" + Files.readString(err));
-        }
-        ProcessResult r = new ProcessResult(p.exitValue(), Files.readString(out), Files.readString(err));
-        Files.deleteIfExists(out);
-        Files.deleteIfExists(err);
-        return r;
     }
 }

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.ExitApp;
 import dev.ncclguard.it.apps.ManyEventsApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -58,17 +61,17 @@ class ExitBoundIT {
     }
 
     private static JsonNode rank(JsonNode report, int rank) {
-        return Reports.leaks(report, "comm").stream().filter(c -> c.path("details").path("rank").asInt() == rank)
+        return ReportJson.leaks(report, "comm").stream().filter(c -> c.path("details").path("rank").asInt() == rank)
                 .findFirst().orElseThrow(() -> new AssertionError("no comm of rank " + rank + ": " + report));
     }
 
     @Test
     void aCommunicatorTheApplicationIsStillDestroyingIsAbortedAndTheExitStatusKept() throws Exception {
-        ChildJvm.Result r = app(ExitApp.class).agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy")
+        Output r = app(ExitApp.class).agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy")
                 .timeout(60).run("exit-while-destroying");
         assertEquals(3, r.exitCode(), r.describe());
         assertTrue(r.millis() < EXIT_BOUND_MILLIS, r.describe());
-        JsonNode comm = rank(Reports.read(files("report-").get(0)), 0);
+        JsonNode comm = rank(ReportJson.read(files("report-").get(0)), 0);
         assertEquals("aborted", comm.path("cleanup").asText(), comm.toString());
         assertTrue(comm.path("cleanupNote").asText().startsWith("the application's own release (ncclCommDestroy) had not returned after"),
                 comm.toString());
@@ -77,10 +80,10 @@ class ExitBoundIT {
 
     @Test
     void aCommunicatorTheApplicationIsStillDestroyingIsNeverReportedAsReleased() throws Exception {
-        ChildJvm.Result r = app(ExitApp.class).agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy,ncclCommAbort")
+        Output r = app(ExitApp.class).agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy,ncclCommAbort")
                 .timeout(60).run("exit-while-destroying");
         assertEquals(3, r.exitCode(), r.describe());
-        JsonNode comm = rank(Reports.read(files("report-").get(0)), 0);
+        JsonNode comm = rank(ReportJson.read(files("report-").get(0)), 0);
         assertFalse(comm.path("cleanupNote").asText().contains("released by the application"), comm.toString());
         // the abort hangs too: the report says so, and the emulator still lists the comm alive
         assertEquals("timed-out", comm.path("cleanup").asText(), comm.toString());
@@ -99,7 +102,7 @@ class ExitBoundIT {
     @Test
     void aCallThatNeverReturnsLeavesTheLibrariesExitWorkItsChanceAndKeepsTheStatus() throws Exception {
         Exit exit = exitOf(trulyHung(""), "ready", "exit-while-destroying");
-        ChildJvm.Result r = exit.result();
+        Output r = exit.result();
         assertEquals(3, r.exitCode(), r.describe());
         assertTrue(r.stderr().contains(NEVER_RETURNED), r.describe());
         assertTrue(exit.millis() < 2_000 + WRITE_MARGIN_MILLIS + EXIT_HANDLERS_MILLIS + OUTSIDE_THE_HOOK_MILLIS,
@@ -113,7 +116,7 @@ class ExitBoundIT {
     void exitHandlersThatWaitForTheHungCallAreEndedByTheWatchdogWithTheStatus() throws Exception {
         // NCCLEMU_EXIT_WAITS: like a real library's teardown, the emulator's exit work waits for the stuck calls
         Exit exit = exitOf(trulyHung("").env("NCCLEMU_EXIT_WAITS", "1"), "ready", "exit-while-destroying");
-        ChildJvm.Result r = exit.result();
+        Output r = exit.result();
         assertEquals(3, r.exitCode(), r.describe());
         assertTrue(exit.millis() < 2_000 + WRITE_MARGIN_MILLIS + EXIT_HANDLERS_MILLIS + OUTSIDE_THE_HOOK_MILLIS,
                 exit.millis() + " ms: " + r.describe());
@@ -122,7 +125,7 @@ class ExitBoundIT {
 
     @Test
     void withoutTheNativePartACallThatNeverReturnsEndsTheProcessWithUnderscoreExitAtOnce() throws Exception {
-        ChildJvm.Result r = trulyHung(",native=off,nccl-profiler=off").run("exit-while-destroying");
+        Output r = trulyHung(",native=off,nccl-profiler=off").run("exit-while-destroying");
         assertEquals(3, r.exitCode(), r.describe());
         assertTrue(r.stderr().contains("ending the process with _exit(3) so that the libraries' exit handlers cannot hang it"),
                 r.describe());
@@ -131,7 +134,7 @@ class ExitBoundIT {
 
     @Test
     void aCleanExitUnderTheNativePartNeverArmsTheWatchdog() throws Exception {
-        ChildJvm.Result r = app(ExitApp.class).agent(agent("timeout=2s")).timeout(60).run("exit-from-thread");
+        Output r = app(ExitApp.class).agent(agent("timeout=2s")).timeout(60).run("exit-from-thread");
         assertEquals(3, r.exitCode(), r.describe());
         assertFalse(r.stderr().contains(NEVER_RETURNED), r.describe());
         assertFalse(r.stderr().contains(WATCHDOG_FIRED), r.describe());
@@ -141,7 +144,7 @@ class ExitBoundIT {
 
     @Test
     void twoHundredThousandEventsWithAShortTimeoutNeverClaimACallHung() throws Exception {
-        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=500ms")).jvmArg("-Xmx1g").timeout(180)
+        Output r = app(ManyEventsApp.class).agent(agent("timeout=500ms")).jvmArg("-Xmx1g").timeout(180)
                 .run("200000", "legacy");
         assertEquals(0, r.exitCode(), r.describe());
         assertFalse(r.stderr().contains(NEVER_RETURNED), r.describe());
@@ -150,14 +153,14 @@ class ExitBoundIT {
     }
 
     /** What a child did from its "exiting" (or "ready") line to its end. */
-    private record Exit(ChildJvm.Result result, long millis) {
+    private record Exit(Output result, long millis) {
     }
 
     private static Exit exitOf(ChildJvm child, String line, String... args) throws Exception {
         ChildJvm.Running running = child.start(args);
         running.awaitStdoutLine(line);
         long from = System.nanoTime();
-        ChildJvm.Result r = running.finish();
+        Output r = running.finish();
         return new Exit(r, (System.nanoTime() - from) / 1_000_000);
     }
 
@@ -165,7 +168,7 @@ class ExitBoundIT {
     void twoHundredThousandEventsWithAShortTimeoutExitWithinTheBoundWithTheReportWholeOrAbsent() throws Exception {
         Exit exit = exitOf(app(ManyEventsApp.class).agent(agent("timeout=500ms,exit-code=9")).jvmArg("-Xmx1g").timeout(180),
                 "exiting", "200000", "legacy");
-        ChildJvm.Result r = exit.result();
+        Output r = exit.result();
         assertTrue(exit.millis() < 500 + WRITE_MARGIN_MILLIS + OUTSIDE_THE_HOOK_MILLIS, exit.millis() + " ms: " + r.describe());
         assertEquals(9, r.exitCode(), "the leaks fail the run, and so does a lost report: " + r.describe());
         List<Path> reports = files("report-");
@@ -173,7 +176,7 @@ class ExitBoundIT {
             assertTrue(r.stderr().lines().anyMatch(l -> l.startsWith("ncclguard: the report to ")
                     && l.contains("was not written") && l.contains("raise timeout=")), r.describe());
         } else {
-            assertEquals(200_000, Reports.leaks(Reports.read(reports.get(0)), "event").size(), r.describe());
+            assertEquals(200_000, ReportJson.leaks(ReportJson.read(reports.get(0)), "event").size(), r.describe());
         }
         assertEquals(List.of(), files(".report-"), "no temporary file left behind");
     }
@@ -185,7 +188,7 @@ class ExitBoundIT {
         assertEquals(0, mkfifo.waitFor(), "mkfifo " + fifo);
         Exit exit = exitOf(app(ExitApp.class).agent("action=report,text=none,timeout=500ms,exit-code=7,report=" + fifo)
                 .timeout(60), "ready", "return");
-        ChildJvm.Result r = exit.result();
+        Output r = exit.result();
         assertEquals(7, r.exitCode(), r.describe());
         assertTrue(exit.millis() < 500 + WRITE_MARGIN_MILLIS + OUTSIDE_THE_HOOK_MILLIS, exit.millis() + " ms: " + r.describe());
         List<String> lines = r.stderr().lines().filter(l -> l.contains("report.fifo")).toList();
@@ -199,12 +202,12 @@ class ExitBoundIT {
         // 20,000 and 100 ms rather than 200,000 and 500 ms: the deadline still cuts cleanup short,
         // and the report (10 MB, not 100) is written within its 2 s margin on a loaded machine too,
         // where 200,000 leaks' report is given up (twoHundredThousandEvents...WholeOrAbsent)
-        ChildJvm.Result r = app(ManyEventsApp.class).agent(agent("timeout=100ms")).jvmArg("-Xmx1g").timeout(180)
+        Output r = app(ManyEventsApp.class).agent(agent("timeout=100ms")).jvmArg("-Xmx1g").timeout(180)
                 .run("20000", "created");
         assertEquals(0, r.exitCode(), r.describe());
         List<Path> reports = files("report-");
         assertEquals(1, reports.size(), r.describe());
-        List<JsonNode> events = Reports.leaks(Reports.read(reports.get(0)), "event");
+        List<JsonNode> events = ReportJson.leaks(ReportJson.read(reports.get(0)), "event");
         assertEquals(20_000, events.size(), r.describe());
         for (JsonNode event : events) {
             // their stream was synchronized: each is complete, whether cleanup got to destroy it or not

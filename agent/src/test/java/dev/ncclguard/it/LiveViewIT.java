@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.MBeanApp;
 import dev.ncclguard.it.apps.RegisteringServiceApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -22,7 +25,7 @@ class LiveViewIT {
 
     @Test
     void mbeanIsRegisteredAtTheFirstTrackedCallNeverInPremain() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("")
+        Output r = ChildJvm.sample().agent("")
                 .jvmArg("--add-opens=java.management/java.lang.management=ALL-UNNAMED")
                 .mainClass(AgentSafetyIT.testClasspath(), MBeanApp.class.getName()).run();
         assertEquals(0, r.exitCode(), r.describe());
@@ -37,7 +40,7 @@ class LiveViewIT {
      */
     @Test
     void mbeanCountsRegistrationsWindowsDeviceCommunicatorsAndMemoryOfLiveCommunicators() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("text=none")
+        Output r = ChildJvm.sample().agent("text=none")
                 .mainClass(AgentSafetyIT.testClasspath(), RegisteringServiceApp.class.getName()).run();
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stdout().contains("registered: LiveMemory=1 LiveMemoryBytes=1048576 LiveRegistrations=3"
@@ -46,32 +49,32 @@ class LiveViewIT {
                 + " RegisteredBytes=8192 LiveWindows=1 WindowBytes=4096 LiveDeviceCommunicators=1"), r.describe());
         String json = r.stdout().lines().filter(l -> l.startsWith("live-json: ")).findFirst()
                 .orElseThrow(() -> new AssertionError("no live report: " + r.describe())).substring("live-json: ".length());
-        JsonNode live = Reports.parse(json, "the MBean's reportJson");
+        JsonNode live = ReportJson.parse(json, "the MBean's reportJson");
         assertTrue(live.path("live").asBoolean(), json);
-        JsonNode comm = Reports.leaks(live, "comm").get(0);
+        JsonNode comm = ReportJson.leaks(live, "comm").get(0);
         JsonNode registrations = comm.path("details").path("registrations");
         assertEquals(3, registrations.path("registered").asInt(), comm.toString());
         assertEquals(2, registrations.path("stillRegistered").asInt(), comm.toString());
         assertEquals(8192, registrations.path("bytes").asLong(), comm.toString());
         assertEquals(1, comm.path("details").path("windows").path("stillRegistered").asInt(), comm.toString());
         assertEquals(1, comm.path("details").path("deviceCommunicators").asInt(), comm.toString());
-        assertEquals(1, Reports.leaks(live, "memory").size(), json);
-        assertEquals(1, Reports.leaks(live, "devcomm").size(), json);
+        assertEquals(1, ReportJson.leaks(live, "memory").size(), json);
+        assertEquals(1, ReportJson.leaks(live, "devcomm").size(), json);
     }
 
     @Test
     void recordingDumpedByJfrAtExitHasTheExitReportsEvents() throws Exception {
         Path recording = dir.resolve("leaky.jfr");
         Path report = dir.resolve("leaky.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("action=cleanup,text=none,report=" + report)
+        Output r = ChildJvm.sample().agent("action=cleanup,text=none,report=" + report)
                 .jvmArg("-XX:StartFlightRecording:filename=" + recording).run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
 
         List<RecordedEvent> events = RecordingFile.readAllEvents(recording);
         Set<String> leaked = events.stream().filter(e -> e.getEventType().getName().equals("dev.ncclguard.LeakFound"))
                 .map(e -> e.getString("kind") + " " + e.getString("handle")).collect(Collectors.toSet());
-        Set<String> reported = Reports.leaks(json, "comm").stream().map(l -> "comm " + l.path("handle").asText())
+        Set<String> reported = ReportJson.leaks(json, "comm").stream().map(l -> "comm " + l.path("handle").asText())
                 .collect(Collectors.toSet());
         assertEquals(2, reported.size(), json.toString());
         assertTrue(leaked.containsAll(reported), "LeakFound " + leaked + " for the report's " + reported);

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ncclguard.it.apps.MetricsApp;
 import dev.ncclguard.live.TrackerMXBean;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.Repository;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,7 +35,7 @@ import org.junit.jupiter.api.Test;
 class MetricsIT {
     private static final Path APP_LIBS = Path.of(System.getProperty("ncclguard.test.appLibs"));
     private static final Path SAMPLES_CLASSES = Path.of(System.getProperty("ncclguard.test.samplesClasses"));
-    static final Path RULES = dev.ncclguard.cli.ReportSchema.repositoryFile("docs/metrics/jmx-exporter.yaml");
+    static final Path RULES = Repository.file("docs/metrics/jmx-exporter.yaml");
 
     /** One rule: the MBean attribute, the metric's name and type. */
     private static final Pattern RULE = Pattern.compile(
@@ -108,7 +111,7 @@ class MetricsIT {
         } finally {
             app.process.getOutputStream().write("exit\n".getBytes(StandardCharsets.UTF_8));
             app.process.getOutputStream().close();
-            ChildJvm.Result r = app.finish();
+            Output r = app.finish();
             assertEquals(0, r.exitCode(), r.describe());
         }
     }

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -26,11 +29,11 @@ class NativeInterposerIT {
     @Test
     void whatTheRuntimeLeaksInCIsReportedWithTheJavaFrameThatEnteredIt() throws Exception {
         Path report = dir.resolve("leaky.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-leaky");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         for (String kind : List.of("comm", "stream", "event")) {
-            List<JsonNode> leaks = Reports.leaks(json, kind);
+            List<JsonNode> leaks = ReportJson.leaks(json, kind);
             assertEquals(2, leaks.size(), kind + " a rank: " + json);
             for (JsonNode leak : leaks) {
                 assertEquals("native", leak.path("bridge").asText(), leak.toString());
@@ -39,41 +42,41 @@ class NativeInterposerIT {
                 assertEquals(OPEN, leak.path("stack").path(0).asText(), leak.toString());
             }
         }
-        assertEquals(2, Reports.summary(json, "commsCreated"));
-        assertEquals(2, Reports.summary(json, "pendingEvents"));
-        assertEquals(2, Reports.summary(json, "unsyncedStreams"));
+        assertEquals(2, ReportJson.summary(json, "commsCreated"));
+        assertEquals(2, ReportJson.summary(json, "pendingEvents"));
+        assertEquals(2, ReportJson.summary(json, "unsyncedStreams"));
         assertTrue(r.stderr().contains("through native, called from " + RUNTIME), r.describe());
     }
 
     @Test
     void aCleanRunOfTheRuntimeReportsNoLeakAndCountsItsCommunicators() throws Exception {
         Path report = dir.resolve("clean.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-clean");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-clean");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsCreated"));
-        assertEquals(2, Reports.summary(json, "commsReleased"));
+        assertEquals(2, ReportJson.summary(json, "commsCreated"));
+        assertEquals(2, ReportJson.summary(json, "commsReleased"));
     }
 
     @Test
     void cleanupReleasesWhatTheRuntimeLeftInC() throws Exception {
         Path report = dir.resolve("cleanup.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = ChildJvm.sample().agent("action=cleanup,report=" + report)
+        Output r = ChildJvm.sample().agent("action=cleanup,report=" + report)
                 .env("NCCLEMU_REPORT", alive.toString()).run("ep-leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        for (JsonNode comm : Reports.leaks(json, "comm")) {
+        JsonNode json = ReportJson.read(report);
+        for (JsonNode comm : ReportJson.leaks(json, "comm")) {
             assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
         }
-        for (JsonNode event : Reports.leaks(json, "event")) {
+        for (JsonNode event : ReportJson.leaks(json, "event")) {
             assertEquals("synchronized", event.path("cleanup").asText(), event.toString());
         }
-        assertEquals(6, Reports.summary(json, "cleaned"), json.toString());
-        assertEquals(0, Reports.summary(json, "cleanupFailed"));
+        assertEquals(6, ReportJson.summary(json, "cleaned"), json.toString());
+        assertEquals(0, ReportJson.summary(json, "cleanupFailed"));
         // streams are synchronized, not destroyed, as for those made from Java: nothing pending on them
-        List<String> left = Reports.aliveAtExit(alive);
+        List<String> left = ReportJson.aliveAtExit(alive);
         assertTrue(left.stream().allMatch(l -> l.startsWith("stream ") && l.endsWith(" pending 0")),
                 "still alive after cleanup: " + left + "\n" + r.describe());
     }
@@ -81,10 +84,10 @@ class NativeInterposerIT {
     @Test
     void aCommunicatorMadeOnALibraryThreadCarriesItsNativeCallerAndNoJavaStack() throws Exception {
         Path report = dir.resolve("pthread.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-pthread", "--ranks", "1");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-pthread", "--ranks", "1");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(1, comms.size(), json.toString());
         JsonNode comm = comms.get(0);
         assertEquals("native", comm.path("bridge").asText());
@@ -94,19 +97,19 @@ class NativeInterposerIT {
         assertTrue(backtrace.size() > 0, comm.toString());
         assertTrue(backtrace.path(0).asText().startsWith(RUNTIME + "+0x"), comm.toString());
         // the stream and event of the same runtime were made on the Java thread
-        assertEquals(OPEN, Reports.leaks(json, "event").get(0).path("stack").path(0).asText(), json.toString());
+        assertEquals(OPEN, ReportJson.leaks(json, "event").get(0).path("stack").path(0).asText(), json.toString());
     }
 
     @Test
     void sixteenThreadsOpeningAndClosingRuntimesWhileOthersQueryLeaveNoLeak() throws Exception {
         Path report = dir.resolve("stress.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-stress", "--iters", "25");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-stress", "--iters", "25");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        long created = Reports.summary(json, "commsCreated");
+        long created = ReportJson.summary(json, "commsCreated");
         assertEquals(16 * 25 + 4, created, "16 workers x 25 runtimes, and the 4 queriers' own: " + json.path("summary"));
-        assertEquals(created, Reports.summary(json, "commsReleased"));
+        assertEquals(created, ReportJson.summary(json, "commsReleased"));
         assertTrue(r.stdout().contains("samples: ep-stress: 400 runtimes opened and closed"), r.describe());
         assertFalse(r.stderr().contains("tracking failed"), r.describe());
     }
@@ -114,11 +117,11 @@ class NativeInterposerIT {
     @Test
     void nativeOffWithTheProfilerOffIsTheAgentWithoutItsNativePart() throws Exception {
         Path report = dir.resolve("off.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("native=off,nccl-profiler=off,report=" + report).run("ep-leaky");
+        Output r = ChildJvm.sample().agent("native=off,nccl-profiler=off,report=" + report).run("ep-leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), "calls made in C are not seen: " + json);
-        assertEquals(0, Reports.summary(json, "commsCreated"));
+        assertEquals(0, ReportJson.summary(json, "commsCreated"));
         assertFalse(r.stderr().contains("native part"), r.describe());
     }
 
@@ -136,7 +139,7 @@ class NativeInterposerIT {
         library[19] = 0;
         Path notALibrary = Files.write(dir.resolve("libncclguard.so"), library);
         Path report = dir.resolve("unloadable.json");
-        ChildJvm.Result r = ChildJvm.sample().jvmArg("-Dncclguard.test.native-library=" + notALibrary)
+        Output r = ChildJvm.sample().jvmArg("-Dncclguard.test.native-library=" + notALibrary)
                 .agent("report=" + report).run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
         List<String> lines = r.stderr().lines().filter(l -> l.contains("the native part is off")).toList();
@@ -145,29 +148,29 @@ class NativeInterposerIT {
         assertTrue(lines.get(0).contains("the Java bridges go on"), lines.get(0));
         assertTrue(lines.get(0).contains("AARCH64"), "the loader's reason: " + lines.get(0));
         assertFalse(r.stderr().contains("is no option"), "the test property is the agent's own: " + r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(2, Reports.leaks(json, "comm").size(), json.toString());
-        assertEquals("jna-interface", Reports.leaks(json, "comm").get(0).path("bridge").asText());
+        JsonNode json = ReportJson.read(report);
+        assertEquals(2, ReportJson.leaks(json, "comm").size(), json.toString());
+        assertEquals("jna-interface", ReportJson.leaks(json, "comm").get(0).path("bridge").asText());
     }
 
     @Test
     void aNativeDirThatCannotBeWrittenSaysSoInOneLineAndTheJavaBridgesGoOn() throws Exception {
         Path file = Files.writeString(dir.resolve("a-file"), "x");
         Path report = dir.resolve("unwritable.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("native-dir=" + file + ",report=" + report).run("leaky");
+        Output r = ChildJvm.sample().agent("native-dir=" + file + ",report=" + report).run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
         List<String> lines = r.stderr().lines().filter(l -> l.contains("the native part is off")).toList();
         assertEquals(1, lines.size(), r.describe());
         assertTrue(lines.get(0).contains("cannot write it under " + file), lines.get(0));
         assertTrue(lines.get(0).contains("set native-dir to a directory"), lines.get(0));
-        assertEquals(2, Reports.leaks(Reports.read(report), "comm").size(), r.describe());
+        assertEquals(2, ReportJson.leaks(ReportJson.read(report), "comm").size(), r.describe());
     }
 
     @Test
     void theLibraryIsExtractedIntoAPrivateDirectoryNamedAfterItsContentAndReused() throws Exception {
         Path base = Files.createDirectory(dir.resolve("native"));
         for (int run = 0; run < 2; run++) {
-            ChildJvm.Result r = ChildJvm.sample().agent("native-dir=" + base + ",text=none").run("ep-clean", "--ranks", "1");
+            Output r = ChildJvm.sample().agent("native-dir=" + base + ",text=none").run("ep-clean", "--ranks", "1");
             assertEquals(0, r.exitCode(), r.describe());
         }
         List<Path> libraries;
@@ -192,7 +195,7 @@ class NativeInterposerIT {
         JsonNode with = leakyThrough("jni", "");
         JsonNode without = leakyThrough("jni", "native=off,nccl-profiler=off,");
         for (String field : List.of("commsCreated", "leakedComms", "pendingEvents", "unsyncedStreams")) {
-            assertEquals(Reports.summary(without, field), Reports.summary(with, field), field + ": " + with.path("summary"));
+            assertEquals(ReportJson.summary(without, field), ReportJson.summary(with, field), field + ": " + with.path("summary"));
         }
         for (JsonNode leak : with.path("leaks")) {
             assertEquals("jni", leak.path("bridge").asText(), "the Java bridge's view, not the interposer's: " + leak);
@@ -202,13 +205,13 @@ class NativeInterposerIT {
     @Test
     void jniBindingsFileMethodsAreCountedOnceAndWithoutTheFileTheInterposerSeesThem() throws Exception {
         JsonNode bound = leakyThrough("jni-bindings", "bindings=" + BridgesIT.BINDINGS + ",");
-        assertEquals(2, Reports.summary(bound, "commsCreated"), bound.toString());
-        for (JsonNode comm : Reports.leaks(bound, "comm")) {
+        assertEquals(2, ReportJson.summary(bound, "commsCreated"), bound.toString());
+        for (JsonNode comm : ReportJson.leaks(bound, "comm")) {
             assertEquals("jni", comm.path("bridge").asText(), comm.toString());
         }
         JsonNode unbound = leakyThrough("jni-bindings", "");
-        assertEquals(2, Reports.summary(unbound, "commsCreated"), unbound.toString());
-        for (JsonNode comm : Reports.leaks(unbound, "comm")) {
+        assertEquals(2, ReportJson.summary(unbound, "commsCreated"), unbound.toString());
+        for (JsonNode comm : ReportJson.leaks(unbound, "comm")) {
             assertEquals("native", comm.path("bridge").asText(), comm.toString());
             // the samples extract their JNI library to a temporary file: ncclguard-samples-jni<random>.so
             assertTrue(comm.path("callerLibrary").asText().matches("ncclguard-samples-jni\\d*\\.so"), comm.toString());
@@ -220,9 +223,9 @@ class NativeInterposerIT {
         JsonNode with = javacppLeaky("");
         JsonNode without = javacppLeaky("native=off,nccl-profiler=off,");
         for (String field : List.of("commsCreated", "leakedComms", "pendingEvents", "unsyncedStreams")) {
-            assertEquals(Reports.summary(without, field), Reports.summary(with, field), field + ": " + with.path("summary"));
+            assertEquals(ReportJson.summary(without, field), ReportJson.summary(with, field), field + ": " + with.path("summary"));
         }
-        assertEquals(2, Reports.summary(with, "commsCreated"));
+        assertEquals(2, ReportJson.summary(with, "commsCreated"));
         for (JsonNode leak : with.path("leaks")) {
             assertEquals("javacpp", leak.path("bridge").asText(), leak.toString());
         }
@@ -232,26 +235,26 @@ class NativeInterposerIT {
     void aSuppressionNamingTheCallingLibraryLeavesItsCallsOut() throws Exception {
         Path suppress = Files.writeString(dir.resolve("suppress.txt"), "library:" + RUNTIME + "\n");
         Path report = dir.resolve("suppressed.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("nccl-profiler=off,suppress=" + suppress + ",report=" + report)
+        Output r = ChildJvm.sample().agent("nccl-profiler=off,suppress=" + suppress + ",report=" + report)
                 .run("ep-leaky", "--ranks", "1");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
         assertTrue(json.toString().contains(RUNTIME), "the report names the suppressed library: " + json);
     }
 
     private JsonNode leakyThrough(String bridge, String options) throws Exception {
         Path report = Files.createTempFile(dir, bridge, ".json");
-        ChildJvm.Result r = ChildJvm.sample().agent(options + "text=none,report=" + report).run("leaky", "--bridge", bridge);
+        Output r = ChildJvm.sample().agent(options + "text=none,report=" + report).run("leaky", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        return Reports.read(report);
+        return ReportJson.read(report);
     }
 
     private JsonNode javacppLeaky(String options) throws Exception {
         Path report = Files.createTempFile(dir, "javacpp", ".json");
-        ChildJvm.Result r = BridgesIT.javacpp().agent(options + "text=none,report=" + report)
+        Output r = BridgesIT.javacpp().agent(options + "text=none,report=" + report)
                 .run("leaky", "--bridge", "javacpp");
         assertEquals(0, r.exitCode(), r.describe());
-        return Reports.read(report);
+        return ReportJson.read(report);
     }
 }

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,10 +37,10 @@ class NcclProfilerIT {
     @Test
     void nccLinkedIntoTheRuntimeIsSeenByItsPluginWithTheJavaFrameAndTheCannotReleaseLine() throws Exception {
         Path report = dir.resolve("static.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-static-leaky");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-static-leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(2, comms.size(), json.toString());
         Set<Integer> ranks = new TreeSet<>();
         for (JsonNode comm : comms) {
@@ -50,45 +53,45 @@ class NcclProfilerIT {
             ranks.add(comm.path("details").path("rank").asInt());
         }
         assertEquals(Set.of(0, 1), ranks);
-        assertEquals(2, Reports.summary(json, "commsCreated"));
+        assertEquals(2, ReportJson.summary(json, "commsCreated"));
         assertTrue(r.stderr().contains(CANNOT_RELEASE), r.describe());
         // its CUDA runtime is libcudart.so.13, by soname: the interposer sees its stream and event
-        assertEquals(2, Reports.leaks(json, "event").size(), json.toString());
+        assertEquals(2, ReportJson.leaks(json, "event").size(), json.toString());
     }
 
     @Test
     void aCleanRunOfTheRuntimeWithNcclInsideReportsNothing() throws Exception {
         Path report = dir.resolve("static-clean.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-static-clean");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-static-clean");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(2, Reports.summary(json, "commsCreated"));
-        assertEquals(2, Reports.summary(json, "commsReleased"));
+        assertEquals(2, ReportJson.summary(json, "commsCreated"));
+        assertEquals(2, ReportJson.summary(json, "commsReleased"));
     }
 
     @Test
     void withTheInterposerOffThePluginStillSeesTheRuntimesCommunicators() throws Exception {
         Path report = dir.resolve("plugin-only.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("native=off,report=" + report).run("ep-leaky");
+        Output r = ChildJvm.sample().agent("native=off,report=" + report).run("ep-leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(2, comms.size(), json.toString());
         for (JsonNode comm : comms) {
             assertEquals("nccl-profiler", comm.path("bridge").asText(), comm.toString());
         }
-        assertEquals(0, Reports.leaks(json, "event").size(), "events made in C need the interposer: " + json);
+        assertEquals(0, ReportJson.leaks(json, "event").size(), "events made in C need the interposer: " + json);
     }
 
     @Test
     void aCommunicatorSeenByABridgeAndThePluginIsOneRecord() throws Exception {
         Path report = dir.resolve("both.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("ep-leaky");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(2, Reports.summary(json, "commsCreated"), json.toString());
-        for (JsonNode comm : Reports.leaks(json, "comm")) {
+        JsonNode json = ReportJson.read(report);
+        assertEquals(2, ReportJson.summary(json, "commsCreated"), json.toString());
+        for (JsonNode comm : ReportJson.leaks(json, "comm")) {
             assertEquals("native", comm.path("bridge").asText(), comm.toString());
         }
         assertEquals(2, json.path("communicators").size(), json.toString());
@@ -98,7 +101,7 @@ class NcclProfilerIT {
     void theReportsCommIdIsTheOneNcclPrintsInItsInitCompleteLine() throws Exception {
         for (String scenario : List.of("ep-leaky", "ep-static-leaky", "leaky")) {
             Path report = dir.resolve(scenario + "-ids.json");
-            ChildJvm.Result r = ChildJvm.sample().agent("text=none,report=" + report).env("NCCL_DEBUG", "INFO")
+            Output r = ChildJvm.sample().agent("text=none,report=" + report).env("NCCL_DEBUG", "INFO")
                     .run(scenario);
             assertEquals(0, r.exitCode(), r.describe());
             Set<String> printed = new TreeSet<>();
@@ -107,7 +110,7 @@ class NcclProfilerIT {
                 printed.add(String.format("%16s", m.group(1)).replace(' ', '0'));
             }
             assertEquals(1, printed.size(), "one communicator of two ranks: " + r.describe());
-            Set<String> reported = Reports.leaks(Reports.read(report), "comm").stream()
+            Set<String> reported = ReportJson.leaks(ReportJson.read(report), "comm").stream()
                     .map(c -> c.path("details").path("commId").asText()).collect(Collectors.toCollection(TreeSet::new));
             assertEquals(printed, reported, scenario);
         }
@@ -132,7 +135,7 @@ class NcclProfilerIT {
         if (agent != null) {
             child.agent(agent);
         }
-        ChildJvm.Result r = child.run("ep-clean");
+        Output r = child.run("ep-clean");
         assertEquals(0, r.exitCode(), r.describe());
         // the mask an init finds is NCCL's process-wide one as the other rank's init may have set
         // it already: the two ranks init at once, so it is 0x0 or the plugin's own, with or without
@@ -145,22 +148,22 @@ class NcclProfilerIT {
     @Test
     void profilerPluginNoneIsRespectedAndSaysWhatIsNotSeen() throws Exception {
         Path report = dir.resolve("none.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).env("NCCL_PROFILER_PLUGIN", "none")
+        Output r = ChildJvm.sample().agent("report=" + report).env("NCCL_PROFILER_PLUGIN", "none")
                 .run("ep-static-leaky");
         assertEquals(0, r.exitCode(), r.describe());
         List<String> lines = r.stderr().lines().filter(l -> l.contains("NCCL_PROFILER_PLUGIN=none")).toList();
         assertEquals(1, lines.size(), r.describe());
         assertTrue(lines.get(0).contains("does not see communicators of an NCCL linked into a native library"), lines.get(0));
-        assertEquals(0, Reports.leaks(Reports.read(report), "comm").size(), r.describe());
+        assertEquals(0, ReportJson.leaks(ReportJson.read(report), "comm").size(), r.describe());
     }
 
     @Test
     void workStillInFlightAtExitIsReportedOnItsCommunicator() throws Exception {
         Path report = dir.resolve("inflight.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).env("NCCLEMU_OP_DELAY_US", "1000000")
+        Output r = ChildJvm.sample().agent("report=" + report).env("NCCLEMU_OP_DELAY_US", "1000000")
                 .run("ep-inflight", "--iters", "2");
         assertEquals(0, r.exitCode(), r.describe());
-        List<JsonNode> comms = Reports.leaks(Reports.read(report), "comm");
+        List<JsonNode> comms = ReportJson.leaks(ReportJson.read(report), "comm");
         assertEquals(2, comms.size(), r.describe());
         for (JsonNode comm : comms) {
             JsonNode inFlight = comm.path("details").path("inFlight");
@@ -175,7 +178,7 @@ class NcclProfilerIT {
 
     @Test
     void theMBeansNcclOpsInFlightCountsWhatThePluginSeesInFlightOnEveryCommunicator() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("text=none").env("NCCLEMU_OP_DELAY_US", "3000000")
+        Output r = ChildJvm.sample().agent("text=none").env("NCCLEMU_OP_DELAY_US", "3000000")
                 .run("ep-inflight", "--iters", "2");
         assertEquals(0, r.exitCode(), r.describe());
         // two ranks, each with its two last allreduces still running behind a 3 s delay
@@ -186,17 +189,17 @@ class NcclProfilerIT {
     void cleanupWaitsForWorkInFlightThenDestroys() throws Exception {
         Path report = dir.resolve("inflight-cleanup.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = ChildJvm.sample().agent("action=cleanup,report=" + report)
+        Output r = ChildJvm.sample().agent("action=cleanup,report=" + report)
                 .env("NCCLEMU_OP_DELAY_US", "1000000").env("NCCLEMU_REPORT", alive.toString())
                 .run("ep-inflight", "--iters", "2");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        for (JsonNode comm : Reports.leaks(json, "comm")) {
+        JsonNode json = ReportJson.read(report);
+        for (JsonNode comm : ReportJson.leaks(json, "comm")) {
             assertEquals(2, comm.path("details").path("inFlight").path("operations").asInt(), comm.toString());
             assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
         }
-        assertEquals(0, Reports.summary(json, "cleanupFailed"), json.toString());
-        List<String> left = Reports.aliveAtExit(alive);
+        assertEquals(0, ReportJson.summary(json, "cleanupFailed"), json.toString());
+        List<String> left = ReportJson.aliveAtExit(alive);
         assertTrue(left.stream().allMatch(l -> l.startsWith("stream ") && l.endsWith(" pending 0")),
                 "the work finished and the communicators went: " + left + "\n" + r.describe());
         assertFalse(r.stderr().contains("timed-out"), r.describe());

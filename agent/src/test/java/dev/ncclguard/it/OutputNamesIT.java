@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -22,19 +25,19 @@ class OutputNamesIT {
     @TempDir
     Path dir;
 
-    private ChildJvm.Result leakyRank(String options) throws Exception {
+    private Output leakyRank(String options) throws Exception {
         return ChildJvm.sample().agent(options).env("RANK", "3").run("leaky", "--ranks", "1", "--iters", "1");
     }
 
     @Test
     void twoRunsOfOneRankWriteTwoReportsAndTheirTextTakesTheSameNumbers() throws Exception {
         String options = "report=" + dir + "/rank-%{RANK}-%n.json,text=" + dir + "/rank-%{RANK}-%n.txt";
-        ChildJvm.Result first = leakyRank(options);
-        ChildJvm.Result second = leakyRank(options);
+        Output first = leakyRank(options);
+        Output second = leakyRank(options);
         assertEquals(0, first.exitCode(), first.describe());
         assertEquals(0, second.exitCode(), second.describe());
-        JsonNode r0 = Reports.read(dir.resolve("rank-3-0.json"));
-        JsonNode r1 = Reports.read(dir.resolve("rank-3-1.json"));
+        JsonNode r0 = ReportJson.read(dir.resolve("rank-3-0.json"));
+        JsonNode r1 = ReportJson.read(dir.resolve("rank-3-1.json"));
         assertTrue(r0.get("pid").asLong() != r1.get("pid").asLong(), "one process wrote both");
         assertTrue(Files.readString(dir.resolve("rank-3-0.txt")).contains("pid " + r0.get("pid").asLong()));
         assertTrue(Files.readString(dir.resolve("rank-3-1.txt")).contains("pid " + r1.get("pid").asLong()));
@@ -43,11 +46,11 @@ class OutputNamesIT {
 
     @Test
     void startTimeIsTheReportsStartedAtInUtc() throws Exception {
-        ChildJvm.Result r = leakyRank("text=none,report=" + dir + "/at-%t.json");
+        Output r = leakyRank("text=none,report=" + dir + "/at-%t.json");
         assertEquals(0, r.exitCode(), r.describe());
         try (var files = Files.list(dir)) {
             Path report = files.filter(p -> p.getFileName().toString().startsWith("at-")).findFirst().orElseThrow();
-            JsonNode json = Reports.read(report);
+            JsonNode json = ReportJson.read(report);
             String stamp = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC)
                     .format(Instant.parse(json.get("startedAt").asText()));
             assertEquals("at-" + stamp + ".json", report.getFileName().toString());
@@ -59,26 +62,26 @@ class OutputNamesIT {
         Path config = dir.resolve("ncclguard.properties");
         Path commaDir = dir.resolve("a,b");
         Files.writeString(config, "report=" + commaDir + "/r.json\ntext=none\nexit-code=3\n");
-        ChildJvm.Result r = leakyRank("config=" + config + ",exit-code=5");
+        Output r = leakyRank("config=" + config + ",exit-code=5");
         assertEquals(5, r.exitCode(), r.describe());
-        assertEquals(1, Reports.summary(Reports.read(commaDir.resolve("r.json")), "leakedComms"));
+        assertEquals(1, ReportJson.summary(ReportJson.read(commaDir.resolve("r.json")), "leakedComms"));
     }
 
     @Test
     void aConfigFileNamedByTheEnvironmentIsRead() throws Exception {
         Path config = dir.resolve("env.properties");
         Files.writeString(config, "report=" + dir + "/env.json\ntext=none\n");
-        ChildJvm.Result r = ChildJvm.sample().agent("").env("NCCLGUARD_CONFIG", config.toString())
+        Output r = ChildJvm.sample().agent("").env("NCCLGUARD_CONFIG", config.toString())
                 .run("leaky", "--ranks", "1", "--iters", "1");
         assertEquals(0, r.exitCode(), r.describe());
-        assertEquals(1, Reports.summary(Reports.read(dir.resolve("env.json")), "leakedComms"));
+        assertEquals(1, ReportJson.summary(ReportJson.read(dir.resolve("env.json")), "leakedComms"));
     }
 
     @Test
     void aBadConfigFileStopsTheJvmWithOneLine() throws Exception {
         Path config = dir.resolve("bad.properties");
         Files.writeString(config, "stacks=sometimes\n");
-        ChildJvm.Result r = leakyRank("config=" + config);
+        Output r = leakyRank("config=" + config);
         assertTrue(r.exitCode() != 0, r.describe());
         assertTrue(r.stderr().contains("ncclguard: invalid value 'sometimes' for option stacks (config file " + config
                 + "): expected on or off"), r.describe());

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,10 +60,10 @@ class ResourcesIT {
     @ValueSource(strings = {"jna", "jna-direct", "jni", "jni-bindings", "ffm", "javacpp"})
     void memoryAndDeviceCommunicatorsLeftAliveAreReportedWithSizeDeviceAndCreatingStep(String bridge) throws Exception {
         Path report = dir.resolve("leaky.json");
-        ChildJvm.Result r = sample(bridge, "report=" + report).run("resources-leaky", "--bridge", bridge);
+        Output r = sample(bridge, "report=" + report).run("resources-leaky", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> memory = Reports.leaks(json, "memory");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> memory = ReportJson.leaks(json, "memory");
         assertEquals(2, memory.size(), json.toString());
         Set<Integer> devices = new HashSet<>();
         for (JsonNode m : memory) {
@@ -70,10 +73,10 @@ class ResourcesIT {
             assertStepInStack(m, "dev.ncclguard.samples.Rank.allocateNcclMemory(");
         }
         assertEquals(Set.of(0, 1), devices, "each rank's memory on its own device: " + memory);
-        assertEquals(2, Reports.summary(json, "leakedMemory"));
-        List<JsonNode> devs = Reports.leaks(json, "devcomm");
+        assertEquals(2, ReportJson.summary(json, "leakedMemory"));
+        List<JsonNode> devs = ReportJson.leaks(json, "devcomm");
         assertEquals(devComms(bridge) ? 2 : 0, devs.size(), json.toString());
-        assertEquals(devs.size(), Reports.summary(json, "leakedDevComms"));
+        assertEquals(devs.size(), ReportJson.summary(json, "leakedDevComms"));
         Set<String> owners = new HashSet<>();
         for (JsonNode d : devs) {
             assertEquals("ncclDevCommCreate", d.path("api").asText(), d.toString());
@@ -82,7 +85,7 @@ class ResourcesIT {
             assertStepInStack(d, "dev.ncclguard.samples.Rank.createDeviceCommunicator(");
         }
         Set<String> comms = new HashSet<>();
-        Reports.leaks(json, "comm").forEach(c -> comms.add(c.path("handle").asText()));
+        ReportJson.leaks(json, "comm").forEach(c -> comms.add(c.path("handle").asText()));
         assertTrue(comms.containsAll(owners), "each device communicator names its communicator: " + owners + " " + comms);
     }
 
@@ -90,10 +93,10 @@ class ResourcesIT {
     @ValueSource(strings = {"jna", "jna-direct", "jni", "jni-bindings", "ffm", "javacpp"})
     void aLeakedCommunicatorShowsItsRegistrationsWindowsAndDeviceCommunicators(String bridge) throws Exception {
         Path report = dir.resolve("leaky.json");
-        ChildJvm.Result r = sample(bridge, "report=" + report).run("resources-leaky", "--bridge", bridge);
+        Output r = sample(bridge, "report=" + report).run("resources-leaky", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(2, comms.size(), json.toString());
         for (JsonNode c : comms) {
             JsonNode details = c.path("details");
@@ -114,36 +117,36 @@ class ResourcesIT {
             throws Exception {
         Path report = dir.resolve("cleanup.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = sample(bridge, "action=cleanup,report=" + report).env("NCCLEMU_REPORT", alive.toString())
+        Output r = sample(bridge, "action=cleanup,report=" + report).env("NCCLEMU_REPORT", alive.toString())
                 .run("resources-leaky", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        for (JsonNode d : Reports.leaks(json, "devcomm")) {
+        JsonNode json = ReportJson.read(report);
+        for (JsonNode d : ReportJson.leaks(json, "devcomm")) {
             assertEquals("destroyed", d.path("cleanup").asText(), d.toString());
         }
-        for (JsonNode c : Reports.leaks(json, "comm")) {
+        for (JsonNode c : ReportJson.leaks(json, "comm")) {
             assertEquals("destroyed", c.path("cleanup").asText(), c.toString());
         }
-        List<JsonNode> memory = Reports.leaks(json, "memory");
+        List<JsonNode> memory = ReportJson.leaks(json, "memory");
         assertEquals(2, memory.size(), json.toString());
         for (JsonNode m : memory) {
             assertEquals("freed", m.path("cleanup").asText(), m.toString());
         }
-        assertEquals(0, Reports.summary(json, "cleanupFailed"), json.toString());
-        assertEquals(List.of(), Reports.aliveAtExit(alive), "the emulator's list of what is alive at exit\n" + r.describe());
+        assertEquals(0, ReportJson.summary(json, "cleanupFailed"), json.toString());
+        assertEquals(List.of(), ReportJson.aliveAtExit(alive), "the emulator's list of what is alive at exit\n" + r.describe());
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"jna", "jna-direct", "jni", "jni-bindings", "ffm", "javacpp"})
     void resourcesReleasedInOrderAreNoLeak(String bridge) throws Exception {
         Path report = dir.resolve("clean.json");
-        ChildJvm.Result r = sample(bridge, "report=" + report + ",exit-code=3").run("resources-clean", "--bridge", bridge);
+        Output r = sample(bridge, "report=" + report + ",exit-code=3").run("resources-clean", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(0, Reports.summary(json, "leakedMemory"));
-        assertEquals(0, Reports.summary(json, "leakedDevComms"));
-        assertEquals(2, Reports.summary(json, "commsReleased"));
+        assertEquals(0, ReportJson.summary(json, "leakedMemory"));
+        assertEquals(0, ReportJson.summary(json, "leakedDevComms"));
+        assertEquals(2, ReportJson.summary(json, "commsReleased"));
     }
 
     @ParameterizedTest
@@ -151,11 +154,11 @@ class ResourcesIT {
     void grownCommunicatorsShareOneCommIdNameTheirParentAndAreReportedRevoked(String bridge) throws Exception {
         Path report = dir.resolve("grow.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = sample(bridge, "report=" + report).env("NCCLEMU_REPORT", alive.toString())
+        Output r = sample(bridge, "report=" + report).env("NCCLEMU_REPORT", alive.toString())
                 .run("grow-revoke", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> grown = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> grown = ReportJson.leaks(json, "comm");
         assertEquals(3, grown.size(), "two existing ranks and the new one: " + json);
         Set<String> commIds = new HashSet<>();
         Set<Integer> ranks = new HashSet<>();
@@ -175,7 +178,7 @@ class ResourcesIT {
         assertEquals(1, commIds.size(), "every rank names the grown communicator alike: " + commIds);
         // and as NCCL does: the emulator lists each live communicator with its commHash
         for (JsonNode c : grown) {
-            String line = Reports.aliveAtExit(alive).stream().filter(l -> l.startsWith("comm " + c.path("handle").asText() + " "))
+            String line = ReportJson.aliveAtExit(alive).stream().filter(l -> l.startsWith("comm " + c.path("handle").asText() + " "))
                     .findFirst().orElseThrow(() -> new AssertionError("not alive in the emulator: " + c));
             String emulated = line.replaceAll(".* commId 0x([0-9a-f]+).*", "$1");
             assertEquals(Long.parseUnsignedLong(emulated, 16),
@@ -192,28 +195,28 @@ class ResourcesIT {
     void grownAndRevokedCommunicatorsAreDestroyedByCleanup() throws Exception {
         Path report = dir.resolve("grow-cleanup.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = javacpp().agent("action=cleanup,report=" + report).env("NCCLEMU_REPORT", alive.toString())
+        Output r = javacpp().agent("action=cleanup,report=" + report).env("NCCLEMU_REPORT", alive.toString())
                 .run("grow-revoke", "--bridge", "javacpp");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> grown = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> grown = ReportJson.leaks(json, "comm");
         assertEquals(3, grown.size(), json.toString());
         for (JsonNode c : grown) {
             assertEquals("destroyed", c.path("cleanup").asText(), c.toString());
         }
-        assertEquals(List.of(), Reports.aliveAtExit(alive), r.describe());
+        assertEquals(List.of(), ReportJson.aliveAtExit(alive), r.describe());
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"jna", "javacpp"})
     void grownCommunicatorsDestroyedAfterRevokeAreNoLeak(String bridge) throws Exception {
         Path report = dir.resolve("grow-clean.json");
-        ChildJvm.Result r = sample(bridge, "report=" + report).run("grow-clean", "--bridge", bridge);
+        Output r = sample(bridge, "report=" + report).run("grow-clean", "--bridge", bridge);
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals(0, json.path("leaks").size(), json.toString());
-        assertEquals(5, Reports.summary(json, "commsCreated"), "two parents and three grown: " + json);
-        assertEquals(5, Reports.summary(json, "commsReleased"));
+        assertEquals(5, ReportJson.summary(json, "commsCreated"), "two parents and three grown: " + json);
+        assertEquals(5, ReportJson.summary(json, "commsReleased"));
     }
 
     @Test
@@ -221,13 +224,13 @@ class ResourcesIT {
         Path report = dir.resolve("suppressed.json");
         Path rules = Files.writeString(dir.resolve("known.supp"),
                 "memory:Rank.allocateNcclMemory\ndevcomm:Rank.createDeviceCommunicator\n");
-        ChildJvm.Result r = sample("jna", "report=" + report + ",suppress=" + rules).run("resources-leaky", "--bridge", "jna");
+        Output r = sample("jna", "report=" + report + ",suppress=" + rules).run("resources-leaky", "--bridge", "jna");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(0, Reports.leaks(json, "memory").size(), json.toString());
-        assertEquals(0, Reports.leaks(json, "devcomm").size(), json.toString());
-        assertEquals(2, Reports.leaks(json, "comm").size(), json.toString());
-        assertEquals(4, Reports.summary(json, "suppressed"), json.toString());
+        JsonNode json = ReportJson.read(report);
+        assertEquals(0, ReportJson.leaks(json, "memory").size(), json.toString());
+        assertEquals(0, ReportJson.leaks(json, "devcomm").size(), json.toString());
+        assertEquals(2, ReportJson.leaks(json, "comm").size(), json.toString());
+        assertEquals(4, ReportJson.summary(json, "suppressed"), json.toString());
     }
 
     /**
@@ -241,7 +244,7 @@ class ResourcesIT {
         Path standIn = ChildJvm.EMU.resolveSibling("emu-test").resolve("fake-cudart");
         assertTrue(Files.isRegularFile(standIn.resolve("libcudart.so.13")), "no stand-in runtime in " + standIn);
         Path report = dir.resolve("foreign.json");
-        ChildJvm.Result r = javacpp().agent("report=" + report)
+        Output r = javacpp().agent("report=" + report)
                 .env("LD_LIBRARY_PATH", standIn + File.pathSeparator + ChildJvm.EMU)
                 .run("clean", "--bridge", "javacpp");
         assertEquals(1, r.exitCode(), "a failed call, not a crash: " + r.describe());
@@ -253,7 +256,7 @@ class ResourcesIT {
         assertTrue(r.stderr().contains("samples: FAILED: cudaGetDeviceCount"), r.describe());
         assertFalse(r.stderr().contains("symbol lookup error"), r.describe());
         assertFalse(r.stdout().contains("A fatal error has been detected"), r.describe());
-        assertEquals(0, Reports.read(report).path("leaks").size(), r.describe());
+        assertEquals(0, ReportJson.read(report).path("leaks").size(), r.describe());
     }
 
     private static void assertStepInStack(JsonNode leak, String step) {

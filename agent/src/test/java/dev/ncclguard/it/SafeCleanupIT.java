@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.ExitApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,8 +56,8 @@ class SafeCleanupIT {
     private List<JsonNode> reportsWithComms() throws Exception {
         List<JsonNode> reports = new ArrayList<>();
         for (Path p : files("report-")) {
-            JsonNode r = Reports.read(p);
-            if (Reports.summary(r, "commsCreated") > 0) {
+            JsonNode r = ReportJson.read(p);
+            if (ReportJson.summary(r, "commsCreated") > 0) {
                 reports.add(r);
             }
         }
@@ -74,7 +77,7 @@ class SafeCleanupIT {
     }
 
     private static void assertCommsCleaned(JsonNode report, String outcome, String describe) {
-        List<JsonNode> comms = Reports.leaks(report, "comm");
+        List<JsonNode> comms = ReportJson.leaks(report, "comm");
         assertFalse(comms.isEmpty(), describe);
         for (JsonNode comm : comms) {
             assertEquals(outcome, comm.path("cleanup").asText(), comm + "\n" + describe);
@@ -85,7 +88,7 @@ class SafeCleanupIT {
 
     @Test
     void leakyRanksWithoutTheAgentWarnAboutEachOther() throws Exception {
-        ChildJvm.Result r = multiRank().run("multi-rank", "--ranks", "2");
+        Output r = multiRank().run("multi-rank", "--ranks", "2");
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stderr().contains(WARN + " [Service thread] Connection closed by localRank"), r.describe());
         assertTrue(r.stderr().matches("(?s).*" + WARN + " \\[Proxy Service \\d\\] Failed to execute operation Close from rank \\d.*"),
@@ -95,7 +98,7 @@ class SafeCleanupIT {
 
     @Test
     void withCleanupNoRankWarnsEveryRankExits0AndNothingIsLeftAlive() throws Exception {
-        ChildJvm.Result r = multiRank().agent(agent("")).run("multi-rank", "--ranks", "2");
+        Output r = multiRank().agent(agent("")).run("multi-rank", "--ranks", "2");
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.stdout().matches("(?s).*rank 0 \\(pid \\d+\\) exited 0.*rank 1 \\(pid \\d+\\) exited 0.*"), r.describe());
         assertFalse(r.stderr().contains(WARN), r.describe());
@@ -109,14 +112,14 @@ class SafeCleanupIT {
 
     @Test
     void aPeerKilledWithSigkillLeavesTheSurvivorsCleanupWithinItsBound() throws Exception {
-        ChildJvm.Result r = multiRank().agent(agent("timeout=2s")).run("multi-rank", "--ranks", "2", "--kill", "1");
+        Output r = multiRank().agent(agent("timeout=2s")).run("multi-rank", "--ranks", "2", "--kill", "1");
         assertEquals(0, r.exitCode(), r.describe());
         Matcher exit = Pattern.compile("rank 0 \\(pid \\d+\\) exited 0, (\\d+) ms after it was told to exit").matcher(r.stdout());
         assertTrue(exit.find(), r.describe());
         assertTrue(Long.parseLong(exit.group(1)) < EXIT_BOUND_MILLIS, r.describe());
         List<JsonNode> reports = reportsWithComms();
         assertEquals(1, reports.size(), "only the survivor ran its exit hook\n" + r.describe());
-        JsonNode comm = Reports.leaks(reports.get(0), "comm").get(0);
+        JsonNode comm = ReportJson.leaks(reports.get(0), "comm").get(0);
         // its peer never comes to the destroy: the destroy waits for it, then the abort ends it
         assertEquals("aborted", comm.path("cleanup").asText(), comm.toString());
         assertTrue(comm.path("cleanupNote").asText().startsWith("ncclCommDestroy did not return within"), comm.toString());
@@ -126,20 +129,20 @@ class SafeCleanupIT {
 
     @Test
     void aDestroyThatHangsIsAbortedAndTheJvmExitsOnTime() throws Exception {
-        ChildJvm.Result r = app().agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy").run("return");
+        Output r = app().agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy").run("return");
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.millis() < EXIT_BOUND_MILLIS, r.describe());
-        assertCommsCleaned(Reports.read(files("report-").get(0)), "aborted", r.describe());
+        assertCommsCleaned(ReportJson.read(files("report-").get(0)), "aborted", r.describe());
         assertEquals(List.of(), aliveCommsAndEvents(), r.describe());
     }
 
     @Test
     void communicatorsSharingADeviceAreAbortedTogether() throws Exception {
-        ChildJvm.Result r = app().agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy").run("one-device");
+        Output r = app().agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy").run("one-device");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode report = Reports.read(files("report-").get(0));
+        JsonNode report = ReportJson.read(files("report-").get(0));
         assertCommsCleaned(report, "aborted", r.describe());
-        for (JsonNode comm : Reports.leaks(report, "comm")) {
+        for (JsonNode comm : ReportJson.leaks(report, "comm")) {
             assertEquals(0, comm.path("details").path("device").asInt(), comm.toString());
         }
         assertEquals(List.of(), aliveCommsAndEvents(), r.describe());
@@ -148,29 +151,29 @@ class SafeCleanupIT {
     @Test
     void whenEvenTheAbortHangsTheProcessEndsOnTimeAfterItsReport() throws Exception {
         // NCCLEMU_EXIT_WAITS: like a real library's teardown, exit(3) waits for the stuck calls
-        ChildJvm.Result r = app().agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy,ncclCommAbort")
+        Output r = app().agent(agent("timeout=2s")).env("NCCLEMU_HANG", "ncclCommDestroy,ncclCommAbort")
                 .env("NCCLEMU_EXIT_WAITS", "1").timeout(60).run("return");
         assertEquals(0, r.exitCode(), r.describe());
         assertTrue(r.millis() < EXIT_BOUND_MILLIS, r.describe());
         assertTrue(r.stderr().contains("ncclguard: a call into NCCL or CUDA never returned; ending the process with _exit(0)"),
                 r.describe());
-        JsonNode report = Reports.read(files("report-").get(0));
+        JsonNode report = ReportJson.read(files("report-").get(0));
         assertCommsCleaned(report, "timed-out", r.describe());
-        assertTrue(Reports.summary(report, "cleanupFailed") >= 2, report.toString());
+        assertTrue(ReportJson.summary(report, "cleanupFailed") >= 2, report.toString());
     }
 
     // ---- never a second release ----
 
     @Test
     void whatTheApplicationReleasesDuringTheExitIsNeverReleasedAgain() throws Exception {
-        ChildJvm.Result r = app().agent(agent("timeout=3s")).env("NCCLEMU_HANG", "ncclCommDestroy")
+        Output r = app().agent(agent("timeout=3s")).env("NCCLEMU_HANG", "ncclCommDestroy")
                 .run("release-during-exit");
         assertEquals(0, r.exitCode(), r.describe());
         assertFalse(r.stderr().contains(MISUSE), r.describe());
         // the application's late destroy met the agent's claim and never reached the library
         assertFalse(r.stdout().contains("destroy of comm 1 returned"), r.describe());
-        JsonNode report = Reports.read(files("report-").get(0));
-        List<JsonNode> comms = Reports.leaks(report, "comm");
+        JsonNode report = ReportJson.read(files("report-").get(0));
+        List<JsonNode> comms = ReportJson.leaks(report, "comm");
         assertEquals(2, comms.size(), report.toString());
         JsonNode mine = comms.stream().filter(c -> c.path("details").path("rank").asInt() == 0).findFirst().orElseThrow();
         JsonNode agents = comms.stream().filter(c -> c.path("details").path("rank").asInt() == 1).findFirst().orElseThrow();
@@ -182,9 +185,9 @@ class SafeCleanupIT {
 
     // ---- every exit that runs the shutdown hooks ----
 
-    private void assertCleanedUp(ChildJvm.Result r, int status) throws Exception {
+    private void assertCleanedUp(Output r, int status) throws Exception {
         assertEquals(status, r.exitCode(), r.describe());
-        assertCommsCleaned(Reports.read(files("report-").get(0)), "destroyed", r.describe());
+        assertCommsCleaned(ReportJson.read(files("report-").get(0)), "destroyed", r.describe());
         assertEquals(List.of(), aliveCommsAndEvents(), r.describe());
     }
 
@@ -200,7 +203,7 @@ class SafeCleanupIT {
 
     @Test
     void uncaughtExceptionInMain() throws Exception {
-        ChildJvm.Result r = app().agent(agent("")).run("throw");
+        Output r = app().agent(agent("")).run("throw");
         assertTrue(r.stderr().contains("IllegalStateException: the application failed"), r.describe());
         assertCleanedUp(r, 1);
     }

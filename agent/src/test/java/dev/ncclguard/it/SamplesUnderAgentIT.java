@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -21,15 +24,15 @@ class SamplesUnderAgentIT {
     @Test
     void leakedCommunicatorsAreReportedWithTheirCreatingStack() throws Exception {
         Path report = dir.resolve("leaky.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).run("leaky");
+        Output r = ChildJvm.sample().agent("report=" + report).run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
 
-        JsonNode json = Reports.read(report);
-        List<JsonNode> comms = Reports.leaks(json, "comm");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(json, "comm");
         assertEquals(2, comms.size(), r.describe());
-        assertEquals(2, Reports.summary(json, "leakedComms"));
-        assertEquals(2, Reports.summary(json, "commsCreated"));
-        assertEquals(0, Reports.summary(json, "commsReleased"));
+        assertEquals(2, ReportJson.summary(json, "leakedComms"));
+        assertEquals(2, ReportJson.summary(json, "commsCreated"));
+        assertEquals(0, ReportJson.summary(json, "commsReleased"));
         Set<Integer> ranks = new HashSet<>();
         Set<String> commIds = new HashSet<>();
         for (JsonNode comm : comms) {
@@ -51,19 +54,19 @@ class SamplesUnderAgentIT {
         assertEquals(Set.of(0, 1), ranks);
         assertEquals(1, commIds.size(), "both ranks of one communicator share its commId: " + commIds);
 
-        assertTrue(Reports.summary(json, "pendingEvents") >= 2, json.toString());
-        assertTrue(Reports.summary(json, "unsyncedStreams") >= 2, json.toString());
+        assertTrue(ReportJson.summary(json, "pendingEvents") >= 2, json.toString());
+        assertTrue(ReportJson.summary(json, "unsyncedStreams") >= 2, json.toString());
         assertTrue(r.stderr().lines().anyMatch(l -> l.startsWith("SUMMARY: ncclguard:")), r.describe());
     }
 
     @Test
     void workStillRunningAtExitIsReportedAsStillPending() throws Exception {
         Path report = dir.resolve("pending.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report)
+        Output r = ChildJvm.sample().agent("report=" + report)
                 .env("NCCLEMU_OP_DELAY_US", "3000000").run("pending");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        List<JsonNode> events = Reports.leaks(json, "event");
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> events = ReportJson.leaks(json, "event");
         assertFalse(events.isEmpty(), json.toString());
         for (JsonNode event : events) {
             assertTrue(event.path("details").path("stillPending").asBoolean(), event.toString());
@@ -74,32 +77,32 @@ class SamplesUnderAgentIT {
     void cleanupReleasesEverythingTheApplicationLeaked() throws Exception {
         Path report = dir.resolve("cleanup.json");
         Path alive = dir.resolve("alive.txt");
-        ChildJvm.Result r = ChildJvm.sample().agent("action=cleanup,report=" + report)
+        Output r = ChildJvm.sample().agent("action=cleanup,report=" + report)
                 .env("NCCLEMU_REPORT", alive.toString()).run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
+        JsonNode json = ReportJson.read(report);
         assertEquals("cleanup", json.path("action").asText());
-        for (JsonNode comm : Reports.leaks(json, "comm")) {
+        for (JsonNode comm : ReportJson.leaks(json, "comm")) {
             assertEquals("destroyed", comm.path("cleanup").asText(), comm.toString());
         }
-        assertEquals(Reports.leaks(json, "comm").size() + Reports.leaks(json, "event").size(),
-                Reports.summary(json, "cleaned") - Reports.leaks(json, "stream").size(), json.toString());
-        assertEquals(0, Reports.summary(json, "cleanupFailed"));
-        List<String> left = Reports.aliveAtExit(alive);
+        assertEquals(ReportJson.leaks(json, "comm").size() + ReportJson.leaks(json, "event").size(),
+                ReportJson.summary(json, "cleaned") - ReportJson.leaks(json, "stream").size(), json.toString());
+        assertEquals(0, ReportJson.summary(json, "cleanupFailed"));
+        List<String> left = ReportJson.aliveAtExit(alive);
         assertTrue(left.stream().noneMatch(l -> l.startsWith("comm") || l.startsWith("event")),
                 "still alive after cleanup: " + left + "\n" + r.describe());
     }
 
     @Test
     void exitCodeIsUsedWhenLeaksWereFound() throws Exception {
-        ChildJvm.Result r = ChildJvm.sample().agent("exit-code=3,text=none").run("leaky");
+        Output r = ChildJvm.sample().agent("exit-code=3,text=none").run("leaky");
         assertEquals(3, r.exitCode(), r.describe());
     }
 
     @Test
     void textReportCanGoToAFileAndReportPathExpandsPid() throws Exception {
         Path text = dir.resolve("leaks.txt");
-        ChildJvm.Result r = ChildJvm.sample()
+        Output r = ChildJvm.sample()
                 .agent("text=" + text + ",report=" + dir.resolve("r-%p.json")).run("leaky");
         assertEquals(0, r.exitCode(), r.describe());
         String body = Files.readString(text);

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ncclguard.it.apps.NoGpuApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -43,7 +46,7 @@ class StartupIT {
         Path log = dir.resolve(javaHome == null ? "classes.log" : "classes-jdk25.log");
         ChildJvm child = ChildJvm.sample().agent("").jvmArg("-Xlog:class+load:file=" + log)
                 .mainClass(AgentSafetyIT.testClasspath(), NoGpuApp.class.getName());
-        ChildJvm.Result r = javaHome == null ? child.run() : child.javaHome(javaHome).run();
+        Output r = javaHome == null ? child.run() : child.javaHome(javaHome).run();
         assertEquals(0, r.exitCode(), r.describe());
         assertEquals("hello", r.stdout().strip(), r.describe());
         return loaded(log);
@@ -67,7 +70,7 @@ class StartupIT {
         Path log = dir.resolve("classes-off.log");
         ChildJvm child = ChildJvm.sample().agent("native=off,nccl-profiler=off").jvmArg("-Xlog:class+load:file=" + log)
                 .mainClass(AgentSafetyIT.testClasspath(), NoGpuApp.class.getName());
-        ChildJvm.Result r = child.run();
+        Output r = child.run();
         assertEquals(0, r.exitCode(), r.describe());
         long agentClasses = count(loaded(log), "source: file:" + ChildJvm.AGENT_JAR);
         assertTrue(agentClasses <= MOST_AGENT_CLASSES_IN_PREMAIN, agentClasses + " classes from the agent jar");
@@ -84,12 +87,12 @@ class StartupIT {
     void aJnaApplicationIsTrackedWithoutLoadingAsm() throws Exception {
         Path log = dir.resolve("classes-jna.log");
         Path report = dir.resolve("report.json");
-        ChildJvm.Result r = ChildJvm.sample().agent("report=" + report).jvmArg("-Xlog:class+load:file=" + log)
+        Output r = ChildJvm.sample().agent("report=" + report).jvmArg("-Xlog:class+load:file=" + log)
                 .run("clean", "--ranks", "1", "--iters", "1");
         assertEquals(0, r.exitCode(), r.describe());
-        JsonNode json = Reports.read(report);
-        assertEquals(1, Reports.summary(json, "commsCreated"), json.toString());
-        assertEquals(1, Reports.summary(json, "commsReleased"), json.toString());
+        JsonNode json = ReportJson.read(report);
+        assertEquals(1, ReportJson.summary(json, "commsCreated"), json.toString());
+        assertEquals(1, ReportJson.summary(json, "commsReleased"), json.toString());
         assertEquals(0, count(loaded(log), "dev.ncclguard.shaded."), "ASM loaded on the JNA interface-mapping path");
     }
 }

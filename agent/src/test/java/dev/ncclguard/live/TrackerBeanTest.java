@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ncclguard.testkit.ReportJson;
 import java.lang.management.ManagementFactory;
 import java.time.Instant;
 import javax.management.JMX;
@@ -52,7 +52,7 @@ class TrackerBeanTest {
         calls.eventCreate(0x300);
         calls.record(0x300, 0x400);
 
-        JsonNode report = new ObjectMapper().readTree(bean.reportJson());
+        JsonNode report = ReportJson.tree(bean.reportJson());
         assertEquals("ncclguard-report/1", report.path("schema").asText());
         assertTrue(report.path("live").asBoolean(), report.toString());
         assertEquals(attachedAt.toString(), report.path("attachedAt").asText());

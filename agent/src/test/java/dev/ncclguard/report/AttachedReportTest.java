@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.testkit.ReportJson;
 import dev.ncclguard.track.HandleView;
 import java.time.Instant;
 import java.util.List;
@@ -22,7 +22,7 @@ class AttachedReportTest {
     private final HandleView comm = Views.comm(0x10, 0, 2, 0, "9f3c1a", Views.stack("com.example.Train.setup"));
 
     private static JsonNode json(Report report) throws Exception {
-        return new ObjectMapper().readTree(JsonReportWriter.toJson(report));
+        return ReportJson.tree(JsonReportWriter.toJson(report));
     }
 
     @Test

@@ -4,13 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
+import dev.ncclguard.testkit.ReportJson;
 import dev.ncclguard.track.HandleView;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -25,18 +23,12 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class JsonReportWriterTest {
-    /** Strict: duplicate keys and trailing tokens are errors, as for the strictest consumer. */
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .build();
-
     private static JsonNode parse(Report report) throws IOException {
         byte[] bytes = JsonReportWriter.toBytes(report);
         // A strict decoder: the bytes must be well-formed UTF-8, not merely parseable.
         StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes));
-        return JSON.readTree(bytes);
+        return ReportJson.tree(bytes);
     }
 
     private static List<String> fieldNames(JsonNode node) {

@@ -5,10 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.config.Suppressions;
+import dev.ncclguard.testkit.ReportJson;
+import dev.ncclguard.testkit.SchemaCheck;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import java.time.Instant;
@@ -70,7 +71,7 @@ class ReportAdditionsTest {
     @Test
     void jsonListsSuppressedLeaksWithTheirRule() throws Exception {
         Report r = builder().suppressions(rules("comm:Warmup")).build();
-        JsonNode root = new ObjectMapper().readTree(JsonReportWriter.toJson(r));
+        JsonNode root = ReportJson.tree(JsonReportWriter.toJson(r));
         assertEquals(2, root.path("leaks").size());
         assertEquals(1, root.path("suppressed").size());
         JsonNode s = root.path("suppressed").get(0);
@@ -96,7 +97,7 @@ class ReportAdditionsTest {
                 .suppressions(rules("comm:Warmup"))
                 .communicators(lives, 4).build();
 
-        JsonNode root = new ObjectMapper().readTree(JsonReportWriter.toJson(r));
+        JsonNode root = ReportJson.tree(JsonReportWriter.toJson(r));
         JsonNode list = root.path("communicators");
         assertEquals(3, list.size());
         JsonNode warm = list.get(0);
@@ -132,8 +133,8 @@ class ReportAdditionsTest {
         Report r = builder().communicators(lives, 0).build();
 
         String json = JsonReportWriter.toJson(r);
-        dev.ncclguard.cli.ReportSchema.assertValid(json, "releaseStartedAt");
-        JsonNode list = new ObjectMapper().readTree(json).path("communicators");
+        SchemaCheck.assertValid(json, "releaseStartedAt");
+        JsonNode list = ReportJson.tree(json).path("communicators");
         JsonNode waited = list.get(0);
         assertEquals(List.of("commId", "rank", "nranks", "device", "handle", "api", "thread", "createdAt",
                 "releaseStartedAt", "releasedAt", "releasedBy", "leaked"), fieldNames(waited));

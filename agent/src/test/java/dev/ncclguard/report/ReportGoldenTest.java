@@ -2,15 +2,12 @@ package dev.ncclguard.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
 import dev.ncclguard.config.Suppressions;
+import dev.ncclguard.testkit.ReportJson;
 import dev.ncclguard.track.CommLife;
 import dev.ncclguard.track.HandleView;
 import java.io.IOException;
@@ -28,11 +25,6 @@ import org.junit.jupiter.api.Test;
  * field order included.
  */
 class ReportGoldenTest {
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .build();
-
     static Report small() {
         Throwable setup = Views.stack("com.example.Train.setup", "com.example.Train.main");
         Throwable warmup = Views.stack("com.example.Warmup.init", "com.example.Train.main");
@@ -77,8 +69,8 @@ class ReportGoldenTest {
 
         JsonNode expected;
         try (InputStream in = ReportGoldenTest.class.getResourceAsStream("/golden/report-small.json")) {
-            expected = JSON.readTree(in);
+            expected = ReportJson.tree(in.readAllBytes());
         }
-        assertEquals(expected.toPrettyString(), JSON.readTree(written).toPrettyString());
+        assertEquals(expected.toPrettyString(), ReportJson.tree(written).toPrettyString());
     }
 }

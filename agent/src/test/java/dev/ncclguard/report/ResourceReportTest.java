@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.cleanup.LeakOutcome;
 import dev.ncclguard.cleanup.Outcome;
-import dev.ncclguard.cli.ReportSchema;
+import dev.ncclguard.testkit.ReportJson;
+import dev.ncclguard.testkit.SchemaCheck;
 import dev.ncclguard.track.HandleView;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -18,7 +18,6 @@ import org.junit.jupiter.api.Test;
 
 /** The report of NCCL's other resources: a communicator's registrations, device communicators, memory. */
 class ResourceReportTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HandleView comm = revokedCommWithRegistrations();
     private final HandleView devComm = new HandleView(Kind.DEVCOMM, 0x40, "ncclDevCommCreate", "jni", "rank-0",
@@ -100,8 +99,8 @@ class ResourceReportTest {
     void jsonOfTheNewKindsFollowsTheSchema() throws Exception {
         Report r = report("cleanup", Map.of(memory, new LeakOutcome(Outcome.FREED, null)));
         String json = new String(JsonReportWriter.toBytes(r), StandardCharsets.UTF_8);
-        ReportSchema.assertValid(json, "of the new kinds");
-        JsonNode root = JSON.readTree(json);
+        SchemaCheck.assertValid(json, "of the new kinds");
+        JsonNode root = ReportJson.tree(json);
         assertEquals(1, root.path("summary").path("leakedDevComms").asInt());
         assertEquals(1, root.path("summary").path("leakedMemory").asInt());
         JsonNode c = root.path("leaks").path(0);

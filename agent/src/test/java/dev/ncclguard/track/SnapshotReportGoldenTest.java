@@ -4,9 +4,9 @@ import static dev.ncclguard.track.FakeArgs.args;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;
+import dev.ncclguard.testkit.ReportJson;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -54,11 +54,10 @@ class SnapshotReportGoldenTest {
         Path actual = Path.of("target", "golden-actual", "snapshot-small.json");
         Files.createDirectories(actual.getParent());
         Files.write(actual, written); // to diff against the golden file when this fails
-        ObjectMapper json = new ObjectMapper();
         JsonNode expected;
         try (InputStream in = SnapshotReportGoldenTest.class.getResourceAsStream("/golden/snapshot-small.json")) {
-            expected = json.readTree(in);
+            expected = ReportJson.tree(in.readAllBytes());
         }
-        assertEquals(expected.toPrettyString(), json.readTree(written).toPrettyString());
+        assertEquals(expected.toPrettyString(), ReportJson.tree(written).toPrettyString());
     }
 }

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The extension on a suite of its own (dev.ncclguard.junit.cases), run by the JUnit Platform
  * Launcher in a child JVM against the emulator: with the agent (-javaagent, as Surefire's argLine
  * gives it), without it, and without it when it is optional.
+ * Its child runner is its own, not agent's testkit.ChildJvm: the child's class path is this JVM's,
+ * which holds neither the agent nor (as the agent's test-jar would bring) the agent's test classes.
  */
 class ExtensionIT {
     private static final Path AGENT_JAR = Path.of(System.getProperty("ncclguard.test.agentJar"));

@@ -12,7 +12,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** The binder in an application that runs the real agent jar against the emulator (MicrometerApp). */
+/**
+ * The binder in an application that runs the real agent jar against the emulator (MicrometerApp).
+ * Not agent's testkit.ChildJvm: the application's class path is this JVM's, kept free of the agent
+ * and its classes (classpathDependencyExcludes), which the agent's test-jar would break.
+ */
 class MicrometerIT {
     @Test
     void theBinderReadsTheAgentsNumbersInARunningApplication() throws Exception {

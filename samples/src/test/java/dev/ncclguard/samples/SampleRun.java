@@ -15,7 +15,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** One run of the samples' main class in a child JVM, against the emulator, with its output and the emulator's report. */
+/**
+ * One run of the samples' main class in a child JVM, against the emulator, with its output and the
+ * emulator's report. Not agent's testkit.ChildJvm: samples is built before the agent, whose
+ * integration tests run the samples jar.
+ */
 final class SampleRun {
     /** A hang guard only: a scenario that has not ended by then is stuck. */
     private static final long HANG_LIMIT_SECONDS = 120;

@@ -1,4 +1,4 @@
-package dev.ncclguard.it;
+package dev.ncclguard.testkit;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * A child JVM that keeps running while the test talks to it: the samples' serve scenario, fed
  * commands on stdin, its stdout read line by line as it comes. Always {@link #close()}d.
  */
-final class LiveChild implements AutoCloseable {
+public final class LiveChild implements AutoCloseable {
     private final Process process;
     private final Writer stdin;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
@@ -55,7 +55,7 @@ final class LiveChild implements AutoCloseable {
     }
 
     /** The serve scenario on {@code javaHome}'s java, with JVM arguments, environment and sample arguments. */
-    static LiveChild serve(String javaHome, List<String> jvmArgs, Map<String, String> env, String... sampleArgs)
+    public static LiveChild serve(String javaHome, List<String> jvmArgs, Map<String, String> env, String... sampleArgs)
             throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(javaHome, "bin", "java").toString());
@@ -68,17 +68,17 @@ final class LiveChild implements AutoCloseable {
         return child;
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
-    void send(String command) throws IOException {
+    public void send(String command) throws IOException {
         stdin.write(command + "\n");
         stdin.flush();
     }
 
     /** Waits (up to 60 s) for a stdout line starting with {@code prefix}. */
-    String await(String prefix) {
+    public String await(String prefix) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         try {
             while (System.nanoTime() < deadline) {
@@ -98,7 +98,7 @@ final class LiveChild implements AutoCloseable {
     }
 
     /** Sends stop and waits (up to 60 s) for the exit status. */
-    int stop() throws Exception {
+    public int stop() throws Exception {
         send("stop");
         stdin.close();
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
@@ -107,19 +107,19 @@ final class LiveChild implements AutoCloseable {
         return process.exitValue();
     }
 
-    boolean alive() {
+    public boolean alive() {
         return process.isAlive();
     }
 
-    String stdout() {
+    public String stdout() {
         return stdout.toString();
     }
 
-    String stderr() throws IOException {
+    public String stderr() throws IOException {
         return Files.readString(stderr, StandardCharsets.UTF_8);
     }
 
-    String describe() {
+    public String describe() {
         String err;
         try {
             err = stderr();

@@ -1,4 +1,4 @@
-package dev.ncclguard.it;
+package dev.ncclguard.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -14,13 +14,16 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs a sample (or any main class) in a child JVM, optionally under the agent, against the
- * emulator, and collects its exit status and output. Paths come from failsafe's system properties.
+ * Runs a sample (or any main class, or a jar) in a child JVM, optionally under the agent, against
+ * the emulator, and collects its exit status and output as an {@link Output}: a test names the main
+ * class, the agent's options and the environment, runs it, and asserts on what it wrote. Paths come
+ * from failsafe's system properties, so only integration tests use this class.
  */
-final class ChildJvm {
-    static final Path AGENT_JAR = Path.of(required("ncclguard.test.agentJar"));
-    static final Path SAMPLES_JAR = Path.of(required("ncclguard.test.samplesJar"));
-    static final Path EMU = Path.of(required("ncclguard.test.emu"));
+public final class ChildJvm {
+    public static final Path AGENT_JAR = Path.of(required("ncclguard.test.agentJar"));
+    public static final Path SAMPLES_JAR = Path.of(required("ncclguard.test.samplesJar"));
+    /** The emulator's libraries (libnccl.so.2, libcudart.so.12): where the build put them. */
+    public static final Path EMU = Path.of(required("ncclguard.test.emu"));
 
     private String javaHome = System.getProperty("java.home");
     private String agentOptions;
@@ -28,13 +31,25 @@ final class ChildJvm {
     private final Map<String, String> env = new HashMap<>();
     private List<String> classpathAndMain = List.of("-jar", SAMPLES_JAR.toString());
     private long timeoutSeconds = 120;
+    /** Whether the child is told where the emulator is (-Dncclguard.emu): not for the agent's CLI. */
+    private boolean emulator = true;
 
-    static ChildJvm sample() {
+    /** The samples jar against the emulator; {@link #mainClass} runs another main class instead. */
+    public static ChildJvm sample() {
         assertTrue(Files.isRegularFile(EMU.resolve("libnccl.so.2")),
                 "the emulator is not built at " + EMU + ": run the emulator module first");
         assertTrue(Files.isRegularFile(AGENT_JAR), "no agent jar at " + AGENT_JAR);
         assertTrue(Files.isRegularFile(SAMPLES_JAR), "no samples jar at " + SAMPLES_JAR);
         return new ChildJvm();
+    }
+
+    /** {@code java -jar ncclguard-agent.jar ARGS}: the agent jar's command line, as a user runs it. */
+    public static ChildJvm agentCli() {
+        assertTrue(Files.isRegularFile(AGENT_JAR), "no agent jar at " + AGENT_JAR);
+        ChildJvm child = new ChildJvm();
+        child.classpathAndMain = List.of("-jar", AGENT_JAR.toString());
+        child.emulator = false;
+        return child;
     }
 
     private static String required(String key) {
@@ -45,48 +60,50 @@ final class ChildJvm {
         return value;
     }
 
-    ChildJvm agent(String options) {
+    public ChildJvm agent(String options) {
         this.agentOptions = options;
         return this;
     }
 
-    ChildJvm javaHome(String home) {
+    public ChildJvm javaHome(String home) {
         this.javaHome = home;
         return this;
     }
 
-    ChildJvm jvmArg(String arg) {
+    public ChildJvm jvmArg(String arg) {
         jvmArgs.add(arg);
         return this;
     }
 
-    ChildJvm env(String key, String value) {
+    public ChildJvm env(String key, String value) {
         env.put(key, value);
         return this;
     }
 
-    ChildJvm mainClass(String classpath, String mainClass) {
+    public ChildJvm mainClass(String classpath, String mainClass) {
         this.classpathAndMain = List.of("-cp", classpath, mainClass);
         return this;
     }
 
-    ChildJvm timeout(long seconds) {
+    public ChildJvm timeout(long seconds) {
         this.timeoutSeconds = seconds;
         return this;
     }
 
-    Result run(String... args) throws IOException, InterruptedException {
+    public Output run(String... args) throws IOException, InterruptedException {
         return start(args).finish();
     }
 
     /** Starts the child and returns at once, for tests that act on it while it runs (signals). */
-    Running start(String... args) throws IOException {
+    public Running start(String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(javaHome, "bin", "java").toString());
         if (agentOptions != null) {
             cmd.add("-javaagent:" + AGENT_JAR + (agentOptions.isEmpty() ? "" : "=" + agentOptions));
         }
-        cmd.add("-Dncclguard.emu=" + EMU);
+        if (emulator) {
+            cmd.add("-Dncclguard.emu=" + EMU);
+        }
         cmd.addAll(jvmArgs);
         cmd.addAll(classpathAndMain);
         cmd.addAll(List.of(args));
@@ -100,8 +117,8 @@ final class ChildJvm {
     }
 
     /** A child that runs. */
-    static final class Running {
-        final Process process;
+    public static final class Running {
+        public final Process process;
         private final Path out;
         private final Path err;
         private final long startNanos;
@@ -118,7 +135,7 @@ final class ChildJvm {
         }
 
         /** Waits until the child printed {@code line} on stdout (or exited, or the timeout passed). */
-        void awaitStdoutLine(String line) throws IOException, InterruptedException {
+        public void awaitStdoutLine(String line) throws IOException, InterruptedException {
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
             while (!Files.readString(out).lines().anyMatch(line::equals)) {
                 if (!process.isAlive() || System.nanoTime() - until > 0) {
@@ -129,33 +146,25 @@ final class ChildJvm {
         }
 
         /** Sends a signal by name (TERM, INT, ...) with kill(1). */
-        void signal(String name) throws IOException, InterruptedException {
+        public void signal(String name) throws IOException, InterruptedException {
             Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
             if (kill.waitFor() != 0) {
                 fail("kill -" + name + " " + process.pid() + " failed");
             }
         }
 
-        Result finish() throws IOException, InterruptedException {
+        public Output finish() throws IOException, InterruptedException {
             if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor();
                 fail("child JVM did not exit within " + timeoutSeconds + "s: " + command + "\nstderr:\n"
                         + Files.readString(err));
             }
             long millis = (System.nanoTime() - startNanos) / 1_000_000;
-            Result r = new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+            Output r = new Output(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
                     Files.readString(err, StandardCharsets.UTF_8), millis, command);
             Files.deleteIfExists(out);
             Files.deleteIfExists(err);
             return r;
-        }
-    }
-
-    record Result(int exitCode, String stdout, String stderr, long millis, List<String> command) {
-        /** For assertion messages: everything needed to see what the child did. */
-        String describe() {
-            return "exit " + exitCode + " after " + millis + " ms: " + String.join(" ", command)
-                    + "\n--- stdout\n" + stdout + "--- stderr\n" + stderr;
         }
     }
 }

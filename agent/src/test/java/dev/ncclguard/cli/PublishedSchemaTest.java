@@ -3,19 +3,20 @@ package dev.ncclguard.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.testkit.SchemaCheck;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /** The published schema describes what the agent writes, and refuses what no agent writes. */
-class ReportSchemaTest {
+class PublishedSchemaTest {
     private static String resource(String name) throws IOException {
-        try (InputStream in = ReportSchemaTest.class.getResourceAsStream(name)) {
+        try (InputStream in = PublishedSchemaTest.class.getResourceAsStream(name)) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
@@ -23,7 +24,7 @@ class ReportSchemaTest {
     @ParameterizedTest
     @ValueSource(strings = {"/golden/report-small.json", "/golden/snapshot-small.json"})
     void theGoldenReportsFollowTheSchema(String name) throws IOException {
-        ReportSchema.assertValid(resource(name), name);
+        SchemaCheck.assertValid(resource(name), name);
     }
 
     @Test
@@ -31,18 +32,18 @@ class ReportSchemaTest {
         String json = dev.ncclguard.report.JsonReportWriter.toJson(TestReports.process(7, "h")
                 .comm("00000000000000aa", 0, 2, 0x10, 100, 900).comm("00000000000000aa", 1, 2, 0x20, 100, 0)
                 .event(0x30, 200).build());
-        ReportSchema.assertValid(json, "of the writer");
+        SchemaCheck.assertValid(json, "of the writer");
     }
 
     @Test
     void theSchemaRefusesReportsNoAgentWrites() throws Exception {
         String good = resource("/golden/report-small.json");
-        List<String> wrongKind = ReportSchema.errors(good.replaceFirst("\"kind\": \"event\"", "\"kind\": \"handle\""));
+        List<String> wrongKind = SchemaCheck.errors(good.replaceFirst("\"kind\": \"event\"", "\"kind\": \"handle\""));
         assertEquals(1, wrongKind.size(), wrongKind.toString());
         assertTrue(wrongKind.get(0).contains("/leaks/1/kind"), wrongKind.toString());
-        assertTrue(!ReportSchema.errors(good.replace("\"schema\": \"ncclguard-report/1\",", "")).isEmpty());
-        assertTrue(!ReportSchema.errors(good.replaceFirst("\"writtenAt\": \"[^\"]+\"", "\"writtenAt\": \"noon\"")).isEmpty());
-        assertTrue(!ReportSchema.errors(good.replaceFirst("\"releasedBy\": \"ncclCommDestroy\"", "\"releasedBy\": null"))
+        assertTrue(!SchemaCheck.errors(good.replace("\"schema\": \"ncclguard-report/1\",", "")).isEmpty());
+        assertTrue(!SchemaCheck.errors(good.replaceFirst("\"writtenAt\": \"[^\"]+\"", "\"writtenAt\": \"noon\"")).isEmpty());
+        assertTrue(!SchemaCheck.errors(good.replaceFirst("\"releasedBy\": \"ncclCommDestroy\"", "\"releasedBy\": null"))
                 .isEmpty(), "a released communicator says how");
     }
 
@@ -50,14 +51,14 @@ class ReportSchemaTest {
     void theSchemaRefusesADefaultStreamNoAgentNames() throws Exception {
         String good = resource("/golden/snapshot-small.json");
         assertTrue(good.contains("\"defaultStream\": \"legacy\""), "the golden report has a default stream");
-        List<String> errors = ReportSchema.errors(good.replace("\"defaultStream\": \"legacy\"", "\"defaultStream\": \"null\""));
+        List<String> errors = SchemaCheck.errors(good.replace("\"defaultStream\": \"legacy\"", "\"defaultStream\": \"null\""));
         assertEquals(1, errors.size(), errors.toString());
         assertTrue(errors.get(0).contains("defaultStream"), errors.toString());
     }
 
     @Test
     void theSchemaIsTheFileDocsSpecPublishes() throws IOException {
-        String spec = Files.readString(ReportSchema.file().getParent().getParent().resolve("spec.md"));
+        String spec = Files.readString(SchemaCheck.file().getParent().getParent().resolve("spec.md"));
         assertTrue(spec.contains("schema/ncclguard-report-1.schema.json"), "docs/spec.md links the schema");
     }
 }

@@ -1,4 +1,4 @@
-package dev.ncclguard.cli;
+package dev.ncclguard.testkit;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -18,29 +18,20 @@ import java.util.List;
 /**
  * The JSON Schema of ncclguard-report/1 as published (docs/schema/ncclguard-report-1.schema.json),
  * which every report a test makes is checked against: unit tests' reports, the golden files, and
- * the reports of the integration tests' child JVMs.
+ * the reports of the integration tests' child JVMs. Checked with networknt's validator, not the
+ * agent's code: main's {@code json.ReportSchema} holds the schema's name and summary fields that
+ * the agent writes, this class the published file a report must follow.
  */
-public final class ReportSchema {
-    static final String FILE = "docs/schema/ncclguard-report-1.schema.json";
+public final class SchemaCheck {
+    public static final String FILE = "docs/schema/ncclguard-report-1.schema.json";
     private static Schema schema;
 
-    private ReportSchema() {
+    private SchemaCheck() {
     }
 
-    /** The schema file in the repository: found from the test's working directory or one above it. */
-    static Path file() {
-        return repositoryFile(FILE);
-    }
-
-    /** A file of the repository, found from the test's working directory or one above it. */
-    public static Path repositoryFile(String file) {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path p = dir.resolve(file);
-            if (Files.isRegularFile(p)) {
-                return p;
-            }
-        }
-        throw new IllegalStateException("no " + file + " from " + Path.of("").toAbsolutePath());
+    /** The schema file in the repository. */
+    public static Path file() {
+        return Repository.file(FILE);
     }
 
     private static synchronized Schema schema() {

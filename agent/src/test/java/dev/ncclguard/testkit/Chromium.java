@@ -1,4 +1,4 @@
-package dev.ncclguard.cli;
+package dev.ncclguard.testkit;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -9,16 +9,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** Headless Chromium for the merge page's tests: the DOM it builds and a screenshot of what it draws. */
-final class Chromium {
-    record Result(int status, String dom, String err, long millis) {
+/**
+ * Headless Chromium for the merge page's tests: the DOM it builds and a screenshot of what it draws
+ * ({@link Images} counts its colors). One run gives both: Chromium takes seconds to start on a
+ * small machine.
+ */
+public final class Chromium {
+    public record Result(int status, String dom, String err, long millis) {
     }
 
     private Chromium() {
     }
 
     /** Opens {@code page} in a window of the given size; a screenshot goes to {@code png} when not null. */
-    static Result render(Path page, int width, int height, Path png) throws Exception {
+    public static Result render(Path page, int width, int height, Path png) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add(executable());
         // as root (CI containers) Chromium needs --no-sandbox; the page is our own file
@@ -46,7 +50,7 @@ final class Chromium {
         return r;
     }
 
-    static String executable() {
+    public static String executable() {
         String configured = System.getenv("CHROMIUM");
         List<String> names = configured != null ? List.of(configured) : List.of("chromium", "chromium-browser");
         for (String name : names) {
@@ -58,6 +62,6 @@ final class Chromium {
             }
         }
         return fail("headless Chromium is needed to render the merge page: apt-get install chromium"
-                + " (Debian), or set CHROMIUM to its path");
+                + " (Debian; .ci/run installs it), or set CHROMIUM to its path");
     }
 }
