@@ -143,9 +143,11 @@ public final class OutputTargets {
             Files.createFile(probe);
         } catch (java.nio.file.AccessDeniedException e) {
             return "permission denied";
+        } catch (NoSuchFileException e) {
+            return "its file system takes no new files"; // /proc, /sys: ENOENT for a name they do not know
         } catch (IOException | RuntimeException e) {
             String why = e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null
-                    ? fs.getReason() : String.valueOf(e.getMessage());
+                    ? fs.getReason() : e.getClass().getSimpleName();
             return why.isEmpty() ? why : Character.toLowerCase(why.charAt(0)) + why.substring(1);
         }
         try {

@@ -81,8 +81,8 @@ class OutputTargetsTest {
     @Test
     void aDirectoryOfTheProcFileSystemIsRefusedAtStart() {
         // permission bits let root write /proc; creating a file there does not
-        assertTrue(error("report=/proc/x.json").startsWith("ncclguard: cannot write report to /proc/x.json: cannot"
-                + " create files in /proc: "), error("report=/proc/x.json"));
+        assertEquals("ncclguard: cannot write report to /proc/x.json: cannot create files in /proc: its file system"
+                + " takes no new files; set report= to a writable path", error("report=/proc/x.json"));
         assertTrue(error("report=/sys/kernel/x.json").startsWith("ncclguard: cannot write report to /sys/kernel/x.json:"
                 + " cannot create files in /sys/kernel: "), error("report=/sys/kernel/x.json"));
         assertTrue(error("text=/proc/x.txt").endsWith("; set text= to a writable path"));
