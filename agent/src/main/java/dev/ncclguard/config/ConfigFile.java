@@ -1,15 +1,7 @@
 package dev.ncclguard.config;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.Reader;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.io.StringReader;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.HashMap;
@@ -34,19 +26,24 @@ final class ConfigFile {
      */
     static Map<String, String> read(String path, Collection<String> keys, String source) {
         Properties props = new Properties();
-        try (InputStream in = Files.newInputStream(Path.of(path));
-                Reader reader = new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT))) {
-            props.load(reader);
-        } catch (NoSuchFileException e) {
-            throw bad(path, source, "no such file");
-        } catch (AccessDeniedException e) {
-            throw bad(path, source, "permission denied");
-        } catch (CharacterCodingException e) {
+        byte[] bytes;
+        try {
+            // a regular file of at most 1 MiB, as bindings= and suppress= read theirs: a FIFO,
+            // a device or standard input would block the start, or never end
+            bytes = TextFile.read(Path.of(path));
+        } catch (TextFile.Unusable e) {
+            throw bad(path, source, e.missing ? "no such file"
+                    : e.getMessage().startsWith("is a directory") ? "it is a directory" : "it " + e.getMessage());
+        } catch (RuntimeException e) {
+            throw bad(path, source, String.valueOf(e.getMessage())); // InvalidPathException
+        }
+        try {
+            props.load(new StringReader(TextFile.decode(bytes)));
+        } catch (TextFile.NotUtf8 e) {
             throw bad(path, source, "it is not UTF-8 text");
         } catch (IOException | RuntimeException e) {
-            // IllegalArgumentException: a malformed \\uXXXX escape; IOException: a directory, ...
-            throw bad(path, source, Files.isDirectory(Path.of(path)) ? "it is a directory" : String.valueOf(e.getMessage()));
+            // IllegalArgumentException: a malformed \\uXXXX escape
+            throw bad(path, source, String.valueOf(e.getMessage()));
         }
         Map<String, String> out = new HashMap<>();
         for (String key : props.stringPropertyNames()) {

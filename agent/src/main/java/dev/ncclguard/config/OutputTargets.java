@@ -12,10 +12,17 @@ import java.nio.file.attribute.BasicFileAttributes;
  * The start-time check of the report files (report=, text=): a path that can never be written (a
  * directory, a parent that is a file, a directory without write permission) or one path for two
  * outputs stops the start with one line, like a bad option, instead of a run whose report is lost
- * at exit. Only what is known now is checked: the part of a path before its first %p or %h, and
- * nothing is created or opened (a FIFO's reader must not see an open at start).
+ * at exit. Only what is known now is checked: the part of a path before its first %p or %h. The
+ * directory the report would be renamed into is proved by creating and removing a file there, as
+ * the write at exit does (permission bits say yes to root on /proc); a special file is never opened
+ * (a FIFO's reader must not see an open at start).
  */
 public final class OutputTargets {
+    /** Linux's NAME_MAX: bytes of one file name. */
+    static final int NAME_MAX = 255;
+    /** Linux's PATH_MAX, less its terminating NUL: bytes of a path a system call takes. */
+    static final int PATH_MAX = 4095;
+
     private OutputTargets() {
     }
 
@@ -52,6 +59,7 @@ public final class OutputTargets {
         }
         if (file.getFileName().toString().indexOf('%') < 0) {
             BasicFileAttributes a = attributes(file);
+            checkLengths(key, template, file, a == null || !a.isOther());
             if (a != null && a.isDirectory()) {
                 throw failure(key, template, "it is a directory");
             }
@@ -62,6 +70,8 @@ public final class OutputTargets {
                 }
                 return;
             }
+        } else {
+            checkLengths(key, template, file, true);
         }
         // a new file, or one replaced by a rename: the nearest existing directory must take one
         for (Path d = dir; d != null; d = d.getParent()) {
@@ -78,8 +88,74 @@ public final class OutputTargets {
             if (!Files.isWritable(d)) {
                 throw failure(key, template, "cannot create files in " + d + ": permission denied");
             }
+            String why = probe(d, file.getFileName().toString());
+            if (why != null) {
+                throw failure(key, template, "cannot create files in " + d + ": " + why);
+            }
             return;
         }
+    }
+
+    /**
+     * A name over NAME_MAX or a path over PATH_MAX fails at exit whatever the directories allow;
+     * %p and %h only grow at exit, so what is over now stays over.
+     */
+    private static void checkLengths(String key, String template, Path file, boolean renamed) {
+        int bytes = utf8Length(file.toString());
+        if (bytes > PATH_MAX) {
+            throw failure(key, template, "the path is " + bytes + " bytes long, over the " + PATH_MAX
+                    + " bytes a path may have");
+        }
+        int count = file.getNameCount();
+        for (int i = 0; i < count; i++) {
+            String n = file.getName(i).toString();
+            // the report is written as "." + NAME + ".PID.RANDOM.tmp" beside it, then renamed
+            int max = i == count - 1 && renamed ? NAME_MAX - TEMP_EXTRA : NAME_MAX;
+            int length = utf8Length(n);
+            if (length > max) {
+                throw failure(key, template, "the name " + n.substring(0, Math.min(n.length(), 16)) + "... is "
+                        + length + " bytes long, over the " + max + " bytes " + (max == NAME_MAX ? "a file name"
+                        : "a report's file name (255 less its temporary file's " + TEMP_EXTRA + ")") + " may have");
+            }
+        }
+    }
+
+    /** Bytes "." + NAME + "." + pid (up to 10) + "." + 16 hex digits + ".tmp" adds to a name. */
+    static final int TEMP_EXTRA = 1 + 1 + 10 + 1 + 16 + 4;
+
+    private static int utf8Length(String s) {
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            n += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate(c) ? 2 : 3;
+        }
+        return n;
+    }
+
+    /**
+     * Creates and removes a file in {@code dir} named as the exit's temporary file is (so a probe
+     * cut short by a kill is a leftover the next write removes); null when that worked, else why.
+     */
+    private static String probe(Path dir, String name) {
+        Path probe = dir.resolve("." + name + "." + ProcessHandle.current().pid() + "."
+                + Long.toHexString(System.nanoTime()) + ".tmp");
+        try {
+            Files.createFile(probe);
+        } catch (java.nio.file.AccessDeniedException e) {
+            return "permission denied";
+        } catch (NoSuchFileException e) {
+            return "its file system takes no new files"; // /proc, /sys: ENOENT for a name they do not know
+        } catch (IOException | RuntimeException e) {
+            String why = e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null
+                    ? fs.getReason() : e.getClass().getSimpleName();
+            return why.isEmpty() ? why : Character.toLowerCase(why.charAt(0)) + why.substring(1);
+        }
+        try {
+            Files.delete(probe);
+        } catch (IOException | RuntimeException e) {
+            return "a file created there cannot be removed (" + e.getMessage() + ")";
+        }
+        return null;
     }
 
     private static BasicFileAttributes attributes(Path p) {

@@ -189,8 +189,8 @@ public final class ReportFiles {
                 }
                 String middle = n.substring(prefix.length(), n.length() - ".tmp".length());
                 int dot = middle.indexOf('.');
-                long pid = dot > 0 ? number(middle, 0, dot, 10) : -1;
-                if (pid < 0 || number(middle, dot + 1, middle.length(), 16) < 0 || pid == ProcessHandle.current().pid()) {
+                long pid = dot > 0 ? pid(middle, 0, dot) : -1;
+                if (pid < 0 || !hexDigits(middle, dot + 1, middle.length()) || pid == ProcessHandle.current().pid()) {
                     continue;
                 }
                 Optional<ProcessHandle> writer = ProcessHandle.of(pid);
@@ -203,20 +203,37 @@ public final class ReportFiles {
         }
     }
 
-    /** text[from, to) as a number of 1 to 19 (pid: 10) digits in {@code radix}; -1 if it is none. */
-    private static long number(String text, int from, int to, int radix) {
-        if (to <= from || to - from > (radix == 10 ? 10 : 16)) {
+    /** text[from, to) as a pid (1 to 10 decimal digits); -1 if it is none. */
+    private static long pid(String text, int from, int to) {
+        if (to <= from || to - from > 10) {
             return -1;
         }
         long n = 0;
         for (int i = from; i < to; i++) {
-            int d = Character.digit(text.charAt(i), radix);
-            if (d < 0 || (radix == 16 && Character.isUpperCase(text.charAt(i)))) {
+            int d = Character.digit(text.charAt(i), 10);
+            if (d < 0) {
                 return -1;
             }
-            n = n * radix + d;
+            n = n * 10 + d;
         }
-        return n < 0 ? -1 : n;
+        return n;
+    }
+
+    /**
+     * Whether text[from, to) is what Long.toHexString writes: 1 to 16 lower-case hex digits. Not
+     * parsed into a long: half of them (8 to f first of 16) overflowed to negative and were kept.
+     */
+    private static boolean hexDigits(String text, int from, int to) {
+        if (to <= from || to - from > 16) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            char c = text.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** config=PATH: options in a properties file, between the agent arguments and the system properties. */
@@ -121,6 +122,43 @@ class ConfigFileTest {
         String missing = dir.resolve("nope.properties").toString();
         assertTrue(error("", NONE, Map.of("NCCLGUARD_CONFIG", missing))
                 .contains("for option config (environment variable NCCLGUARD_CONFIG): no such file"));
+    }
+
+    @Test
+    @Timeout(value = 10, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aFifoIsRefusedWithoutOpeningIt() throws Exception {
+        Path fifo = dir.resolve("config.fifo");
+        Process p = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+        assertEquals(0, p.waitFor(), "mkfifo " + fifo);
+        assertEquals("ncclguard: invalid config file '" + fifo + "' for option config: it is a FIFO, not a regular"
+                + " file; expected a readable properties file of key=value lines", error("config=" + fifo, NONE, NONE));
+    }
+
+    @Test
+    @Timeout(value = 10, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aDeviceIsRefusedWithoutReadingIt() {
+        assertTrue(error("config=/dev/zero", NONE, NONE).contains(": it is a character device, not a regular file;"));
+        assertTrue(error("", Map.of("ncclguard.config", "/dev/zero"), NONE)
+                .contains("(system property ncclguard.config): it is a character device"));
+        assertTrue(error("", NONE, Map.of("NCCLGUARD_CONFIG", "/dev/zero"))
+                .contains("(environment variable NCCLGUARD_CONFIG): it is a character device"));
+    }
+
+    @Test
+    @Timeout(value = 10, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void standardInputIsNotRead() {
+        // under Maven, standard input is a pipe: reading it would wait for the build's input
+        assertTrue(error("config=/dev/stdin", NONE, NONE).contains(", not a regular file;"));
+    }
+
+    @Test
+    @Timeout(value = 10, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aFileOverTheCapIsRefusedBeforeItIsRead() throws IOException {
+        Path big = dir.resolve("big.properties");
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(big.toFile(), "rw")) {
+            f.setLength(300L << 20); // sparse: 300 MB of one line, as in the issue
+        }
+        assertTrue(error("config=" + big, NONE, NONE).contains(": it is larger than 1 MiB, the limit for this file;"));
     }
 
     @Test

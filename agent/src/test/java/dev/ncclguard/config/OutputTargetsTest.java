@@ -3,9 +3,11 @@ package dev.ncclguard.config;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -74,6 +76,41 @@ class OutputTargetsTest {
         p.waitFor(10, TimeUnit.SECONDS);
         assertEquals(0, p.exitValue());
         assertDoesNotThrow(() -> check("text=" + fifo));
+    }
+
+    @Test
+    void aDirectoryOfTheProcFileSystemIsRefusedAtStart() {
+        // permission bits let root write /proc; creating a file there does not
+        assertEquals("ncclguard: cannot write report to /proc/x.json: cannot create files in /proc: its file system"
+                + " takes no new files; set report= to a writable path", error("report=/proc/x.json"));
+        assertTrue(error("report=/sys/kernel/x.json").startsWith("ncclguard: cannot write report to /sys/kernel/x.json:"
+                + " cannot create files in /sys/kernel: "), error("report=/sys/kernel/x.json"));
+        assertTrue(error("text=/proc/x.txt").endsWith("; set text= to a writable path"));
+    }
+
+    @Test
+    void theProbeLeavesNothingBehind() throws Exception {
+        check("report=" + dir.resolve("r.json"));
+        try (java.util.stream.Stream<Path> left = Files.list(dir)) {
+            assertEquals(List.of(), left.toList());
+        }
+    }
+
+    @Test
+    void aNameOverNameMaxIsRefusedAtStart() {
+        String name = "r".repeat(300) + ".json";
+        assertEquals("ncclguard: cannot write report to " + dir + "/" + name + ": the name rrrrrrrrrrrrrrrr... is 305"
+                + " bytes long, over the 222 bytes a report's file name (255 less its temporary file's 33) may have;"
+                + " set report= to a writable path", error("report=" + dir + "/" + name));
+        assertDoesNotThrow(() -> check("report=" + dir + "/" + "r".repeat(217) + ".json"));
+        assertTrue(error("report=" + dir + "/" + "d".repeat(256) + "/r.json").contains("over the 255 bytes a file name"));
+    }
+
+    @Test
+    void aPathOverPathMaxIsRefusedAtStart() {
+        String deep = dir + "/a".repeat(5000) + "/r.json";
+        assertTrue(error("report=" + deep).contains(": the path is " + deep.length() + " bytes long, over the 4095"
+                + " bytes a path may have;"), error("report=" + deep));
     }
 
     @Test

@@ -120,6 +120,20 @@ class AgentSafetyIT {
     }
 
     @Test
+    void reportPathsThatOnlyTheExitWouldFindUnwritableStopTheStartWithOneLine() throws Exception {
+        String longName = dir + "/" + "r".repeat(300) + ".json";
+        String deep = dir + "/a".repeat(5000) + "/r.json";
+        for (String path : List.of("/proc/x.json", "/sys/kernel/x.json", longName, deep)) {
+            ChildJvm.Result r = noGpu("report=" + path).run();
+            assertEquals(1, r.exitCode(), r.describe());
+            assertFalse(r.stdout().contains("hello"), "main must not run: " + r.describe());
+            assertEquals(1, lines(r).size(), r.describe());
+            assertTrue(lines(r).get(0).startsWith("ncclguard: cannot write report to " + path + ": ")
+                    && lines(r).get(0).endsWith("; set report= to a writable path"), r.describe());
+        }
+    }
+
+    @Test
     void reportUnderAFileStopsTheStartWithOneLine() throws Exception {
         Path notADirectory = Files.writeString(dir.resolve("a-file"), "x");
         Output r = raw("report=" + notADirectory.resolve("r.json") + ",text=none").run("return");

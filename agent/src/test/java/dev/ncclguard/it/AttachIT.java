@@ -160,6 +160,14 @@ class AttachIT {
             assertEquals(List.of("ncclguard: cannot write report to " + dir + ": it is a directory; set report= to a"
                     + " writable path"), directory.errLines());
 
+            for (String path : List.of("/proc/x.json", dir + "/" + "r".repeat(300) + ".json")) {
+                Output unwritable = cli(JAVA_17, "attach", pid, "report=" + path);
+                assertEquals(2, unwritable.exitCode(), unwritable.describe());
+                assertEquals(1, unwritable.errLines().size(), unwritable.describe());
+                assertTrue(unwritable.errLines().get(0).startsWith("ncclguard: cannot write report to " + path + ": "),
+                        unwritable.describe());
+            }
+
             Output same = cli(JAVA_17, "attach", pid, "report=" + dir.resolve("r") + ",text=" + dir.resolve("r"));
             assertEquals(2, same.exitCode(), same.describe());
             assertTrue(same.errLines().get(0).contains("report= and text= name the same file"), same.describe());

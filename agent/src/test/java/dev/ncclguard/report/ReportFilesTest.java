@@ -13,6 +13,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -192,6 +193,25 @@ class ReportFilesTest {
         assertFalse(Files.exists(leftover), "the dead writer's temporary file is gone");
         assertTrue(Files.exists(live), "a live writer's temporary file stays");
         assertTrue(Files.exists(other), "another target's temporary file stays");
+    }
+
+    @Test
+    void aLeftoverIsRemovedWhateverRandomPartTheWriterGaveIt() throws Exception {
+        Process dead = new ProcessBuilder("true").start();
+        dead.waitFor();
+        // every name Long.toHexString can make: one digit to sixteen, the top bit set or not
+        List<Path> leftovers = new ArrayList<>();
+        for (long random : new long[] {0, 1, 0xf, 0x7fffffffffffffffL, 0x8000000000000000L, 0x9a3e5c7d1b2f4e6aL,
+            0xfedcba9876543210L, -1L}) {
+            leftovers.add(Files.writeString(dir.resolve(".report.json." + dead.pid() + "." + Long.toHexString(random)
+                    + ".tmp"), "half a report"));
+        }
+
+        ReportFiles.writeAtomically(dir.resolve("report.json"), utf8("{}"));
+
+        for (Path leftover : leftovers) {
+            assertFalse(Files.exists(leftover), leftover + " stays");
+        }
     }
 
     /** Content that writes a first part, then blocks until {@code go} is counted down. */

@@ -1,0 +1,57 @@
+package dev.ncclguard.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.it.apps.ExitRaceApp;
+import dev.ncclguard.testkit.ChildJvm;
+import dev.ncclguard.testkit.Output;
+import dev.ncclguard.testkit.ReportJson;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 34's exit race: 32 threads create and destroy communicators and events through JNA while
+ * System.exit runs; the application's hook parks them and writes what they hold. The report lists
+ * exactly that: no communicator the application destroyed (no plugin-only ghost), none it kept missed.
+ */
+class ExitRaceIT {
+    @TempDir
+    Path dir;
+
+    @RepeatedTest(10)
+    void theReportListsExactlyTheHandlesAliveWhenTheWorkersParked(
+            org.junit.jupiter.api.RepetitionInfo repetition) throws Exception {
+        Path report = dir.resolve("r.json");
+        Path alive = dir.resolve("alive.txt");
+        // half the runs share one unique id: every communicator has one commId, so only the thread tells them apart
+        String ids = repetition.getCurrentRepetition() % 2 == 0 ? "shared-id" : "own-ids";
+        Output r = ChildJvm.sample().agent("report=" + report + ",text=none")
+                .mainClass(AgentSafetyIT.testClasspath(), ExitRaceApp.class.getName())
+                .run(alive.toString(), "32", Integer.toString(80 + 40 * repetition.getCurrentRepetition()), ids);
+        assertEquals(0, r.exitCode(), r.describe());
+        assertFalse(r.stderr().contains("did not park"), r.describe());
+        Set<String> expected = new TreeSet<>(Files.readAllLines(alive));
+        expected.remove("");
+        Set<String> reported = new TreeSet<>();
+        JsonNode json = ReportJson.read(report);
+        for (String kind : new String[] {"comm", "event"}) {
+            for (JsonNode leak : ReportJson.leaks(json, kind)) {
+                reported.add(kind + " 0x" + Long.toHexString(Long.parseUnsignedLong(
+                        leak.path("handle").asText().substring(2), 16)) + ("nccl-profiler".equals(
+                        leak.path("bridge").asText()) ? " (nccl-profiler only)" : ""));
+            }
+        }
+        Set<String> falseLeaks = new TreeSet<>(reported);
+        falseLeaks.removeAll(expected);
+        Set<String> missed = new TreeSet<>(expected);
+        missed.removeAll(reported);
+        assertEquals(Set.of(), falseLeaks, "false leaks, of " + reported.size() + " reported");
+        assertEquals(Set.of(), missed, "missed leaks, of " + expected.size() + " alive");
+    }
+}
