@@ -124,7 +124,7 @@ class AgentSafetyIT {
         String longName = dir + "/" + "r".repeat(300) + ".json";
         String deep = dir + "/a".repeat(5000) + "/r.json";
         for (String path : List.of("/proc/x.json", "/sys/kernel/x.json", longName, deep)) {
-            ChildJvm.Result r = noGpu("report=" + path).run();
+            Output r = noGpu("report=" + path).run();
             assertEquals(1, r.exitCode(), r.describe());
             assertFalse(r.stdout().contains("hello"), "main must not run: " + r.describe());
             assertEquals(1, lines(r).size(), r.describe());
