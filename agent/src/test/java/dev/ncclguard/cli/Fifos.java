@@ -33,7 +33,7 @@ final class Fifos {
 
     /** Runs the CLI in a pseudo-terminal; {@code args} is shell text, in which "$(tty)" names that terminal. */
     static Terminal cliInTerminal(Path dir, String args) throws Exception {
-        String classpath = Repository.classpathOf(Cli.class, picocli.CommandLine.class);
+        String classpath = Repository.classpathOf(Cli.class, dev.ncclguard.catalog.Kind.class, picocli.CommandLine.class);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cmd = "exec " + java + " -cp '" + classpath + "' dev.ncclguard.cli.Cli " + args;
         Path typescript = Files.createTempFile(dir, "typescript", ".txt");
