@@ -86,7 +86,8 @@ public final class TorchClient {
                         names.append(f.read().strip())
                 except OSError:
                     pass
-            print('TORCHCLIENT threads at return: %s' % ' '.join(sorted(set(n for n in names if 'nccl' in n.lower() or 'pt_' in n))), flush=True)
+            names = sorted(set(n for n in names if n.startswith('pt_') or ('nccl' in n.lower() and 'ncclguard' not in n)))
+            print('TORCHCLIENT threads at return: %s' % ' '.join(names), flush=True)
             print('TORCHCLIENT done mode=%s' % MODE, flush=True)
             """;
 
