@@ -153,6 +153,7 @@ else
   trun leaky "report=$t/leaky.json" NCCL_DEBUG=WARN -- leaky
   rc=$?
   found=$(treport leaky "$t/leaky.json"); ok=$?
+  say "leaky: $(sed -n 's/^TORCHCLIENT \(torch=.*\) thread=.*/\1/p' "$t/leaky.out"), libraries $(sed -n 's/^TORCHCLIENT libraries: //p' "$t/leaky.out")"
   say "leaky: $found"
   tcheck "leaky: ncclCommInitRankConfig and ncclCommSplit reported, first frame TorchClient.runPython(Native Method)" \
     $([ "$ok" -eq 0 ] && grep -q '^TORCHCLIENT done mode=leaky' "$t/leaky.out"; echo $?) "exit status $rc; $found$(terr leaky)"

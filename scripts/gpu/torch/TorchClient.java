@@ -57,6 +57,10 @@ public final class TorchClient {
             torch.cuda.synchronize()
             assert small[0].item() == 1.0 and large[-1].item() == 1.0, 'one-rank all-reduce changed the data'
             print('TORCHCLIENT groups ready: default and new_group([0]), all-reduces checked', flush=True)
+            with open('/proc/self/maps') as f:
+                libs = sorted(set(l.split()[-1] for l in f if '/' in l
+                                  and os.path.basename(l.split()[-1]).startswith(('libnccl.so', 'libcudart.so'))))
+            print('TORCHCLIENT libraries: %s' % ' '.join(libs), flush=True)
             if MODE == 'bench':
                 def timed(t, n):
                     for _ in range(max(n // 10, 10)):
