@@ -96,7 +96,7 @@ def first(l):
     st = l.get('stack') or []
     return st[0] if st else None
 want_apis = ['ncclCommInitRankConfig', 'ncclCommSplit']
-apis = sorted(l.get('api') for l in comms)
+apis = sorted(l.get('api') or '' for l in comms)
 frames = all(first(l) == 'TorchClient.runPython(Native Method)' for l in comms)
 print('%d leaked comms [%s]; other leaks: %s; created %s, released %s, cleaned %s, cleanupFailed %s' % (
     len(comms), '; '.join('%s via %s from %s, first frame %s, thread %s%s' % (
