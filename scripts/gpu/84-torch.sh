@@ -1,0 +1,209 @@
+# A real third-party NCCL client in a JVM (issue 28): PyTorch's ProcessGroupNCCL driven from Java
+# through an embedded CPython (scripts/gpu/torch: TorchClient.java, torch_jni.c), one GPU. libtorch_cuda.so
+# calls NCCL (the venv's libnccl.so.2) and cudart by soname, so the agent's native part sees them.
+# - probe: the embedding itself (Python without torch, from two Java threads), no agent;
+# - leaky: without destroy_process_group(), both communicators (ncclCommInitRankConfig of
+#   init_process_group and ncclCommSplit of new_group) reported with TorchClient.runPython(Native Method)
+#   as the first Java frame;
+# - clean: with destroy_process_group(), no leak;
+# - cleanup: action=cleanup destroys both while PyTorch's watchdog thread still runs, NCCL_DEBUG=INFO
+#   prints Destroy COMPLETE, exit 0;
+# - bench: TORCH_ROUNDS (5) interleaved rounds of JVMs without and with the agent, each timing
+#   TORCH_SMALL (3000) all-reduces of 1 KiB and TORCH_LARGE (500) of 4 MiB (median of TORCH_REPEATS (3)
+#   timed loops, each ending in torch.cuda.synchronize()); medians per size and their ratio against
+#   the issue's budget (<= 1.03x), reported, not counted as a check.
+# Each check prints one "PASS: torch ..." or "FAIL: torch ..." line; everything else goes to the log,
+# outputs and reports under $reports/torch. Skipped (one line) where the venv or libpython is missing.
+# Needs .gpu/torch/TorchClient.class and .gpu/jdk-include (scripts/gpu-prepare.sh); the JNI library
+# is compiled here with gcc. Overrides: TORCH_VENV (/opt/torch/.venv), TORCH_LIBPYTHON
+# (/usr/lib/x86_64-linux-gnu/libpython3.X.so of the venv's 3.X), TORCH_PYTHONHOME (/usr),
+# TORCH_TIMEOUT (300 s per JVM).
+# Sourced by scripts/gpu-check.sh (part "torch"), or run alone: scripts/gpu/84-torch.sh [OUTDIR].
+if [ -z "${log:-}" ]; then
+  set -u
+  cd "$(dirname "$0")/../.."
+  out=${1:-${OUT:?usage: scripts/gpu/84-torch.sh OUTDIR (or set OUT)}}
+  . scripts/gpu/lib.sh
+  gpu_env "$out"
+  say "# ncclguard with PyTorch in a JVM on $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+fi
+t=$reports/torch
+mkdir -p "$t"
+torch_pass=0 torch_fail=0
+tcheck() { # tcheck NAME CONDITION-RESULT(0/1) WHY
+  if [ "$2" -eq 0 ]; then say "PASS: torch $1"; torch_pass=$((torch_pass + 1))
+  else say "FAIL: torch $1: $3"; torch_fail=$((torch_fail + 1)); fi
+}
+torch_venv=${TORCH_VENV:-/opt/torch/.venv}
+torch_site=$(ls -d "$torch_venv"/lib/python3*/site-packages 2>/dev/null | head -1)
+torch_py=$torch_venv/bin/python3
+torch_pyver=$(basename "$(dirname "${torch_site:-/x/python3.12/x}")") # python3.12
+torch_libpython=${TORCH_LIBPYTHON:-}
+if [ -z "$torch_libpython" ]; then
+  for c in /usr/lib/x86_64-linux-gnu/lib$torch_pyver.so /usr/lib/x86_64-linux-gnu/lib$torch_pyver.so.1.0; do
+    [ -f "$c" ] && { torch_libpython=$c; break; }
+  done
+fi
+torch_classes=${TORCH_CLASSES:-.gpu/torch}
+
+# trun NAME AGENT_OPTIONS [ENV=V...] -- MODE [ARGS...]: one JVM running TorchClient, its output in
+# $t/NAME.out and in the log (BENCH=1: the output in $t/NAME.out only); returns its exit status
+trun() {
+  local name=$1 opts=$2; shift 2
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local agentarg=()
+  [ "$opts" != none ] && agentarg=("-javaagent:$agent=$opts")
+  local cmd="\$ PYTHONHOME=$torch_pythonhome ${envs[*]} java ${agentarg[*]} TorchClient $*"
+  if [ -z "${BENCH:-}" ]; then say ""; say "### torch $name"; say "$cmd"; else echo "$cmd" >>"$log"; fi
+  local start end rc
+  start=$(date +%s%N)
+  timeout -k 10 "${TORCH_TIMEOUT:-300}" env PYTHONHOME="$torch_pythonhome" "${envs[@]}" \
+    "$java" -Xss16m "${agentarg[@]}" "-Djava.library.path=$t" -cp "$torch_classes" TorchClient "$@" \
+    --libpython "$torch_libpython" --site "$torch_site" >"$t/$name.out" 2>&1
+  rc=$?
+  end=$(date +%s%N)
+  if [ -z "${BENCH:-}" ]; then
+    cat "$t/$name.out" >>"$log"
+    say "exit status $rc, wall $(( (end - start) / 1000000 )) ms"
+    for f in "$t/$name"*.json; do [ -f "$f" ] && { echo "--- $(basename "$f")" >>"$log"; cat "$f" >>"$log"; echo >>"$log"; }; done
+  fi
+  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && say "(killed after ${TORCH_TIMEOUT:-300} s)"
+  return $rc
+}
+
+# treport MODE FILE: checks a report with the venv's python3; prints one line (what it found),
+# exit status 0 when it is what MODE wants
+treport() {
+  "$torch_py" - "$@" <<'EOF'
+import json, sys
+mode, path = sys.argv[1], sys.argv[2]
+try:
+    with open(path) as f:
+        r = json.load(f)
+except Exception as e:
+    print('no report %s (%s)' % (path, e))
+    sys.exit(1)
+s = r.get('summary', {})
+leaks = r.get('leaks', [])
+comms = [l for l in leaks if l.get('kind') == 'comm']
+others = {}
+for l in leaks:
+    if l.get('kind') != 'comm':
+        others[l.get('kind')] = others.get(l.get('kind'), 0) + 1
+def first(l):
+    st = l.get('stack') or []
+    return st[0] if st else None
+want_apis = ['ncclCommInitRankConfig', 'ncclCommSplit']
+apis = sorted(l.get('api') or '' for l in comms)
+frames = all(first(l) == 'TorchClient.runPython(Native Method)' for l in comms)
+print('%d leaked comms [%s]; other leaks: %s; created %s, released %s, cleaned %s, cleanupFailed %s' % (
+    len(comms), '; '.join('%s via %s from %s, first frame %s, thread %s%s' % (
+        l.get('api'), l.get('bridge'), l.get('callerLibrary', '?'), first(l), l.get('thread'),
+        ', cleanup ' + l['cleanup'] if 'cleanup' in l else '') for l in comms),
+    ', '.join('%d %s' % (n, k) for k, n in sorted(others.items())) or 'none',
+    s.get('commsCreated'), s.get('commsReleased'), s.get('cleaned'), s.get('cleanupFailed')))
+if mode == 'leaky':
+    ok = len(comms) == 2 and apis == want_apis and frames
+elif mode == 'clean':
+    ok = not leaks and (s.get('commsCreated') or 0) >= 2 and s.get('commsCreated') == s.get('commsReleased')
+elif mode == 'cleanup':
+    ok = (len(comms) == 2 and apis == want_apis and frames and s.get('cleanupFailed') == 0
+          and all(l.get('cleanup') == 'destroyed' for l in comms))
+else:
+    ok = False
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# terr NAME: the last error line of $t/NAME.out (a Python exception, a fatal JVM error), for the FAIL lines
+terr() {
+  local e
+  e=$(grep -E 'Error|Exception|error:|FATAL|SIGSEGV|terminate called|Aborted' "$t/$1.out" 2>/dev/null | tail -1 | cut -c1-300)
+  [ -n "$e" ] && echo "; last error in $1.out: $e"
+}
+
+# tmedian VARIANT SIZE FILE: the median us/op of VARIANT's rounds for SIZE (lines "variant size us")
+tmedian() {
+  awk -v v="$1" -v s="$2" '$1 == v && $2 == s {print $3}' "$3" | sort -g |
+    awk '{a[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+torch_pythonhome=${TORCH_PYTHONHOME:-/usr}
+if [ -z "$torch_site" ] || [ ! -x "$torch_py" ] || [ -z "$torch_libpython" ] || [ ! -f "$torch_libpython" ]; then
+  say "SKIP: torch: needs a venv with torch ($torch_venv: site-packages ${torch_site:-missing}) and its libpython (${torch_libpython:-no /usr/lib/x86_64-linux-gnu/lib$torch_pyver.so})"
+elif [ ! -f "$torch_classes/TorchClient.class" ] || [ ! -d .gpu/jdk-include ]; then
+  tcheck "client built" 1 "missing $torch_classes/TorchClient.class or .gpu/jdk-include (scripts/gpu-prepare.sh)"
+elif ! gcc -std=gnu11 -O2 -Wall -fPIC -shared -I.gpu/jdk-include -I.gpu/jdk-include/linux \
+    -o "$t/libtorchclient.so" scripts/gpu/torch/torch_jni.c -ldl -lpthread >>"$log" 2>&1; then
+  tcheck "client built" 1 "gcc failed on scripts/gpu/torch/torch_jni.c (see the log)"
+else
+  say "torch: venv $torch_venv ($torch_site), libpython $torch_libpython, PYTHONHOME $torch_pythonhome"
+  "$torch_py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tee -a "$log"
+
+  # 1. the embedding: Python from the Java main thread, from a second Java thread, then main again
+  trun probe none -- probe
+  rc=$?
+  p=$(grep -c '^TORCHCLIENT probe python=' "$t/probe.out")
+  tcheck "embedded CPython runs from two Java threads" $([ "$rc" -eq 0 ] && [ "$p" -eq 3 ]; echo $?) \
+    "exit status $rc, $p of 3 probe lines (see $t/probe.out)"
+
+  # 2. leaky: both communicators reported with the Java frame that entered the JNI library
+  trun leaky "report=$t/leaky.json" NCCL_DEBUG=WARN -- leaky
+  rc=$?
+  found=$(treport leaky "$t/leaky.json"); ok=$?
+  say "leaky: $(sed -n 's/^TORCHCLIENT \(torch=.*\) thread=.*/\1/p' "$t/leaky.out"), libraries $(sed -n 's/^TORCHCLIENT libraries: //p' "$t/leaky.out")"
+  say "leaky: $found"
+  tcheck "leaky: ncclCommInitRankConfig and ncclCommSplit reported, first frame TorchClient.runPython(Native Method)" \
+    $([ "$ok" -eq 0 ] && grep -q '^TORCHCLIENT done mode=leaky' "$t/leaky.out"; echo $?) "exit status $rc; $found$(terr leaky)"
+
+  # 3. clean: destroy_process_group() releases both, nothing reported
+  trun clean "report=$t/clean.json" NCCL_DEBUG=WARN -- clean
+  rc=$?
+  found=$(treport clean "$t/clean.json"); ok=$?
+  say "clean: $found"
+  tcheck "clean: no leak after destroy_process_group(), exit 0" $([ "$ok" -eq 0 ] && [ "$rc" -eq 0 ]; echo $?) \
+    "exit status $rc; $found$(terr clean)"
+
+  # 4. cleanup: the agent destroys both while ProcessGroupNCCL's watchdog still runs
+  trun cleanup "action=cleanup,report=$t/cleanup.json" NCCL_DEBUG=INFO -- leaky
+  rc=$?
+  found=$(treport cleanup "$t/cleanup.json"); ok=$?
+  d=$(grep -c 'Destroy COMPLETE' "$t/cleanup.out")
+  w=$(sed -n 's/^TORCHCLIENT threads at return: //p' "$t/cleanup.out")
+  say "cleanup: $found; NCCL Destroy COMPLETE lines $d; torch threads as the Java method returned: ${w:-none seen}"
+  tcheck "cleanup: both destroyed by the agent with the watchdog running, NCCL's Destroy COMPLETE, exit 0" \
+    $([ "$ok" -eq 0 ] && [ "$d" -ge 2 ] && [ "$rc" -eq 0 ]; echo $?) "exit status $rc, Destroy COMPLETE lines $d (want 2); $found$(terr cleanup)"
+
+  # 5. bench: interleaved rounds, which variant goes first flips every round
+  tsv=$t/bench.tsv
+  : >"$tsv"
+  say ""
+  say "### torch bench: ${TORCH_ROUNDS:-5} rounds x {without, with the agent}, ${TORCH_SMALL:-3000} x 1 KiB and ${TORCH_LARGE:-500} x 4 MiB all-reduces per JVM"
+  for round in $(seq 1 "${TORCH_ROUNDS:-5}"); do
+    order="without with"; [ $((round % 2)) -eq 0 ] && order="with without"
+    for variant in $order; do
+      opts=none; [ "$variant" = with ] && opts="report=$t/bench-$round.json"
+      BENCH=1 trun "bench-$round-$variant" "$opts" NCCL_DEBUG=WARN -- bench \
+        --small "${TORCH_SMALL:-3000}" --large "${TORCH_LARGE:-500}" --repeats "${TORCH_REPEATS:-3}"
+      rc=$?
+      lines=$(sed -n 's/^TORCHBENCH size=\([^ ]*\) .* us_per_op=\([0-9.]*\) repeats=\(.*\)/\1 \2 (\3)/p' "$t/bench-$round-$variant.out")
+      if [ "$rc" -ne 0 ] || [ -z "$lines" ]; then
+        say "round $round $variant: FAILED, exit status $rc$(terr "bench-$round-$variant") (output in the log)"
+        cat "$t/bench-$round-$variant.out" >>"$log"
+      else
+        say "round $round $variant: $(echo "$lines" | sed 's/\([^ ]*\) \([^ ]*\) /\1 \2 us\/op /' | paste -sd';' | sed 's/;/; /g')"
+        echo "$lines" | awk -v v="$variant" '{print v, $1, $2}' >>"$tsv"
+      fi
+    done
+  done
+  for size in 1KiB 4MiB; do
+    mw=$(tmedian without "$size" "$tsv"); mg=$(tmedian with "$size" "$tsv")
+    ratio=$(awk -v a="$mg" -v b="$mw" 'BEGIN {if (b > 0 && a > 0) printf "%.4f", a / b; else print "nan"}')
+    verdict=$(awk -v r="$ratio" 'BEGIN {if (r == "nan") print "no figure"; else if (r <= 1.03) print "within the budget"; else print "OVER the budget"}')
+    say "torch all-reduce $size, one rank: median us/op without the agent $mw, with $mg, ratio $ratio (budget <= 1.03x): $verdict"
+  done
+fi
+say ""
+say "torch: $torch_pass passed, $torch_fail failed (logs and reports under $t)"

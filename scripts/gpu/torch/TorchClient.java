@@ -1,0 +1,181 @@
+import java.util.Locale;
+
+/**
+ * A real NCCL client in a JVM for scripts/gpu/84-torch.sh (part "torch" of scripts/gpu-check.sh):
+ * PyTorch's ProcessGroupNCCL driven from Java through an embedded CPython (torch_jni.c), on the
+ * calling Java thread, so that the agent's native part sees libtorch's NCCL and CUDA calls with the
+ * Java frames that entered the JNI library ({@code TorchClient.runPython(Native Method)}).
+ *
+ * <pre>
+ * java -Djava.library.path=DIR TorchClient MODE --libpython PATH [--site DIR] [--small N] [--large N] [--repeats N]
+ * </pre>
+ * MODE: {@code probe} (Python without torch, from the main thread and from a second Java thread),
+ * {@code bench} (timed loops of all-reduces of 1 KiB and 4 MiB, then destroy_process_group()),
+ * {@code leaky} (returns without destroy_process_group()), {@code clean} (destroys it). Every torch
+ * mode makes the default group (ncclCommInitRankConfig, eager through device_id) and a sub-group
+ * new_group([0]) (ncclCommSplit), and all-reduces on both. PYTHONHOME must name the prefix of the
+ * libpython (e.g. /usr); --site adds a venv's site-packages to sys.path (site.addsitedir).
+ * Lines for the script: {@code TORCHCLIENT ...} and, for bench, {@code TORCHBENCH size=1KiB bytes=1024
+ * ops=3000 us_per_op=12.345}. Exit status 0, or 1 when the Python code raised (traceback on stderr).
+ * No package: compiled by scripts/gpu-prepare.sh into .gpu/torch.
+ */
+public final class TorchClient {
+    private TorchClient() {
+    }
+
+    /** torch_jni.c: loads libpython RTLD_GLOBAL, initialises it once, runs code as __main__. */
+    private static native int runPython(String libpython, String code);
+
+    private static final String TORCH = """
+            import os, socket, sys, threading, time
+            if SITE:
+                import site
+                site.addsitedir(SITE)
+            def _free_port():
+                with socket.socket() as s:
+                    s.bind(('127.0.0.1', 0))
+                    return s.getsockname()[1]
+            os.environ.setdefault('MASTER_ADDR', '127.0.0.1')
+            os.environ.setdefault('MASTER_PORT', str(_free_port()))
+            os.environ['RANK'] = '0'
+            os.environ['WORLD_SIZE'] = '1'
+            os.environ.setdefault('LOCAL_RANK', '0')
+            import torch
+            import torch.distributed as dist
+            print('TORCHCLIENT torch=%s cuda=%s nccl=%s python=%s thread=%s' % (torch.__version__, torch.version.cuda,
+                  '.'.join(map(str, torch.cuda.nccl.version())), sys.version.split()[0], threading.current_thread().name), flush=True)
+            dev = torch.device('cuda:0')
+            torch.cuda.set_device(dev)
+            # device_id: the default group's communicator made now (ncclCommInitRankConfig), and new_group split from it
+            dist.init_process_group('nccl', rank=0, world_size=1, device_id=dev)
+            sub = dist.new_group([0])
+            small = torch.ones(256, dtype=torch.float32, device=dev)
+            large = torch.ones(1 << 20, dtype=torch.float32, device=dev)
+            dist.all_reduce(small)
+            dist.all_reduce(small, group=sub)
+            dist.all_reduce(large)
+            torch.cuda.synchronize()
+            assert small[0].item() == 1.0 and large[-1].item() == 1.0, 'one-rank all-reduce changed the data'
+            print('TORCHCLIENT groups ready: default and new_group([0]), all-reduces checked', flush=True)
+            with open('/proc/self/maps') as f:
+                libs = sorted(set(l.split()[-1] for l in f if '/' in l
+                                  and os.path.basename(l.split()[-1]).startswith(('libnccl.so', 'libcudart.so'))))
+            print('TORCHCLIENT libraries: %s' % ' '.join(libs), flush=True)
+            if MODE == 'bench':
+                def timed(t, n):
+                    for _ in range(max(n // 10, 10)):
+                        dist.all_reduce(t)
+                    torch.cuda.synchronize()
+                    per_op = []
+                    for _ in range(REPEATS):
+                        t0 = time.perf_counter_ns()
+                        for _ in range(n):
+                            dist.all_reduce(t)
+                        torch.cuda.synchronize()
+                        per_op.append((time.perf_counter_ns() - t0) / n / 1000.0)
+                    per_op.sort()
+                    return per_op[len(per_op) // 2], per_op
+                for name, t, n in (('1KiB', small, SMALL), ('4MiB', large, LARGE)):
+                    us, all_us = timed(t, n)
+                    print('TORCHBENCH size=%s bytes=%d ops=%d us_per_op=%.3f repeats=%s' % (name, t.numel() * 4, n, us,
+                          ','.join('%.3f' % v for v in all_us)), flush=True)
+            if MODE in ('bench', 'clean'):
+                dist.destroy_process_group()
+                print('TORCHCLIENT destroy_process_group() returned', flush=True)
+            # the threads alive as the Java method returns (ProcessGroupNCCL's watchdog among them while a group lives)
+            names = []
+            for task in sorted(os.listdir('/proc/self/task')):
+                try:
+                    with open('/proc/self/task/%s/comm' % task) as f:
+                        names.append(f.read().strip())
+                except OSError:
+                    pass
+            names = sorted(set(n for n in names if n.startswith('pt_') or ('nccl' in n.lower() and 'ncclguard' not in n)))
+            print('TORCHCLIENT threads at return: %s' % ' '.join(names), flush=True)
+            print('TORCHCLIENT done mode=%s' % MODE, flush=True)
+            """;
+
+    private static final String PROBE = """
+            import sys, threading
+            print('TORCHCLIENT probe python=%s thread=%s prefix=%s sum=%d' % (sys.version.split()[0],
+                  threading.current_thread().name, sys.prefix, sum(range(1001))), flush=True)
+            """;
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 1) {
+            usage("no mode");
+        }
+        String mode = args[0];
+        String libpython = null;
+        String site = "";
+        int small = 3000;
+        int large = 500;
+        int repeats = 3;
+        for (int i = 1; i < args.length; i++) {
+            if (i + 1 >= args.length) {
+                usage("no value after " + args[i]);
+            }
+            switch (args[i]) {
+                case "--libpython" -> libpython = args[++i];
+                case "--site" -> site = args[++i];
+                case "--small" -> small = Integer.parseInt(args[++i]);
+                case "--large" -> large = Integer.parseInt(args[++i]);
+                case "--repeats" -> repeats = Integer.parseInt(args[++i]);
+                default -> usage("unknown option " + args[i]);
+            }
+        }
+        if (libpython == null) {
+            usage("no --libpython");
+        }
+        System.loadLibrary("torchclient");
+        int rc;
+        switch (mode) {
+            case "probe" -> rc = probe(libpython);
+            case "bench", "leaky", "clean" -> rc = torch(libpython, mode, site, small, large, repeats);
+            default -> {
+                usage("unknown mode " + mode);
+                return;
+            }
+        }
+        System.out.println("TORCHCLIENT java: " + mode + (rc == 0 ? " ran to its end" : " FAILED: the Python code raised"));
+        System.out.flush();
+        if (rc != 0) {
+            System.exit(1);
+        }
+    }
+
+    /** Python without torch, from the main thread, from a second Java thread, then main again. */
+    private static int probe(String libpython) throws InterruptedException {
+        int[] rc = new int[3];
+        rc[0] = runPython(libpython, PROBE);
+        Thread other = new Thread(() -> rc[1] = runPython(libpython, PROBE), "torch-client-2");
+        other.start();
+        other.join();
+        rc[2] = runPython(libpython, PROBE);
+        return rc[0] | rc[1] | rc[2];
+    }
+
+    private static int torch(String libpython, String mode, String site, int small, int large, int repeats) {
+        String header = String.format(Locale.ROOT, "MODE = %s\nSITE = %s\nSMALL = %d\nLARGE = %d\nREPEATS = %d\n",
+                pyString(mode), pyString(site), small, large, repeats);
+        return runPython(libpython, header + TORCH);
+    }
+
+    /** A Python string literal of s. */
+    private static String pyString(String s) {
+        StringBuilder b = new StringBuilder("'");
+        for (char c : s.toCharArray()) {
+            if (c == '\\' || c == '\'') {
+                b.append('\\');
+            }
+            b.append(c);
+        }
+        return b.append('\'').toString();
+    }
+
+    private static void usage(String why) {
+        System.err.println("TorchClient: " + why + "\nusage: java -Djava.library.path=DIR TorchClient probe|bench|leaky|clean"
+                + " --libpython PATH [--site DIR] [--small N] [--large N] [--repeats N]");
+        System.exit(2);
+    }
+}
