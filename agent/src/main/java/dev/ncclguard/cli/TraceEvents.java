@@ -118,12 +118,17 @@ final class TraceEvents {
             while (lane < ends.size() && ends.get(lane).isAfter(s.from)) {
                 lane++;
             }
-            if (lane == ends.size()) {
+            if (lane < ends.size()) {
+                ends.set(lane, s.to);
+            } else if (lane < LANES_PER_RANK) {
                 ends.add(s.to);
             } else {
-                ends.set(lane, s.to);
+                // every track busy: the last one takes the rest (a scan of a few, not of every slice before)
+                lane = LANES_PER_RANK - 1;
+                if (s.to.isAfter(ends.get(lane))) {
+                    ends.set(lane, s.to);
+                }
             }
-            lane = Math.min(lane, LANES_PER_RANK - 1);
             int tid = base + lane;
             if (named.putIfAbsent(tid, true) == null) {
                 String name = (rank == null ? "rank ?" : "rank " + rank) + (lane > 0 ? " (" + (lane + 1) + ")" : "");
