@@ -1,5 +1,6 @@
 package dev.ncclguard.agent;
 
+import dev.ncclguard.log.OneLine;
 import dev.ncclguard.bootstrap.Hooks;
 import dev.ncclguard.bootstrap.Live;
 import dev.ncclguard.bridge.attach.LoadedNatives;
@@ -50,7 +51,7 @@ public final class Installer {
         } catch (IllegalArgumentException e) {
             if (premain) {
                 // like a bad -XX flag: one line, and the JVM does not start
-                System.err.println(e.getMessage());
+                System.err.println(OneLine.of(e.getMessage()));
                 System.exit(1);
             }
             throw e;

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.log.OneLine;
 import dev.ncclguard.config.Options;
 import dev.ncclguard.config.OptionsException;
 import dev.ncclguard.control.AttachEntry;
@@ -39,7 +40,7 @@ final class AttachCommand implements Callable<Integer> {
                 // a running agent keeps the values of keys not given, so only the given ones are checked
                 Options.parse(options, running ? Map.of() : target.optionProperties(), Map.of());
             } catch (OptionsException e) {
-                io.err().println(e.getMessage());
+                io.err().println(OneLine.of(e.getMessage()));
                 return Cli.USAGE;
             }
             String note = target.dynamicLoadingNote();

@@ -1,5 +1,6 @@
 package dev.ncclguard.cli;
 
+import dev.ncclguard.log.OneLine;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -131,10 +132,10 @@ public final class Cli {
         boolean top = line.getParent() == null;
         if (top && e instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()
                 && !u.getUnmatched().get(0).startsWith("-")) {
-            err.println("ncclguard: unknown command '" + u.getUnmatched().get(0) + "' (commands: "
+            err.println("ncclguard: unknown command '" + OneLine.of(u.getUnmatched().get(0)) + "' (commands: "
                     + String.join(", ", commands(line)) + "); see --help");
         } else {
-            err.println((top ? "ncclguard: " : "ncclguard " + name + ": ") + e.getMessage()
+            err.println((top ? "ncclguard: " : "ncclguard " + name + ": ") + OneLine.of(e.getMessage())
                     + "; see 'java -jar ncclguard-agent.jar " + (top ? "" : name + " ") + "--help'");
         }
         err.flush();
@@ -151,12 +152,12 @@ public final class Cli {
     private static int failure(Exception e, CommandLine line, Io io) {
         String name = line.getCommandName();
         if (e instanceof CommandException.Line l) {
-            io.err().println(l.getMessage());
+            io.err().println(OneLine.of(l.getMessage()));
         } else if (e instanceof CommandException c) {
-            io.err().println("ncclguard " + name + ": " + c.getMessage());
+            io.err().println("ncclguard " + name + ": " + OneLine.of(c.getMessage()));
         } else {
             String why = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
-            io.err().println("ncclguard " + name + ": failed: " + why.lines().findFirst().orElse(why));
+            io.err().println("ncclguard " + name + ": failed: " + OneLine.of(why));
         }
         io.err().flush();
         return USAGE;

@@ -55,14 +55,11 @@ final class HtmlTimeline {
     }
 
     private void page(List<Inputs.Failure> failures, MergeCommand.Verdict verdict) throws IOException {
-        List<Job.Communicator> attention = new ArrayList<>();
-        List<Job.Communicator> released = new ArrayList<>();
-        for (Job.Communicator c : job.communicators()) {
-            (c.isLeaked() || !c.missing().isEmpty() ? attention : released).add(c);
-        }
-        attention.sort((a, b) -> Boolean.compare(!a.isLeaked(), !b.isLeaked())); // leaked first, stable
+        Job.Shown shown = job.shown();
+        List<Job.Communicator> attention = shown.attention();
+        List<Job.Communicator> released = shown.released();
         h.write("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ncclguard: ");
-        h.write(esc(Words.count(job.communicators().size(), "communicator", "communicators") + " of "
+        h.write(esc(Words.count(job.communicatorCount(), "communicator", "communicators") + " of "
                 + Words.count(job.processes().size(), "report", "reports")));
         h.write("</title>\n<style>\n");
         h.write(css());
@@ -77,16 +74,18 @@ final class HtmlTimeline {
             h.write("<p class=\"note\">" + esc(note) + "</p>\n");
         }
         legend();
-        index(attention, released);
+        index(attention, released, shown);
         for (Job.Communicator c : attention) {
             communicator(c, true);
         }
         if (!released.isEmpty()) {
-            h.write("<h2 id=\"released\">Released by every rank (" + released.size() + ")</h2>\n");
+            h.write("<h2 id=\"released\">Released by every rank (" + (shown.groups().isEmpty() ? released.size()
+                    : "the first " + released.size()) + ")</h2>\n");
             for (Job.Communicator c : released) {
                 communicator(c, false);
             }
         }
+        groups(shown);
         others();
         h.write("</body>\n</html>\n");
     }
@@ -99,9 +98,9 @@ final class HtmlTimeline {
         if (verdict.leakedComms() == 0) {
             s.append("Every communicator released by every rank")
                     .append(verdict.missingRanks().isEmpty() ? "" : " that wrote a report").append(" (")
-                    .append(Words.count(job.communicators().size(), "communicator", "communicators")).append(")");
+                    .append(Words.count(job.communicatorCount(), "communicator", "communicators")).append(")");
         } else {
-            s.append(verdict.leakedComms()).append(" of ").append(job.communicators().size())
+            s.append(Words.thousands(verdict.leakedComms())).append(" of ").append(Words.thousands(job.communicatorCount()))
                     .append(" communicators not released by every rank");
         }
         if (!verdict.missingRanks().isEmpty()) {
@@ -143,8 +142,16 @@ final class HtmlTimeline {
                 + "<span class=\"sw mark-sw\"></span>events or streams created there and left behind</p>\n");
     }
 
-    private void index(List<Job.Communicator> attention, List<Job.Communicator> released) throws IOException {
+    private void index(List<Job.Communicator> attention, List<Job.Communicator> released, Job.Shown shown)
+            throws IOException {
         h.write("<nav id=\"index\">\n<h2>Communicators</h2>\n");
+        if (!shown.groups().isEmpty()) {
+            h.write("<p class=\"grouped-note\">" + esc(Words.thousands(job.communicatorCount()) + " communicators: the"
+                    + " first " + attention.size() + " that need a look and the first " + released.size()
+                    + " released are shown one by one; ") + "<a href=\"#groups\">" + esc("the other "
+                    + Words.thousands(shown.grouped()) + " in " + Words.thousands(shown.groups().size())
+                    + " groups of alike ones") + "</a>" + esc(" (merge --json lists every one).") + "</p>\n");
+        }
         if (!attention.isEmpty()) {
             h.write("<ol class=\"attention\">\n");
             for (Job.Communicator c : attention) {
@@ -163,6 +170,37 @@ final class HtmlTimeline {
         }
         h.write("</nav>\n");
     }
+
+    /** Groups of alike communicators not shown one by one: a row each, at most {@link #GROUP_ROWS}. */
+    private void groups(Job.Shown shown) throws IOException {
+        if (shown.groups().isEmpty()) {
+            return;
+        }
+        h.write("<section class=\"groups\" id=\"groups\">\n<h2>" + esc(Words.thousands(shown.grouped())
+                + " more communicators, alike ones a row") + "</h2>\n<table>\n<tr><th>communicators</th><th>state</th>"
+                + "<th>api</th><th>ranks</th><th>created at</th><th>for example</th></tr>\n");
+        int n = 0;
+        for (Job.Group g : shown.groups()) {
+            if (n++ == GROUP_ROWS) {
+                h.write("<tr class=\"more\"><td colspan=\"6\">" + esc("... and " + Words.thousands(shown.groups().size()
+                        - GROUP_ROWS) + " more groups (merge --json lists every communicator)") + "</td></tr>\n");
+                break;
+            }
+            String state = g.state.equals("leaked") ? "not released by every rank: " + Words.thousands(g.leakedRanks)
+                    + (g.leakedRanks == 1 ? " rank's part" : " ranks' parts") + " left alive"
+                    : g.state.equals("missing") ? Words.thousands(g.missingRanks) + " ranks without a report"
+                    : g.state.equals("others") ? "more kinds than " + Words.thousands(Job.MAX_GROUPS) + " groups"
+                    : "released by every rank";
+            h.write("<tr class=\"" + esc(g.state) + "\" data-state=\"" + esc(g.state) + "\" data-count=\"" + g.count
+                    + "\"><td>" + Words.thousands(g.count) + "</td><td>" + esc(state) + "</td><td>" + esc(g.api)
+                    + "</td><td>" + (g.nranks != null ? g.nranks : "") + "</td><td class=\"frame\"><code>" + esc(g.site)
+                    + "</code></td><td><code>" + esc(g.example) + "</code></td></tr>\n");
+        }
+        h.write("</table>\n</section>\n");
+    }
+
+    /** Rows of the groups' table: a page stays a few megabytes whatever the job. */
+    static final int GROUP_ROWS = 1_000;
 
     private static String verdict(Job.Communicator c) {
         StringBuilder v = new StringBuilder();
@@ -338,7 +376,7 @@ final class HtmlTimeline {
                     + "</td><td><code>" + esc(e.handle()) + "</code></td><td>" + esc(Words.offset(t0, e.createdAt()))
                     + "</td><td>" + esc(Words.offset(t0, p.end())) + "</td><td>" + esc(how(p))
                     + "</td><td class=\"frame\">");
-            List<String> stack = p.leak() != null ? p.leak().stack() : List.of();
+            List<String> stack = p.stack() != null ? p.stack() : List.of();
             if (!stack.isEmpty()) {
                 h.write("<details class=\"stack\"><summary><code>" + esc(stack.get(0)) + "</code>"
                         + (stack.size() > 1 ? " (" + stack.size() + " frames)" : "") + "</summary><pre>");
@@ -449,7 +487,8 @@ final class HtmlTimeline {
                 + ".missing-sw{background:" + MISSING_COLOR + "}.exit-sw{border-left:2px dashed #555;width:0}"
                 + ".mark-sw{background:#6a1b9a;width:3px}\n"
                 + "nav ol{margin:4px 0;padding-left:24px}nav li.leaked a{color:" + LEAKED_COLOR + ";font-weight:700}\n"
-                + "code{font-size:12px}.bad{color:" + LEAKED_COLOR + "}\n";
+                + "code{font-size:12px}.bad{color:" + LEAKED_COLOR + "}\n"
+                + "section.groups tr.leaked td{color:" + LEAKED_COLOR + "}.grouped-note{font-weight:600}\n";
     }
 
     /** Text and attribute values: every character that HTML gives a meaning escaped. */

@@ -52,22 +52,23 @@ final class MergeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         List<Inputs.Named> named = Inputs.reports(reports);
         List<Inputs.Failure> failures = new ArrayList<>();
-        List<Job.Read> reads = new ArrayList<>();
+        Job.Builder reading = new Job.Builder();
         for (Inputs.Named n : named) {
             if (n.failure() != null) {
                 failures.add(n.failure());
                 continue;
             }
             for (Path file : n.files()) {
-                Job.Input kept = new Job.Input();
+                Job.Input kept = reading.input();
                 try {
-                    reads.add(new Job.Read(ReportFile.read(file, kept), kept));
+                    reading.add(ReportFile.read(file, kept), kept);
                 } catch (ReportFile.BadReportException e) {
+                    reading.discard(kept);
                     failures.add(new Inputs.Failure(file.toString(), e.getMessage()));
                 }
             }
         }
-        Job job = Job.of(reads);
+        Job job = reading.build();
         Verdict verdict = new Verdict(job, failures, allowMissingRanks);
         print(job, failures, verdict, io.out());
         if (html != null) {
@@ -85,12 +86,14 @@ final class MergeCommand implements Callable<Integer> {
         return verdict.failed() ? Cli.FAILED : Cli.OK;
     }
 
+    /** Communicators named in the verdict's line; the rest are counted. */
+    static final int NAMED_IN_VERDICT = 20;
+
     /** What the merge concludes, in one place for the text, the page and the JSON. */
     record Verdict(boolean nothingRead, long leakedComms, boolean anyLeak, List<Job.Communicator> missingRanks,
             boolean missingAllowed, int unreadable, String line) {
         Verdict(Job job, List<Inputs.Failure> failures, boolean allowMissing) {
-            this(job.processes().isEmpty(), job.communicators().stream().filter(Job.Communicator::isLeaked).count(),
-                    job.anyLeak(), job.missingRanks(), allowMissing, failures.size(), line(job, failures, allowMissing));
+            this(job.processes().isEmpty(), job.leakedCount(), job.anyLeak(), job.missingRanks(), allowMissing, failures.size(), line(job, failures, allowMissing));
         }
 
         boolean failed() {
@@ -104,13 +107,15 @@ final class MergeCommand implements Callable<Integer> {
             }
             List<String> parts = new ArrayList<>();
             List<String> culprits = new ArrayList<>();
-            long leaked = 0;
-            for (Job.Communicator c : job.communicators()) {
+            long leaked = job.leakedCount();
+            for (Job.Communicator c : leaked == 0 ? List.<Job.Communicator>of() : job.communicators()) {
+                if (culprits.size() >= NAMED_IN_VERDICT) {
+                    break;
+                }
                 List<Job.Part> l = c.leaked();
                 if (l.isEmpty()) {
                     continue;
                 }
-                leaked++;
                 if (!c.released().isEmpty()) {
                     for (Job.Part p : l) {
                         culprits.add(Job.who(p) + " for " + OneLine.of(c.name()));
@@ -124,13 +129,17 @@ final class MergeCommand implements Callable<Integer> {
                 parts.add(missing.isEmpty() ? "every communicator released by every rank"
                         : "every communicator released by every rank that wrote a report");
             } else {
-                parts.add(leaked + " of " + job.communicators().size() + " communicators not released by every rank: "
-                        + String.join("; ", culprits));
+                parts.add(Words.thousands(leaked) + " of " + Words.thousands(job.communicatorCount())
+                        + " communicators not released by every rank: " + String.join("; ", culprits)
+                        + (leaked > NAMED_IN_VERDICT ? "; and " + Words.thousands(leaked - culprits.size()) + " more" : ""));
             }
             if (!missing.isEmpty()) {
                 List<String> which = new ArrayList<>();
-                for (Job.Communicator c : missing) {
+                for (Job.Communicator c : missing.subList(0, Math.min(NAMED_IN_VERDICT, missing.size()))) {
                     which.add(OneLine.of(c.name()) + " (rank " + Job.ints(c.missing()) + ")");
+                }
+                if (missing.size() > NAMED_IN_VERDICT) {
+                    which.add("and " + Words.thousands(missing.size() - NAMED_IN_VERDICT) + " more");
                 }
                 parts.add(Words.count(missing.size(), "communicator names", "communicators name")
                         + " ranks without a report" + (allowMissing ? " (allowed by --allow-missing-ranks)" : "")
@@ -148,7 +157,7 @@ final class MergeCommand implements Callable<Integer> {
         long processes = job.processes().stream().map(Job.Process::name).distinct().count();
         out.println("ncclguard merge: " + Words.count(job.processes().size(), "report", "reports") + " from "
                 + Words.count(processes, "process", "processes") + ", "
-                + Words.count(job.communicators().size(), "communicator", "communicators") + "; times from "
+                + Words.count(job.communicatorCount(), "communicator", "communicators") + "; times from "
                 + t0 + " (the earliest agent start)");
         for (String note : job.notes()) {
             out.println("note: " + OneLine.of(note));
@@ -156,7 +165,10 @@ final class MergeCommand implements Callable<Integer> {
         for (Inputs.Failure f : failures) {
             out.println("BAD   " + f.name() + ": " + OneLine.of(f.why()));
         }
-        for (Job.Communicator c : job.communicators()) {
+        Job.Shown shown = job.shown();
+        List<Job.Communicator> listed = job.communicatorCount() <= Job.SHOWN_ALL ? job.communicators()
+                : concat(shown.attention(), shown.released());
+        for (Job.Communicator c : listed) {
             out.println();
             out.println("communicator " + OneLine.of(c.name()) + ": " + OneLine.of(c.api())
                     + (c.nranks() != null ? ", " + Words.count(c.nranks(), "rank", "ranks") : "") + "; " + verdict(c));
@@ -184,6 +196,19 @@ final class MergeCommand implements Callable<Integer> {
                 out.println("  => no rank released it");
             }
         }
+        if (!shown.groups().isEmpty()) {
+            out.println();
+            out.println(Words.thousands(shown.grouped()) + " more communicators, alike ones a line (--json lists"
+                    + " every one):");
+            int n = 0;
+            for (Job.Group g : shown.groups()) {
+                if (n++ == GROUPS_PRINTED) {
+                    out.println("  ... and " + Words.thousands(shown.groups().size() - GROUPS_PRINTED) + " more groups");
+                    break;
+                }
+                out.println("  " + OneLine.of(g.line()));
+            }
+        }
         List<String> others = new ArrayList<>();
         for (Job.Process p : job.processes()) {
             if (p.events() + p.streams() > 0) {
@@ -198,6 +223,15 @@ final class MergeCommand implements Callable<Integer> {
         }
         out.println();
         out.println("ncclguard merge: " + verdict.line());
+    }
+
+    /** Groups of alike communicators printed; the page lists more. */
+    static final int GROUPS_PRINTED = 50;
+
+    private static <T> List<T> concat(List<T> a, List<T> b) {
+        List<T> out = new ArrayList<>(a);
+        out.addAll(b);
+        return out;
     }
 
     private static String verdict(Job.Communicator c) {
@@ -232,8 +266,8 @@ final class MergeCommand implements Callable<Integer> {
             if (c.cleanup() != null && !c.cleanup().equals("none")) {
                 out.append(", cleanup ").append(OneLine.of(c.cleanup()));
             }
-            if (p.leak() != null && p.leak().topFrame() != null) {
-                out.append(", created at ").append(OneLine.of(p.leak().topFrame()));
+            if (p.stack() != null && !p.stack().isEmpty()) {
+                out.append(", created at ").append(OneLine.of(p.stack().get(0)));
             }
         }
         return out.toString();

@@ -26,7 +26,7 @@ final class MergeJson {
         w.name("verdict").beginObject();
         w.name("failed").bool(verdict.failed());
         w.name("line").string(verdict.line());
-        w.name("communicators").number(job.communicators().size());
+        w.name("communicators").number(job.communicatorCount());
         w.name("leakedCommunicators").number(verdict.leakedComms());
         w.name("anyLeak").bool(verdict.anyLeak());
         w.name("communicatorsMissingRanks").number(verdict.missingRanks().size());
@@ -116,7 +116,7 @@ final class MergeJson {
         w.name("suppressed").bool(e.suppressed());
         w.name("cleanup").string(e.cleanup());
         w.name("exitAt").string(time(part.report().writtenAt()));
-        w.name("stack").value(part.leak() != null ? part.leak().stack() : List.of());
+        w.name("stack").value(part.stack() != null ? part.stack() : List.of());
         w.endObject();
     }
 

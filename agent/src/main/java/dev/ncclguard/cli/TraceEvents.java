@@ -45,24 +45,26 @@ final class TraceEvents {
         w.name("traceEvents").beginArray();
 
         Map<Job.Process, Integer> pids = tracePids(job.processes());
-        Map<Job.Process, List<Slice>> byProcess = new LinkedHashMap<>();
-        job.processes().forEach(p -> byProcess.put(p, new ArrayList<>()));
-        List<Slice> missing = new ArrayList<>();
-        for (Job.Communicator c : job.communicators()) {
-            for (Job.Part part : c.parts()) {
-                byProcess.get(part.process()).add(new Slice(c, part, null, part.comm().createdAt(), part.end()));
-            }
-            for (int rank : c.missing()) {
-                missing.add(new Slice(c, null, rank, c.createdAt(), c.endedAt()));
-            }
-        }
+        List<List<Job.Placed>> byProcess = job.partsByProcess();
         int sort = 0;
-        for (Map.Entry<Job.Process, List<Slice>> e : byProcess.entrySet()) {
-            Job.Process p = e.getKey();
+        for (int i = 0; i < job.processes().size(); i++) {
+            Job.Process p = job.processes().get(i);
             int pid = pids.get(p);
             metadata(w, "process_name", pid, null, "name", p.name() + " (" + p.report().path().getFileName() + ")");
             metadata(w, "process_sort_index", pid, null, "sort_index", sort++);
-            tracks(w, pid, e.getValue(), t0);
+            List<Job.Placed> placed = byProcess.get(i);
+            tracks(w, pid, new java.util.AbstractList<Slice>() {
+                @Override
+                public Slice get(int k) {
+                    Job.Placed x = placed.get(k);
+                    return new Slice(x.comm(), x.part(), null, x.part().comm().createdAt(), x.part().end());
+                }
+
+                @Override
+                public int size() {
+                    return placed.size();
+                }
+            }, t0);
             w.element().beginObject().name("name").string("exit (report written)").name("cat").string("process")
                     .name("ph").string("i").name("s").string("p").name("ts").number(micros(t0, p.report().writtenAt()))
                     .name("pid").number(pid).name("tid").number(0)
@@ -70,7 +72,12 @@ final class TraceEvents {
                     .name("pendingEvents").number(p.events()).name("unsyncedStreams").number(p.streams())
                     .endObject().endObject();
         }
-        if (!missing.isEmpty()) {
+        // communicators by creation: their missing ranks' slices come in the order tracks wants
+        List<Job.Communicator> missingAny = job.missingAny();
+        Iterable<Slice> missing = () -> missingAny.stream()
+                .flatMap(c -> c.missing().stream().map(rank -> new Slice(c, null, rank, c.createdAt(), c.endedAt())))
+                .iterator();
+        if (!missingAny.isEmpty()) {
             int pid = pids.size() + 1_000_000;
             metadata(w, "process_name", pid, null, "name", "ranks without a report");
             metadata(w, "process_sort_index", pid, null, "sort_index", sort);
@@ -96,9 +103,11 @@ final class TraceEvents {
         return out;
     }
 
-    /** One track per rank (more when its communicators overlap without nesting), and the slices on them. */
-    private static void tracks(JsonOut w, int pid, List<Slice> slices, Instant t0) throws IOException {
-        slices.sort(Comparator.comparing(Slice::from));
+    /**
+     * One track per rank (more when its communicators overlap without nesting), and the slices on
+     * them; the slices come by their start.
+     */
+    private static void tracks(JsonOut w, int pid, Iterable<Slice> slices, Instant t0) throws IOException {
         Map<Integer, List<Instant>> laneEnds = new HashMap<>();
         Map<Integer, Boolean> named = new HashMap<>();
         for (Slice s : slices) {
@@ -109,12 +118,17 @@ final class TraceEvents {
             while (lane < ends.size() && ends.get(lane).isAfter(s.from)) {
                 lane++;
             }
-            if (lane == ends.size()) {
+            if (lane < ends.size()) {
+                ends.set(lane, s.to);
+            } else if (lane < LANES_PER_RANK) {
                 ends.add(s.to);
             } else {
-                ends.set(lane, s.to);
+                // every track busy: the last one takes the rest (a scan of a few, not of every slice before)
+                lane = LANES_PER_RANK - 1;
+                if (s.to.isAfter(ends.get(lane))) {
+                    ends.set(lane, s.to);
+                }
             }
-            lane = Math.min(lane, LANES_PER_RANK - 1);
             int tid = base + lane;
             if (named.putIfAbsent(tid, true) == null) {
                 String name = (rank == null ? "rank ?" : "rank " + rank) + (lane > 0 ? " (" + (lane + 1) + ")" : "");
@@ -171,8 +185,8 @@ final class TraceEvents {
             if (e.suppressed()) {
                 w.name("suppressed").bool(true);
             }
-            if (s.part.leak() != null) {
-                w.name("stack").value(s.part.leak().stack());
+            if (s.part.stack() != null) {
+                w.name("stack").value(s.part.stack());
             }
         }
         w.endObject();

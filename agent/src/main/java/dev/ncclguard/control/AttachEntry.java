@@ -1,5 +1,6 @@
 package dev.ncclguard.control;
 
+import dev.ncclguard.log.OneLine;
 import dev.ncclguard.config.Options;
 import dev.ncclguard.config.OptionsException;
 import dev.ncclguard.config.OutputTargets;
@@ -142,6 +143,6 @@ public final class AttachEntry {
     }
 
     private static String failed(String line) {
-        return FAILED + "\n" + line;
+        return FAILED + "\n" + OneLine.of(line); // the reply is lines: its one line stays one
     }
 }

@@ -21,6 +21,11 @@ public final class JsonReader {
     /** Strings up to this length are looked up among those seen before (a direct-mapped table). */
     private static final int MAX_INTERNED_LENGTH = 96;
     private static final int INTERNED = 4096;
+    /**
+     * The longest string read, in characters: a frame, a note or a host never comes near it, and a
+     * longer one (a corrupt or foreign file) is a fault at its start, before it fills the heap.
+     */
+    public static final int MAX_STRING = 1 << 20;
 
     private static final int VALUE = 0;
     private static final int FIRST_IN_ARRAY = 1;
@@ -375,8 +380,14 @@ public final class JsonReader {
 
     /** After the opening quote: the string's text, escapes decoded, UTF-8 checked. */
     private String string() throws IOException, ParseException {
+        long startLine = tokenLine;
+        long startColumn = tokenColumn;
         int n = 0;
         while (true) {
+            if (n > MAX_STRING) {
+                throw new ParseException("a string longer than " + String.format(java.util.Locale.ROOT, "%,d", MAX_STRING)
+                        + " characters (1 MiB), longer than any the agent writes", startLine, startColumn, false);
+            }
             if (pos == lim && !fill()) {
                 mark();
                 throw error("unexpected end of input inside a string", true);
@@ -385,7 +396,8 @@ public final class JsonReader {
             int p = pos;
             int end = lim;
             byte[] b = buf;
-            while (p < end) {
+            int stop = Math.min(end, p + MAX_STRING + 1 - n);
+            while (p < stop) {
                 byte x = b[p];
                 if (x < 0x20 || x == '"' || x == '\\') {
                     break; // negative bytes (non-ASCII) too
@@ -397,7 +409,7 @@ public final class JsonReader {
                 p++;
             }
             pos = p;
-            if (p == end) {
+            if (p == stop) {
                 continue;
             }
             int c = b[p] & 0xff;

@@ -20,7 +20,9 @@ import java.util.Random;
  * The inputs docs/performance.md measures the CLI on, made the same way each time (fixed seeds):
  * {@code log FILE MB} a job's log of NCCL INFO and WARN lines of 8 processes mixed with the
  * application's own; {@code report FILE LEAKS} a report of that many pending events made at one
- * place, written by the agent's own writer. Run with the test classpath:
+ * place, written by the agent's own writer; {@code comms FILE N} a report of N leaked
+ * communicators (a leak entry and a communicators entry each, some 560 bytes), written byte by
+ * byte in seconds. Run with the test classpath:
  * {@code java -cp agent/target/test-classes:agent/target/classes dev.ncclguard.cli.BenchInputs log /tmp/job.log 150}.
  */
 public final class BenchInputs {
@@ -33,7 +35,8 @@ public final class BenchInputs {
         switch (args[0]) {
             case "log" -> log(file, n << 20);
             case "report" -> report(file, (int) n);
-            default -> throw new IllegalArgumentException("log FILE MB | report FILE LEAKS");
+            case "comms" -> comms(file, n, null);
+            default -> throw new IllegalArgumentException("log FILE MB | report FILE LEAKS | comms FILE COMMUNICATORS");
         }
     }
 
@@ -115,6 +118,86 @@ public final class BenchInputs {
                 .communicators(0, 0).leaks(views).build();
         try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 20)) {
             JsonReportWriter.write(report, out);
+        }
+    }
+
+    /**
+     * A report of {@code n} communicators of one process, each leaked (its leak entry and its
+     * communicators entry), created a millisecond apart at one of 4 places; {@code bigString}, when
+     * not null, is one more leak's thread name. Written byte by byte: a million take seconds.
+     */
+    public static void comms(Path file, long n, String bigString) throws Exception {
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 20)) {
+            StringBuilder b = new StringBuilder(1 << 16);
+            b.append("{\n  \"schema\": \"ncclguard-report/1\",\n  \"agentVersion\": \"bench\",\n  \"pid\": 4242,\n")
+                    .append("  \"host\": \"gpu-01\",\n  \"action\": \"report\",\n")
+                    .append("  \"startedAt\": \"2026-01-01T00:00:00Z\",\n  \"writtenAt\": \"2026-01-02T00:00:00Z\",\n")
+                    .append("  \"summary\": {\"commsCreated\": ").append(n).append(", \"commsReleased\": 0, \"leakedComms\": ")
+                    .append(n).append(", \"pendingEvents\": 0, \"unsyncedStreams\": 0, \"cleaned\": 0, \"cleanupFailed\": 0},\n")
+                    .append("  \"leaks\": [");
+            for (long i = 0; i < n; i++) {
+                b.append(i == 0 ? "\n    " : ",\n    ").append("{\"kind\": \"comm\", \"handle\": \"0x")
+                        .append(Long.toHexString(0x7f0000000000L + i * 0x40)).append("\", \"api\": \"ncclCommInitRank\", ")
+                        .append("\"bridge\": \"jna-interface\", \"thread\": \"");
+                if (i == 0 && bigString != null) {
+                    b.append(bigString);
+                } else {
+                    b.append("main");
+                }
+                b.append("\", \"createdAt\": \"");
+                time(b, i);
+                b.append("\", \"stack\": [\"com.example.Trainer.init").append(i % 4).append("(Trainer.java:60)\", ")
+                        .append("\"com.example.Trainer.main(Trainer.java:12)\"], \"details\": {\"rank\": 0, \"nranks\": 1, ")
+                        .append("\"device\": 0, \"commId\": \"");
+                commId(b, i);
+                b.append("\"}, \"cleanup\": \"none\"}");
+                flush(out, b);
+            }
+            b.append("\n  ],\n  \"communicators\": [");
+            for (long i = 0; i < n; i++) {
+                b.append(i == 0 ? "\n    " : ",\n    ").append("{\"commId\": \"");
+                commId(b, i);
+                b.append("\", \"rank\": 0, \"nranks\": 1, \"device\": 0, \"handle\": \"0x")
+                        .append(Long.toHexString(0x7f0000000000L + i * 0x40)).append("\", \"api\": \"ncclCommInitRank\", ")
+                        .append("\"thread\": \"main\", \"createdAt\": \"");
+                time(b, i);
+                b.append("\", \"releasedAt\": null, \"releasedBy\": null, \"leaked\": true}");
+                flush(out, b);
+            }
+            b.append("\n  ]\n}\n");
+            flush(out, b);
+            out.write(b.toString().getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private static void commId(StringBuilder b, long i) {
+        String hex = Long.toHexString(0xc0ffee0000000000L + i);
+        b.append(hex);
+    }
+
+    /** 2026-01-01T00:00:01.000Z plus i ms, without a formatter. */
+    private static void time(StringBuilder b, long i) {
+        long ms = 1000 + i;
+        long s = ms / 1000;
+        b.append("2026-01-01T");
+        two(b, s / 3600 % 24);
+        b.append(':');
+        two(b, s / 60 % 60);
+        b.append(':');
+        two(b, s % 60);
+        b.append('.');
+        long f = ms % 1000;
+        b.append((char) ('0' + f / 100)).append((char) ('0' + f / 10 % 10)).append((char) ('0' + f % 10)).append('Z');
+    }
+
+    private static void two(StringBuilder b, long v) {
+        b.append((char) ('0' + v / 10)).append((char) ('0' + v % 10));
+    }
+
+    private static void flush(OutputStream out, StringBuilder b) throws Exception {
+        if (b.length() > 1 << 15) {
+            out.write(b.toString().getBytes(StandardCharsets.UTF_8));
+            b.setLength(0);
         }
     }
 }

@@ -104,4 +104,52 @@ class JsonTest {
         Json.ParseException e = assertThrows(Json.ParseException.class, () -> Json.parse(deep));
         assertTrue(e.getMessage().startsWith("nested deeper than 256"), e.getMessage());
     }
+
+    @Test
+    void aStringOfTheLimitIsReadWhole() throws Exception {
+        String limit = "x".repeat(JsonReader.MAX_STRING);
+        assertEquals(limit, Json.parse("\"" + limit + "\""));
+    }
+
+    @Test
+    void aStringPastTheLimitIsAFaultAtItsStartBeforeItIsRead() throws Exception {
+        // fed from a stream that never ends: the reader must stop at the limit, not buffer the rest
+        java.io.InputStream endless = new java.io.InputStream() {
+            private long served;
+
+            @Override
+            public int read() {
+                return served++ == 0 ? '[' : served == 2 ? ' ' : served == 3 ? '"' : 'a';
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                for (int i = 0; i < len; i++) {
+                    b[off + i] = (byte) read();
+                }
+                return len;
+            }
+        };
+        JsonReader r = new JsonReader(endless);
+        assertEquals(JsonReader.Token.BEGIN_ARRAY, r.next());
+        Json.ParseException e = assertThrows(Json.ParseException.class, r::next);
+        assertEquals("a string longer than 1,048,576 characters (1 MiB), longer than any the agent writes"
+                + " at line 1, column 3", e.getMessage());
+        assertFalse(e.truncated);
+    }
+
+    @Test
+    void aKeyPastTheLimitIsAFaultToo() {
+        String key = "k".repeat(JsonReader.MAX_STRING + 1);
+        Json.ParseException e = assertThrows(Json.ParseException.class,
+                () -> Json.parse("{\"" + key + "\": 1}"));
+        assertTrue(e.getMessage().startsWith("a string longer than"), e.getMessage());
+        assertEquals(2, e.column);
+    }
+
+    @Test
+    void escapesCountTowardsTheLimit() {
+        String s = "\\n".repeat(JsonReader.MAX_STRING / 2 + 1) + "\\u00e9".repeat(JsonReader.MAX_STRING / 2);
+        assertThrows(Json.ParseException.class, () -> Json.parse("\"" + s + "\""));
+    }
 }
