@@ -1,7 +1,6 @@
 package dev.ncclguard.agent;
 
-import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bootstrap.Live;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bridge.attach.LoadedNatives;
 import dev.ncclguard.bridge.interposer.NativePart;
 import dev.ncclguard.bridge.profiler.ProfilerBridge;
@@ -72,9 +71,9 @@ public final class Installer {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
             LiveMonitor live = LiveMonitor.listenTo(tracker);
-            Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
-            Hooks.jna = new JnaBridge(tracker);
-            Live.view = new LiveReport(tracker, options.suppressions());
+            HookState.mainThread = premain ? Thread.currentThread() : launcherMainThread();
+            HookState.jna = new JnaBridge(tracker);
+            HookState.live = new LiveReport(tracker, options.suppressions());
             boolean ffm = Runtime.version().feature() >= 22;
             Map<String, List<String>> instrumented = new HookTransformer(ffm, Preload.thread("ncclguard-preload", Preload.FIRST_JNA_CALLS))
                     .install(inst);
@@ -107,10 +106,10 @@ public final class Installer {
             System.setProperty(INSTALLED, premain ? "premain" : "attach");
             live.started(state, premain);
         } catch (Throwable t) {
-            Hooks.jna = null;
-            Hooks.natives = null;
-            Hooks.ffm = null;
-            Hooks.ffmInstall = null;
+            HookState.jna = null;
+            HookState.natives = null;
+            HookState.ffm = null;
+            HookState.ffmInstall = null;
             Log.error("not installed, the application runs without it", t);
         }
     }
