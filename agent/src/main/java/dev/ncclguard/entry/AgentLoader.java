@@ -33,8 +33,8 @@ import java.util.stream.Stream;
  * this class and the hooks the agent defines in the boot loader ({@code dev.ncclguard.bootstrap});
  * the rest lies under {@link #PREFIX} as {@code .classdata}, which no other loader takes for a
  * class, and is defined in a named module of its own ({@link #MODULE}), in a layer over the boot
- * layer whose loader is the JDK's own. The module exports nothing but its MXBean interface (to
- * java.management) and opens nothing: the JDK internals the agent opens to itself, its
+ * layer whose loader is the JDK's own. The module exports nothing but its MXBean interface and its
+ * one door ({@code start.Entry}, to this class alone) and opens nothing: the JDK internals the agent opens to itself, its
  * Instrumentation and its loader stay out of the application's reach, reflection included.
  *
  * <p>This class sits in the application's unnamed module, where reflection reaches everything; so
@@ -51,7 +51,11 @@ public final class AgentLoader {
     public static final String CLASS_DATA = ".classdata";
     /** The agent's module. */
     public static final String MODULE = "dev.ncclguard";
-    /** The one package another module calls: the MXBean interface, for java.management. */
+    /**
+     * The one package exported to all: the MXBean interface alone. java.management calls it through
+     * a trampoline class in an unnamed module of its own (sun.reflect.misc.MethodUtil), so a
+     * qualified export to java.management is not enough.
+     */
     private static final String MXBEAN_PACKAGE = "dev.ncclguard.live.mxbean";
     /** The JDK modules the agent links to (jdeps); optional, as a jlinked runtime may lack one. */
     private static final String[] REQUIRES = {"java.instrument", "java.management", "jdk.attach", "jdk.jfr"};
@@ -188,7 +192,7 @@ public final class AgentLoader {
             module.requires(Set.of(ModuleDescriptor.Requires.Modifier.STATIC), required);
         }
         if (packages.contains(MXBEAN_PACKAGE)) {
-            module.exports(Set.of(), MXBEAN_PACKAGE, Set.of("java.management"));
+            module.exports(MXBEAN_PACKAGE);
         }
         Manifest manifest = Jar.FILE.getManifest();
         String version = manifest == null ? null
