@@ -42,6 +42,7 @@ class PackageLayersTest {
      * here, at the level of what it may use.
      */
     static final List<List<String>> LEVELS = List.of(
+            List.of("bootstrap.state", "live.mxbean"),
             List.of("bootstrap"),
             List.of("log"),
             List.of("catalog"),
@@ -58,6 +59,7 @@ class PackageLayersTest {
             List.of("control"),
             List.of("agent"),
             List.of("cli"),
+            List.of("start"),
             List.of("entry"));
 
     private static final String ROOT = "dev/ncclguard/";

@@ -4,8 +4,10 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
+import java.lang.module.ModuleDescriptor;
 import java.net.URISyntaxException;
 import java.util.Enumeration;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -22,8 +24,14 @@ import java.util.jar.JarFile;
  * could find one; Installer is only linked at its first call, after that.
  */
 public final class Agent {
-    /** The package defined in the boot loader: every class of it in the jar, so the list is the jar's. */
+    /** The packages defined in the boot loader: every class under it in the jar, so the list is the jar's. */
     private static final String BOOTSTRAP = "dev/ncclguard/bootstrap/";
+    /** Their module in the boot loader. */
+    static final String BOOT_MODULE = "dev.ncclguard.bootstrap";
+    /** What woven code calls: exported to every module. */
+    private static final String HOOKS = "dev.ncclguard.bootstrap";
+    /** What the agent plugs into the hooks: exported to the agent's module alone. */
+    private static final String STATE = "dev.ncclguard.bootstrap.state";
     private static final String MISC = "jdk.internal.misc";
 
     private Agent() {
@@ -49,6 +57,8 @@ public final class Agent {
         } catch (IOException | RuntimeException | LinkageError e) {
             System.err.println("ncclguard: not installed: " + e);
             return;
+        } finally {
+            JdkInternals.closeBootLoader(); // defined now or never: no later code of the agent can
         }
         try {
             Installer.install(args, inst, premain);
@@ -66,7 +76,8 @@ public final class Agent {
     /**
      * Exports java.base's jdk.internal.access to the agent alone, for {@link JdkInternals}, and
      * jdk.internal.misc, for the tracker's Backtraces (creating stacks compared without
-     * getStackTrace).
+     * getStackTrace); then lets the agent's module read the application's unnamed modules, where
+     * it finds JNA and SLF4J by name.
      */
     static void openJdkInternals(Instrumentation inst) {
         Module base = Object.class.getModule();
@@ -75,10 +86,16 @@ public final class Agent {
             inst.redefineModule(base, Set.of(), Map.of(JdkInternals.PACKAGE, Set.of(agent), MISC, Set.of(agent)),
                     Map.of(), Set.of(), Map.of());
         }
+        if (agent.isNamed()) {
+            JdkInternals.addReadsAllUnnamed(agent);
+        }
     }
 
     /**
-     * Defines the bootstrap package's classes in the bootstrap class loader. They are injected
+     * Defines the bootstrap packages' classes in the bootstrap class loader, in a named module of
+     * their own ({@link #BOOT_MODULE}): the hooks' package exported to all (woven code anywhere calls
+     * it), its state package to the agent alone, neither opened, so application code can neither
+     * read what the agent plugged in nor define a class next to the hooks. They are injected
      * rather than appended to the bootstrap class path: appending disables class data sharing for
      * the application's classes and makes the JVM print a warning on every start. The bytes are
      * read from the agent's jar file directly: a class loader's getResourceAsStream goes through
@@ -89,14 +106,17 @@ public final class Agent {
             return; // an earlier attach already put it there
         }
         Map<String, byte[]> classes = new LinkedHashMap<>();
-        try (JarFile jar = new JarFile(agentJar(), false)) {
+        Set<String> packages = new HashSet<>();
+        File file = agentJar();
+        try (JarFile jar = new JarFile(file, false)) {
             for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
                 JarEntry entry = e.nextElement();
                 String name = entry.getName();
-                if (name.startsWith(BOOTSTRAP) && name.endsWith(".class") && name.indexOf('/', BOOTSTRAP.length()) < 0) {
+                if (name.startsWith(BOOTSTRAP) && name.endsWith(".class")) {
+                    String className = name.substring(0, name.length() - ".class".length()).replace('/', '.');
+                    packages.add(className.substring(0, className.lastIndexOf('.')));
                     try (InputStream in = jar.getInputStream(entry)) {
-                        classes.put(name.substring(0, name.length() - ".class".length()).replace('/', '.'),
-                                in.readAllBytes());
+                        classes.put(className, in.readAllBytes());
                     }
                 }
             }
@@ -104,6 +124,16 @@ public final class Agent {
         if (classes.isEmpty()) {
             throw new IOException("agent jar lacks " + BOOTSTRAP);
         }
+        Module agent = Agent.class.getModule();
+        Module hooks = JdkInternals.defineBootModule(ModuleDescriptor.newModule(BOOT_MODULE).packages(packages)
+                .exports(HOOKS).build(), file.toURI());
+        Module base = Object.class.getModule();
+        JdkInternals.addReads(hooks, base);
+        JdkInternals.addReads(base, hooks); // the JDK's woven methods call the hooks
+        JdkInternals.addReads(agent, hooks);
+        // a module in no layer gets no exports from its descriptor: the VM's are set here
+        JdkInternals.addExports(hooks, HOOKS);
+        JdkInternals.addExports(hooks, STATE, agent);
         // a class is defined after the types it extends: what fails for want of one is retried
         while (!classes.isEmpty()) {
             int before = classes.size();
@@ -121,6 +151,7 @@ public final class Agent {
                 throw last;
             }
         }
+        dev.ncclguard.weave.HookReads.hooksIn(hooks);
     }
 
     private static File agentJar() throws IOException {

@@ -1,16 +1,14 @@
 package dev.ncclguard.agent;
 
-import dev.ncclguard.log.OneLine;
-import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bootstrap.Live;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bridge.attach.LoadedNatives;
-import dev.ncclguard.bridge.interposer.NativePart;
-import dev.ncclguard.bridge.profiler.ProfilerBridge;
 import dev.ncclguard.bridge.ffm.FfmFirstUse;
 import dev.ncclguard.bridge.ffm.FfmTransformer;
+import dev.ncclguard.bridge.interposer.NativePart;
 import dev.ncclguard.bridge.jna.JnaBridge;
 import dev.ncclguard.bridge.natives.NativeBridge;
 import dev.ncclguard.bridge.natives.NativeMethods;
+import dev.ncclguard.bridge.profiler.ProfilerBridge;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.config.Options;
 import dev.ncclguard.config.OutputTargets;
@@ -18,6 +16,7 @@ import dev.ncclguard.config.StrayNames;
 import dev.ncclguard.live.AgentState;
 import dev.ncclguard.live.LiveMonitor;
 import dev.ncclguard.log.Log;
+import dev.ncclguard.log.OneLine;
 import dev.ncclguard.report.LiveReport;
 import dev.ncclguard.track.Tracker;
 import dev.ncclguard.weave.HookTransformer;
@@ -73,9 +72,9 @@ public final class Installer {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
             LiveMonitor live = LiveMonitor.listenTo(tracker);
-            Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
-            Hooks.jna = new JnaBridge(tracker);
-            Live.view = new LiveReport(tracker, options.suppressions());
+            HookState.mainThread = premain ? Thread.currentThread() : launcherMainThread();
+            HookState.jna = new JnaBridge(tracker);
+            HookState.live = new LiveReport(tracker, options.suppressions());
             boolean ffm = Runtime.version().feature() >= 22;
             Map<String, List<String>> instrumented = new HookTransformer(ffm, Preload.thread("ncclguard-preload", Preload.FIRST_JNA_CALLS))
                     .install(inst);
@@ -108,10 +107,10 @@ public final class Installer {
             System.setProperty(INSTALLED, premain ? "premain" : "attach");
             live.started(state, premain);
         } catch (Throwable t) {
-            Hooks.jna = null;
-            Hooks.natives = null;
-            Hooks.ffm = null;
-            Hooks.ffmInstall = null;
+            HookState.jna = null;
+            HookState.natives = null;
+            HookState.ffm = null;
+            HookState.ffmInstall = null;
             Log.error("not installed, the application runs without it", t);
         }
     }

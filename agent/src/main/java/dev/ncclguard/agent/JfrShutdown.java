@@ -1,6 +1,7 @@
 package dev.ncclguard.agent;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.log.Log;
 import java.lang.instrument.Instrumentation;
 import java.lang.reflect.Field;
@@ -25,12 +26,12 @@ final class JfrShutdown {
 
     /** Called once the agent's exit hook is in its slot after the application's hooks. */
     static void deferUntilAfterReport(Instrumentation inst) {
-        Hooks.deferJfrShutdown = true;
+        HookState.deferJfrShutdown = true;
         Thread already = hooksMayExist ? registeredJfrHook(inst) : null;
-        if (already != null && Hooks.jfrShutdownHook == null) {
+        if (already != null && HookState.jfrShutdownHook == null) {
             try {
                 if (Runtime.getRuntime().removeShutdownHook(already)) {
-                    Hooks.jfrShutdownHook = already;
+                    HookState.jfrShutdownHook = already;
                 }
             } catch (IllegalStateException e) {
                 // the JVM is already shutting down: JFR's hook runs where it is
@@ -40,8 +41,8 @@ final class JfrShutdown {
 
     /** Runs JFR's hook if it was kept back; at most once. */
     static void runDeferred() {
-        Thread hook = Hooks.jfrShutdownHook;
-        Hooks.jfrShutdownHook = null;
+        Thread hook = HookState.jfrShutdownHook;
+        HookState.jfrShutdownHook = null;
         if (hook != null) {
             try {
                 hook.run();

@@ -1,6 +1,6 @@
 package dev.ncclguard.agent;
 
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bridge.interposer.NativePart;
 import dev.ncclguard.cleanup.Cleanup;
 import dev.ncclguard.cleanup.CleanupRun;
@@ -179,8 +179,8 @@ final class Lifecycle implements Runnable {
     private static void exitWithCodeIfAsked(Options options, Report report, boolean lost, boolean hanging,
                                             List<HandleView> leaks, NativePart nativePart) {
         int code = options.exitCode();
-        int status = Hooks.exitStatus;
-        boolean exitingZero = (status == -1 || status == 0) && !Hooks.mainThreadFailed;
+        int status = HookState.exitStatus;
+        boolean exitingZero = (status == -1 || status == 0) && !HookState.mainThreadFailed;
         boolean override = code != 0 && (report.hasLeaks() || lost) && exitingZero;
         if (hanging || override) {
             JfrShutdown.runDeferred(); // the process ends here: JFR's dump must run before

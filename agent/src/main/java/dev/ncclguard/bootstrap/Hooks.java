@@ -1,43 +1,19 @@
 package dev.ncclguard.bootstrap;
 
+import dev.ncclguard.bootstrap.state.FfmSink;
+import dev.ncclguard.bootstrap.state.HookState;
+import dev.ncclguard.bootstrap.state.JnaSink;
+import dev.ncclguard.bootstrap.state.NativeSink;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The entry points that advice inlined into other classes calls. This class (and {@link JnaSink})
- * sits on the bootstrap class path so that it is visible from JNA in any class loader and from
- * java.lang; the agent proper plugs its implementation in once installed.
+ * is defined in the bootstrap class loader so that it is visible from JNA in any class loader and
+ * from java.lang; the agent proper plugs its implementation in once installed, in {@link HookState},
+ * which no module but the agent's reads. Its methods expose nothing of the agent.
  */
 public final class Hooks {
-    /** The JNA bridge; null until the agent is installed, and while it is off. */
-    public static volatile JnaSink jna;
-
-    /** The native-method bridge (JNA direct, JNI, JavaCPP, bindings); null until installed. */
-    public static volatile NativeSink natives;
-
-    /** The FFM bridge (java.lang.foreign, JDK 22+); null until installed. */
-    public static volatile FfmSink ffm;
-
-    /**
-     * Installs the FFM bridge at the first call of a static method of SymbolLookup or Linker,
-     * where every FFM use starts; null when there is nothing to install (before Java 22, or done).
-     */
-    public static volatile Runnable ffmInstall;
     private static final Object FFM_INSTALL_LOCK = new Object();
-
-    /** The status the JVM was asked to exit with (System.exit, signals); -1 while none. */
-    public static volatile int exitStatus = -1;
-
-    /** Whether the launcher's main thread died of an uncaught exception (the JVM then exits 1). */
-    public static volatile boolean mainThreadFailed;
-
-    /** The launcher's main thread, captured in premain. */
-    public static volatile Thread mainThread;
-
-    /** Set once the agent's exit hook runs after the application's hooks: JFR's hook then waits for it. */
-    public static volatile boolean deferJfrShutdown;
-
-    /** JFR's shutdown hook, kept back from the application's hooks so that it runs after the exit report. */
-    public static volatile Thread jfrShutdownHook;
 
     /** The name JFR gives its shutdown hook thread (jdk.jfr.internal.PlatformRecorder). */
     public static final String JFR_SHUTDOWN_HOOK = "JFR Shutdown Hook";
@@ -53,7 +29,7 @@ public final class Hooks {
     /** On entry of every JNA call: the catalog entry of a tracked symbol, else null. Allocates nothing. */
     public static Object jnaLookup(String symbol) {
         try {
-            JnaSink sink = jna;
+            JnaSink sink = HookState.jna;
             return sink == null || symbol == null ? null : sink.lookup(symbol);
         } catch (Throwable t) {
             return null;
@@ -66,7 +42,7 @@ public final class Hooks {
             return null;
         }
         try {
-            JnaSink sink = jna;
+            JnaSink sink = HookState.jna;
             return sink == null ? null : sink.find(fn, args);
         } catch (Throwable t) {
             return null;
@@ -83,7 +59,7 @@ public final class Hooks {
         }
         long token;
         try {
-            JnaSink sink = jna;
+            JnaSink sink = HookState.jna;
             token = sink == null ? 0L : sink.enter(fn, found, args);
         } catch (Throwable t) {
             return 0L;
@@ -109,7 +85,7 @@ public final class Hooks {
     public static Object jnaExit(Object result, Object fn, Object found, Object library, Object[] args, long token) {
         if (fn != null) {
             try {
-                JnaSink sink = jna;
+                JnaSink sink = HookState.jna;
                 if (sink != null) {
                     sink.exit(fn, found, library, args, result, token);
                 }
@@ -127,8 +103,9 @@ public final class Hooks {
      */
     public static Thread shutdownHookToAdd(Thread hook) {
         try {
-            if (deferJfrShutdown && hook != null && JFR_SHUTDOWN_HOOK.equals(hook.getName()) && jfrShutdownHook == null) {
-                jfrShutdownHook = hook;
+            if (HookState.deferJfrShutdown && hook != null && JFR_SHUTDOWN_HOOK.equals(hook.getName())
+                    && HookState.jfrShutdownHook == null) {
+                HookState.jfrShutdownHook = hook;
                 return new Thread("ncclguard: JFR's exit dump runs after the exit report");
             }
         } catch (Throwable t) {
@@ -144,7 +121,7 @@ public final class Hooks {
      */
     public static long nativeEnter(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
             long w3, Object r3, long w4, Object r4) {
-        NativeSink sink = natives;
+        NativeSink sink = HookState.natives;
         if (sink == null) {
             return 0L;
         }
@@ -163,7 +140,7 @@ public final class Hooks {
     /** Called by a generated native-method wrapper after the renamed native returned. Never throws. */
     public static void nativeExit(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2,
             long w3, Object r3, long w4, Object r4, long result, Object receiver, long token) {
-        NativeSink sink = natives;
+        NativeSink sink = HookState.natives;
         if (sink != null) {
             try {
                 sink.exit(site, w0, r0, w1, r1, w2, r2, w3, r3, w4, r4, result, receiver, token);
@@ -179,7 +156,7 @@ public final class Hooks {
      * wrapper keeps in a local for {@link #nativeToken} and {@link #nativeExitFound}. Never throws.
      */
     public static Object nativeFind(int site, long handle, Object handleRef, long stream, Object streamRef) {
-        NativeSink sink = natives;
+        NativeSink sink = HookState.natives;
         if (sink == null) {
             return null;
         }
@@ -192,7 +169,7 @@ public final class Hooks {
 
     /** After {@link #nativeFind}, before the renamed native: the token for {@link #nativeExitFound}. Never throws. */
     public static long nativeToken(int site, Object found) {
-        NativeSink sink = natives;
+        NativeSink sink = HookState.natives;
         if (sink == null) {
             return 0L;
         }
@@ -206,7 +183,7 @@ public final class Hooks {
     /** After the renamed native of a {@link #nativeFind} call returned. Never throws. */
     public static void nativeExitFound(int site, Object found, long handle, Object handleRef, long stream,
             Object streamRef, long result, Object receiver, long token) {
-        NativeSink sink = natives;
+        NativeSink sink = HookState.natives;
         if (sink != null) {
             try {
                 sink.exit(site, found, handle, handleRef, stream, streamRef, result, receiver, token);
@@ -222,12 +199,12 @@ public final class Hooks {
      * for it. Never throws.
      */
     public static void ffmFirstUse() {
-        if (ffmInstall == null) {
+        if (HookState.ffmInstall == null) {
             return;
         }
         synchronized (FFM_INSTALL_LOCK) {
-            Runnable install = ffmInstall;
-            ffmInstall = null; // before it runs: the installing thread's own FFM calls pass straight on
+            Runnable install = HookState.ffmInstall;
+            HookState.ffmInstall = null; // before it runs: the installing thread's own FFM calls pass straight on
             if (install != null) {
                 try {
                     install.run();
@@ -240,7 +217,7 @@ public final class Hooks {
 
     /** Called by code woven into the JDK's native library lookups (name found at address). Never throws. */
     public static long ffmSymbol(long address, String name) {
-        FfmSink sink = ffm;
+        FfmSink sink = HookState.ffm;
         if (sink != null && address != 0L) {
             try {
                 sink.symbol(name, address);
@@ -253,7 +230,7 @@ public final class Hooks {
 
     /** Called by code woven into Linker.downcallHandle: the handle to give the application. Never throws. */
     public static Object ffmDowncall(Object handle, Object symbol) {
-        FfmSink sink = ffm;
+        FfmSink sink = HookState.ffm;
         if (sink == null || handle == null) {
             return handle;
         }
@@ -266,14 +243,14 @@ public final class Hooks {
     }
 
     public static void exiting(int status) {
-        if (exitStatus == -1) {
-            exitStatus = status;
+        if (HookState.exitStatus == -1) {
+            HookState.exitStatus = status;
         }
     }
 
     public static void uncaught(Thread thread) {
-        if (thread != null && thread == mainThread) {
-            mainThreadFailed = true;
+        if (thread != null && thread == HookState.mainThread) {
+            HookState.mainThreadFailed = true;
         }
     }
 }

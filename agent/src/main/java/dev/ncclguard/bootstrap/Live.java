@@ -1,5 +1,7 @@
 package dev.ncclguard.bootstrap;
 
+import dev.ncclguard.bootstrap.state.HookState;
+import dev.ncclguard.bootstrap.state.LiveView;
 import java.util.Collection;
 import java.util.List;
 
@@ -10,26 +12,23 @@ import java.util.List;
  * callers never link the agent's classes. Absent from the JVM when the agent is not loaded.
  */
 public final class Live {
-    /** Set once the agent tracks; null while it does not (action=off). */
-    public static volatile LiveView view;
-
     private Live() {
     }
 
     /** Whether the agent is tracking in this JVM (false with action=off). */
     public static boolean tracking() {
-        return view != null;
+        return HookState.live != null;
     }
 
     /** The ids of the leaks of this moment, empty when not tracking. */
     public static List<String> leakIds() {
-        LiveView v = view;
+        LiveView v = HookState.live;
         return v == null ? List.of() : v.leakIds();
     }
 
     /** The leaks of {@code ids} as the text report prints them, "" when not tracking. */
     public static String describe(Collection<String> ids) {
-        LiveView v = view;
+        LiveView v = HookState.live;
         return v == null ? "" : v.describe(ids);
     }
 }

@@ -1,8 +1,8 @@
 package dev.ncclguard.bridge;
 
 import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bootstrap.JnaSink;
-import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.bootstrap.state.JnaSink;
+import dev.ncclguard.bootstrap.state.NativeSink;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.CallArgs;

@@ -73,6 +73,9 @@ public final class JnaHandles {
             return OTHER; // a relocated JNA: the class file names com.sun.jna's Pointer
         }
         try {
+            // a JNA of a named module: the agent's lookups need to read it, the generated class the hooks
+            JnaHandles.class.getModule().addReads(pointer.getModule());
+            dev.ncclguard.weave.HookReads.readHooks(pointer.getModule());
             MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(pointer, MethodHandles.lookup());
             Class<?> defined;
             try {

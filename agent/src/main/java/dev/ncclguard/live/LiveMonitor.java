@@ -1,6 +1,7 @@
 package dev.ncclguard.live;
 
 import dev.ncclguard.config.Options;
+import dev.ncclguard.live.mxbean.TrackerMXBean;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.Report;

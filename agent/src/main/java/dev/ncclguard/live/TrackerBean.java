@@ -1,5 +1,6 @@
 package dev.ncclguard.live;
 
+import dev.ncclguard.live.mxbean.TrackerMXBean;
 import dev.ncclguard.report.JsonReportWriter;
 import dev.ncclguard.report.TextReportWriter;
 import java.lang.management.ManagementFactory;

@@ -1,6 +1,6 @@
 package dev.ncclguard.report;
 
-import dev.ncclguard.bootstrap.LiveView;
+import dev.ncclguard.bootstrap.state.LiveView;
 import dev.ncclguard.config.Suppressions;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Tracker;

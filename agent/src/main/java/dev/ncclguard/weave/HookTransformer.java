@@ -1,6 +1,7 @@
 package dev.ncclguard.weave;
 
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.log.Log;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
@@ -102,6 +103,16 @@ public final class HookTransformer implements ClassFileTransformer {
     }
 
     @Override
+    public byte[] transform(Module module, ClassLoader loader, String className, Class<?> redefined,
+                            ProtectionDomain domain, byte[] classfile) {
+        byte[] woven = transform(loader, className, redefined, domain, classfile);
+        if (woven != null) {
+            HookReads.readHooks(module);
+        }
+        return woven;
+    }
+
+    @Override
     public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
                             ProtectionDomain domain, byte[] classfile) {
         if (className == null || !targets.contains(className)) {
@@ -141,7 +152,7 @@ public final class HookTransformer implements ClassFileTransformer {
      */
     private static void installFfmNowIfItsTrigger(String className) {
         if ((className.equals(HookWeaver.SYMBOL_LOOKUP) || className.equals(HookWeaver.LINKER))
-                && Hooks.ffmInstall != null) {
+                && HookState.ffmInstall != null) {
             Thread t = new Thread(Hooks::ffmFirstUse, "ncclguard-ffm-install");
             t.setDaemon(true);
             t.start();

@@ -16,7 +16,7 @@ import net.bytebuddy.jar.asm.Type;
  * returned and lets what it throws pass untouched; a failure inside the hooks is swallowed.
  *
  * <p>The wrapper hands the hooks only the arguments the site's function reads, in the slots of
- * {@link dev.ncclguard.bootstrap.NativeSink}: numbers as longs, references as they are, so a call
+ * {@link dev.ncclguard.bootstrap.state.NativeSink}: numbers as longs, references as they are, so a call
  * allocates nothing. A call the tracker follows on its handle and stream alone (record, query,
  * synchronize, collectives) goes instead through {@code Hooks.nativeFind}, {@code nativeToken} and
  * {@code nativeExitFound} with those two slots, the record found before the call kept in a local

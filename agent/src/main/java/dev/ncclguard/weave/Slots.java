@@ -2,7 +2,7 @@ package dev.ncclguard.weave;
 
 /**
  * The arguments woven code hands the native-method hooks ({@code Hooks.nativeEnter} and the rest;
- * see {@link dev.ncclguard.bootstrap.NativeSink}), in slot order ({@code args}: Java argument
+ * see {@link dev.ncclguard.bootstrap.state.NativeSink}), in slot order ({@code args}: Java argument
  * indexes), and how each goes ({@code kinds}: {@link #WORD}, {@link #REFERENCE} or
  * {@link #ADDRESS}). For a call tracked on its handles alone ({@code carried}), {@code handle} and
  * {@code stream} are the slots of its handle and stream (-1: none), and the woven code hands only

@@ -1,5 +1,7 @@
 package dev.ncclguard.agent;
 
+import java.lang.module.ModuleDescriptor;
+import java.net.URI;
 import jdk.internal.access.JavaLangAccess;
 import jdk.internal.access.SharedSecrets;
 
@@ -13,12 +15,54 @@ import jdk.internal.access.SharedSecrets;
 final class JdkInternals {
     static final String PACKAGE = "jdk.internal.access";
 
+    /** Whether the boot loader still takes definitions: only while the agent installs (closeBootLoader). */
+    private static volatile boolean bootLoaderOpen = true;
+
     private JdkInternals() {
     }
 
-    /** Defines a class in the bootstrap class loader, without appending to its search path. */
+    /**
+     * Defines a class in the bootstrap class loader, without appending to its search path; only
+     * until {@link #closeBootLoader}, so that nothing of the agent can define one after its install.
+     */
     static Class<?> defineInBootLoader(String name, byte[] classfile) {
+        if (!bootLoaderOpen) {
+            throw new IllegalStateException("the boot loader takes no more classes from ncclguard");
+        }
         return SharedSecrets.getJavaLangAccess().defineClass(null, name, classfile, null, "ncclguard");
+    }
+
+    /** Defines a named module in the bootstrap class loader, in no layer: its packages' classes land in it. */
+    static Module defineBootModule(ModuleDescriptor descriptor, URI location) {
+        if (!bootLoaderOpen) {
+            throw new IllegalStateException("the boot loader takes no more modules from ncclguard");
+        }
+        return SharedSecrets.getJavaLangAccess().defineModule(null, descriptor, location);
+    }
+
+    /** Ends {@link #defineInBootLoader} and {@link #defineBootModule} for the life of the JVM. */
+    static void closeBootLoader() {
+        bootLoaderOpen = false;
+    }
+
+    /** {@code from} reads {@code to}, as Module.addReads would if {@code from}'s own code called it. */
+    static void addReads(Module from, Module to) {
+        SharedSecrets.getJavaLangAccess().addReads(from, to);
+    }
+
+    /** {@code from} reads every unnamed module: the application's JNA and SLF4J, in whatever loader. */
+    static void addReadsAllUnnamed(Module from) {
+        SharedSecrets.getJavaLangAccess().addReadsAllUnnamed(from);
+    }
+
+    /** {@code from} exports {@code pkg} to every module. */
+    static void addExports(Module from, String pkg) {
+        SharedSecrets.getJavaLangAccess().addExports(from, pkg);
+    }
+
+    /** {@code from} exports {@code pkg} to {@code to} alone. */
+    static void addExports(Module from, String pkg, Module to) {
+        SharedSecrets.getJavaLangAccess().addExports(from, pkg, to);
     }
 
     /**

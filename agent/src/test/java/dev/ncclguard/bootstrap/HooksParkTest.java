@@ -3,6 +3,9 @@ package dev.ncclguard.bootstrap;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.bootstrap.state.HookState;
+import dev.ncclguard.bootstrap.state.JnaSink;
+import dev.ncclguard.bootstrap.state.NativeSink;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,8 +39,8 @@ class HooksParkTest {
 
     @AfterEach
     void uninstall() {
-        Hooks.jna = null;
-        Hooks.natives = null;
+        HookState.jna = null;
+        HookState.natives = null;
     }
 
     /** Runs the call on a daemon thread and checks that it parks there for good. */
@@ -62,13 +65,13 @@ class HooksParkTest {
 
     @Test
     void aReleaseOfAClaimedHandleParksTheCallingThreadForGood() throws Exception {
-        Hooks.jna = sinkAnswering(JnaSink.PARK);
+        HookState.jna = sinkAnswering(JnaSink.PARK);
         assertParks(() -> Hooks.jnaEnter("ncclCommDestroy", null, new Object[0]));
     }
 
     @Test
     void aWrappedNativeReleaseOfAClaimedHandleParksToo() throws Exception {
-        Hooks.natives = new NativeSink() {
+        HookState.natives = new NativeSink() {
             @Override
             public long enter(int site, long w0, Object r0, long w1, Object r1, long w2, Object r2, long w3,
                     Object r3, long w4, Object r4) {
@@ -100,7 +103,7 @@ class HooksParkTest {
 
     @Test
     void otherTokensPassThrough() {
-        Hooks.jna = sinkAnswering(TOKEN);
+        HookState.jna = sinkAnswering(TOKEN);
         assertEquals(TOKEN, Hooks.jnaEnter("ncclCommDestroy", null, new Object[0]));
     }
 }

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ncclguard.it.apps.MetricsApp;
-import dev.ncclguard.live.TrackerMXBean;
+import dev.ncclguard.live.mxbean.TrackerMXBean;
 import dev.ncclguard.testkit.ChildJvm;
 import dev.ncclguard.testkit.Output;
 import dev.ncclguard.testkit.Repository;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ncclguard.live.mxbean.TrackerMXBean;
 import dev.ncclguard.testkit.ReportJson;
 import java.lang.management.ManagementFactory;
 import java.time.Instant;

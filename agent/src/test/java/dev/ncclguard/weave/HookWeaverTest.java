@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bootstrap.JnaSink;
+import dev.ncclguard.bootstrap.state.HookState;
+import dev.ncclguard.bootstrap.state.JnaSink;
 import java.io.InputStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -31,13 +31,13 @@ class HookWeaverTest {
 
     @AfterEach
     void unplug() {
-        Hooks.jna = null;
+        HookState.jna = null;
     }
 
     private Class<?> wovenFunction() throws Exception {
         byte[] woven = HookWeaver.weave(HookWeaver.JNA_FUNCTION, ClassEditTest.bytesOf(FakeFunction.class), null);
         assertNotNull(woven, "not woven");
-        Hooks.jna = new JnaSink() {
+        HookState.jna = new JnaSink() {
             @Override
             public Object lookup(String symbol) {
                 seen.add("lookup " + symbol);

@@ -5,6 +5,7 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bridge.jna.JnaBridge;
 import dev.ncclguard.track.Tracker;
 import java.nio.file.Path;
@@ -59,7 +60,7 @@ public class AgentPath {
     public void setUp() {
         String emu = System.getProperty(GpuLibraries.EMU_PROPERTY, "emulator/target/emu");
         library = NativeLibrary.getInstance(Path.of(emu, "libcudart.so.13").toAbsolutePath().toString());
-        Hooks.jna = new JnaBridge(new Tracker(new Tracker.Config("on".equals(stacks), System::currentTimeMillis)));
+        HookState.jna = new JnaBridge(new Tracker(new Tracker.Config("on".equals(stacks), System::currentTimeMillis)));
         call("cudaEventCreate", new Object[] {out(EVENT)});
         call("cudaStreamCreate", new Object[] {out(STREAM)});
         Memory id = new Memory(128);

@@ -3,6 +3,7 @@ package dev.ncclguard.bench;
 import com.sun.jna.Pointer;
 import com.sun.jna.PointerType;
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bridge.natives.NativeBridge;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
@@ -116,7 +117,7 @@ public class NativeBridgePath {
     public void setUp() {
         tracker = new Tracker(new Tracker.Config(false, System::currentTimeMillis));
         NativeBridge bridge = new NativeBridge(tracker, "$$bench$$");
-        Hooks.natives = bridge;
+        HookState.natives = bridge;
         int createEvent = bridge.addStaticSite(OWNER, "cudaEventCreate", "([J)I");
         int createStream = bridge.addStaticSite(OWNER, "cudaStreamCreate", "([J)I");
         int initRank = bridge.addStaticSite(OWNER, "ncclCommInitRank", "([JI[BI)I");

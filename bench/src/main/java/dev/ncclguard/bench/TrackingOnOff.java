@@ -2,8 +2,8 @@ package dev.ncclguard.bench;
 
 import com.sun.jna.ptr.IntByReference;
 import dev.ncclguard.bench.jna.Nccl;
-import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bootstrap.JnaSink;
+import dev.ncclguard.bootstrap.state.HookState;
+import dev.ncclguard.bootstrap.state.JnaSink;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -17,7 +17,7 @@ import java.util.function.IntSupplier;
  * blocks on one thread. Between forks the CPU time of the same call swings by 10-30% on a shared
  * machine, which hides a 2% difference; blocks 50 ms apart on one thread share their conditions,
  * so their paired ratios resolve it. Run under the agent: "off" unplugs its JNA bridge
- * ({@code Hooks.jna = null}), so the code woven into Function.invoke still runs its four
+ * ({@code HookState.jna = null}), so the code woven into Function.invoke still runs its four
  * null-checked hook calls; the ratio is what tracking adds on top (AgentPath's untracked case
  * measures the rest, 1-3 ns).
  *
@@ -35,7 +35,7 @@ public final class TrackingOnOff {
     public static void main(String[] args) {
         int pairs = args.length > 0 ? Integer.parseInt(args[0]) : 30;
         long blockNanos = (args.length > 1 ? Long.parseLong(args[1]) : 50) * 1_000_000L;
-        JnaSink bridge = Hooks.jna;
+        JnaSink bridge = HookState.jna;
         if (bridge == null) {
             throw new IllegalStateException("run under -javaagent:ncclguard-agent.jar: its JNA bridge is not plugged in");
         }
@@ -56,7 +56,7 @@ public final class TrackingOnOff {
                 IntSupplier call = calls.get(c);
                 int perBlock = calibrate(call, blockNanos, gpu);
                 for (int i = 0; i < 20; i++) { // warmup: both states, so that the JIT has seen both
-                    Hooks.jna = i % 2 == 0 ? bridge : null;
+                    HookState.jna = i % 2 == 0 ? bridge : null;
                     block(call, perBlock, gpu);
                 }
                 List<Double> on = new ArrayList<>();
@@ -64,9 +64,9 @@ public final class TrackingOnOff {
                 List<Double> ratios = new ArrayList<>();
                 for (int p = 0; p < pairs; p++) {
                     boolean onFirst = p % 2 == 0;
-                    Hooks.jna = onFirst ? bridge : null;
+                    HookState.jna = onFirst ? bridge : null;
                     double first = block(call, perBlock, gpu);
-                    Hooks.jna = onFirst ? null : bridge;
+                    HookState.jna = onFirst ? null : bridge;
                     double second = block(call, perBlock, gpu);
                     double withTracking = onFirst ? first : second;
                     double without = onFirst ? second : first;
@@ -74,12 +74,12 @@ public final class TrackingOnOff {
                     off.add(without);
                     ratios.add(withTracking / without);
                 }
-                Hooks.jna = bridge;
+                HookState.jna = bridge;
                 System.out.printf(Locale.ROOT, "| %s | %s | %s | %s |%n", names.get(c), spread(on, "%.1f"),
                         spread(off, "%.1f"), quartiles(ratios));
             }
         } finally {
-            Hooks.jna = bridge;
+            HookState.jna = bridge;
         }
     }
 

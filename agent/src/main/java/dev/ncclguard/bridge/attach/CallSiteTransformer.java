@@ -38,6 +38,16 @@ final class CallSiteTransformer implements ClassFileTransformer {
     }
 
     @Override
+    public byte[] transform(Module module, ClassLoader loader, String className, Class<?> redefined,
+                            ProtectionDomain domain, byte[] classfile) {
+        byte[] rewritten = transform(loader, className, redefined, domain, classfile);
+        if (rewritten != null) {
+            dev.ncclguard.weave.HookReads.readHooks(module);
+        }
+        return rewritten;
+    }
+
+    @Override
     public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
                             ProtectionDomain domain, byte[] classfile) {
         if (className == null || classfile == null || loader == null || !mayCall(classfile)) {

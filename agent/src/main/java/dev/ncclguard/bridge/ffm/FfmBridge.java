@@ -1,6 +1,6 @@
 package dev.ncclguard.bridge.ffm;
 
-import dev.ncclguard.bootstrap.FfmSink;
+import dev.ncclguard.bootstrap.state.FfmSink;
 import dev.ncclguard.bridge.ArrayArgs;
 import dev.ncclguard.bridge.BindingValues;
 import dev.ncclguard.bridge.CallProtocol;

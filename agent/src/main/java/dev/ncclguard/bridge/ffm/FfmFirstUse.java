@@ -1,6 +1,6 @@
 package dev.ncclguard.bridge.ffm;
 
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.track.Tracker;
 import java.lang.instrument.Instrumentation;
 
@@ -22,7 +22,7 @@ public final class FfmFirstUse implements Runnable {
 
     /** Installs the bridge at the first FFM use from now on. */
     public static void arm(Instrumentation inst, Tracker tracker) {
-        Hooks.ffmInstall = new FfmFirstUse(inst, tracker);
+        HookState.ffmInstall = new FfmFirstUse(inst, tracker);
     }
 
     @Override

@@ -1,6 +1,6 @@
 package dev.ncclguard.bridge.ffm;
 
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.Tracker;
 import dev.ncclguard.weave.FfmWeaver;
@@ -29,7 +29,7 @@ public final class FfmTransformer implements ClassFileTransformer {
         if (Runtime.version().feature() < 22) {
             return;
         }
-        Hooks.ffm = new FfmBridge(tracker);
+        HookState.ffm = new FfmBridge(tracker);
         FfmTransformer transformer = new FfmTransformer();
         inst.addTransformer(transformer, true);
         List<Class<?>> loaded = new ArrayList<>();

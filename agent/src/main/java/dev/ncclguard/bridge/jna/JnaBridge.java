@@ -1,7 +1,7 @@
 package dev.ncclguard.bridge.jna;
 
 import dev.ncclguard.bootstrap.JnaHandle;
-import dev.ncclguard.bootstrap.JnaSink;
+import dev.ncclguard.bootstrap.state.JnaSink;
 import dev.ncclguard.bridge.ArrayArgs;
 import dev.ncclguard.bridge.BindingValues;
 import dev.ncclguard.bridge.CallProtocol;

@@ -5,7 +5,7 @@ import dev.ncclguard.track.CallArgs;
 
 /**
  * {@link CallArgs} over the argument slots a native-method wrapper hands over (see
- * {@link dev.ncclguard.bootstrap.NativeSink}), and its result. Positions are those of the site's
+ * {@link dev.ncclguard.bootstrap.state.NativeSink}), and its result. Positions are those of the site's
  * function: Java argument indexes, or {@link NativeSite#RESULT}; the site says which slot holds
  * which. One instance per thread is reused. References are read like JNA's (arrays, buffers, JNA
  * pointers and references) and JavaCPP's (Pointer objects and their subclasses).

@@ -1,6 +1,6 @@
 package dev.ncclguard.bridge.natives;
 
-import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.bootstrap.state.NativeSink;
 import dev.ncclguard.bridge.CallProtocol;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;

@@ -107,7 +107,11 @@ public final class NativeMethodTransformer implements ClassFileTransformer {
                 && (p == null || !p[0].equals(className))) {
             return null; // the JDK's own modules: no NCCL or CUDA natives there, and most classes loaded are these
         }
-        return transform(loader, className, redefined, domain, classfile);
+        byte[] wrapped = transform(loader, className, redefined, domain, classfile);
+        if (wrapped != null) {
+            dev.ncclguard.weave.HookReads.readHooks(module);
+        }
+        return wrapped;
     }
 
     @Override

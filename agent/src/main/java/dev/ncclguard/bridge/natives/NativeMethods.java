@@ -1,6 +1,6 @@
 package dev.ncclguard.bridge.natives;
 
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bridge.WrappedNatives;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.log.Log;
@@ -59,7 +59,7 @@ public final class NativeMethods {
         bridge.transformer(transformer);
         inst.addTransformer(transformer, false);
         inst.setNativeMethodPrefix(transformer, prefix);
-        Hooks.natives = bridge;
+        HookState.natives = bridge;
         if (premain) {
             // checked before the first class is wrapped rather than now: most applications have
             // no such class, and the check loads and wraps a JDK class in premain
@@ -90,7 +90,7 @@ public final class NativeMethods {
             if (failure == null) {
                 return true;
             }
-            Hooks.natives = null;
+            HookState.natives = null;
             inst.removeTransformer(transformer);
             Log.warn("JNA direct-mapped, JNI and JavaCPP calls are NOT tracked: a wrapped native method failed"
                     + " the install check (" + failure + "); if another agent also wraps native methods, start"

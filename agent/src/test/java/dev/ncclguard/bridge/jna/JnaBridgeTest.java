@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
 import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bridge.OwnCalls;
 import dev.ncclguard.catalog.Status;
 import dev.ncclguard.track.Tracker;
@@ -24,12 +25,12 @@ class JnaBridgeTest {
 
     @BeforeEach
     void install() {
-        Hooks.jna = new JnaBridge(tracker);
+        HookState.jna = new JnaBridge(tracker);
     }
 
     @AfterEach
     void uninstall() {
-        Hooks.jna = null;
+        HookState.jna = null;
     }
 
     /** As the woven code does it: a new String each time, as a JNA Function of its own would hold. */

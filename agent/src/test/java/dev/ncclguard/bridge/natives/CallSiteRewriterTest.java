@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.weave.CallSiteRewriter;
 import dev.ncclguard.weave.Slots;
@@ -62,7 +62,7 @@ class CallSiteRewriterTest {
 
     @AfterEach
     void unplug() {
-        Hooks.natives = null;
+        HookState.natives = null;
     }
 
     /** Stand-ins for native methods of a class loaded before the attach; public, for the callers' other loader. */
@@ -115,7 +115,7 @@ class CallSiteRewriterTest {
                 n -> count[0] += n);
         assertNotNull(bytes);
         assertEquals(3, count[0], "call sites rewritten");
-        Hooks.natives = sink;
+        HookState.natives = sink;
         return NativeFixtures.define(Callers.class.getName(), bytes, getClass().getClassLoader());
     }
 

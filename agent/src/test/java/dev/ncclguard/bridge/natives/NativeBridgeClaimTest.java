@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.bootstrap.state.NativeSink;
 import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Tracker;

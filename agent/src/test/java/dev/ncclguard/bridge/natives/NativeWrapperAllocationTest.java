@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.jna.Pointer;
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.Snapshot;
@@ -40,7 +40,7 @@ class NativeWrapperAllocationTest {
 
     @AfterEach
     void unplug() {
-        Hooks.natives = null;
+        HookState.natives = null;
     }
 
     private static long allocated() {
@@ -71,7 +71,7 @@ class NativeWrapperAllocationTest {
         Class<?> typed = StubbedNatives.load(typedFixture, new NativeMethodTransformer(bridge, Bindings.none(), PREFIX,
                 true).transform(null, typedFixture.getName().replace('.', '/'), null, null,
                 NativeFixtures.bytesOf(typedFixture)), PREFIX, 0);
-        Hooks.natives = bridge;
+        HookState.natives = bridge;
         Method create = method(c, "create");
         Method jni = method(c, "jni");
         Method jnaDirect = method(c, "jnaDirect");

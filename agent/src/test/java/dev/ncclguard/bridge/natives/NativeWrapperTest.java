@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.jna.Pointer;
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.track.Tracker;
 import java.lang.reflect.InvocationTargetException;
@@ -35,7 +35,7 @@ class NativeWrapperTest {
 
     @AfterEach
     void unplug() {
-        Hooks.natives = null;
+        HookState.natives = null;
     }
 
     private byte[] wrappedBytes(Class<?> fixture, Bindings bindings) {
@@ -48,7 +48,7 @@ class NativeWrapperTest {
 
     private Class<?> wrapped(Class<?> fixture, Bindings bindings) throws Exception {
         byte[] bytes = wrappedBytes(fixture, bindings);
-        Hooks.natives = sink;
+        HookState.natives = sink;
         ClassLoader loader = new ClassLoader(getClass().getClassLoader()) {
             @Override
             protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
@@ -156,7 +156,7 @@ class NativeWrapperTest {
     void exitGetsTheResultWidenedTheReceiverAndEntersToken() throws Exception {
         Class<?> fixture = NativeFixtures.Jni.class;
         Class<?> c = StubbedNatives.load(fixture, wrappedBytes(fixture, Bindings.none()), PREFIX, -5);
-        Hooks.natives = sink;
+        HookState.natives = sink;
         java.lang.reflect.Constructor<?> make = c.getDeclaredConstructor();
         make.setAccessible(true);
         Object receiver = make.newInstance();

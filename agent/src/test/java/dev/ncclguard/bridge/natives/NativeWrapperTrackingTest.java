@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.jna.Pointer;
-import dev.ncclguard.bootstrap.Hooks;
+import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.catalog.Status;
 import dev.ncclguard.config.Bindings;
 import dev.ncclguard.track.HandleView;
@@ -36,7 +36,7 @@ class NativeWrapperTrackingTest {
 
     @AfterEach
     void unplug() {
-        Hooks.natives = null;
+        HookState.natives = null;
     }
 
     /** The fixture wrapped once, loaded twice: natives answering 0, and answering {@code result}. */
@@ -45,7 +45,7 @@ class NativeWrapperTrackingTest {
                 .transform(null, fixture.getName().replace('.', '/'), null, null, NativeFixtures.bytesOf(fixture));
         Class<?>[] copies = {StubbedNatives.load(fixture, bytes, PREFIX, 0),
             StubbedNatives.load(fixture, bytes, PREFIX, result)};
-        Hooks.natives = bridge;
+        HookState.natives = bridge;
         return copies;
     }
 

@@ -1,6 +1,6 @@
 package dev.ncclguard.bridge.natives;
 
-import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.bootstrap.state.NativeSink;
 import java.util.ArrayList;
 import java.util.List;
 

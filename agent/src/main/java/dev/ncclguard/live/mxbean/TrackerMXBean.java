@@ -1,4 +1,4 @@
-package dev.ncclguard.live;
+package dev.ncclguard.live.mxbean;
 
 /**
  * The agent's JMX view, {@code dev.ncclguard:type=Tracker}: what it tracks now, what it has seen

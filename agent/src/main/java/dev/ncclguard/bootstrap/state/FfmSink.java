@@ -1,4 +1,4 @@
-package dev.ncclguard.bootstrap;
+package dev.ncclguard.bootstrap.state;
 
 /** What the agent's FFM bridge does with what advice inlined into the JDK's java.lang.foreign code saw. */
 public interface FfmSink {

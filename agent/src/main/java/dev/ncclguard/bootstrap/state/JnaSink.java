@@ -1,4 +1,4 @@
-package dev.ncclguard.bootstrap;
+package dev.ncclguard.bootstrap.state;
 
 /**
  * What the agent's JNA bridge does with a call that code woven into com.sun.jna.Function saw:

@@ -1,4 +1,4 @@
-package dev.ncclguard.bootstrap;
+package dev.ncclguard.bootstrap.state;
 
 /**
  * What the agent does around a wrapped native method (JNA direct mapping, JNI, JavaCPP, bindings
