@@ -452,6 +452,7 @@ NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *
   if (gated) ng_rec_store_whole(e, mine, where);
   else ng_rec_store(e, mine, where);
 #else
+  (void)gated;
   ng_rec_store(e, mine, where);
 #endif
 }
