@@ -12,4 +12,5 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   $sudo apt-get update -q
   $sudo apt-get install -y -q chromium
 fi
+scripts/aarch64-tools.sh
 exec mvn -B verify "$@"

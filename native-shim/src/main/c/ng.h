@@ -79,7 +79,7 @@ typedef struct {
 extern ng_words ng_w;
 /* Whether a record can be one 16-byte store on this build (ng_rec_store in ng_slots.h); ng_w.rec_whole
  * says whether this CPU does it. */
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(__SANITIZE_THREAD__)
 #define NG_REC_WHOLE_POSSIBLE 1
 #else
 #define NG_REC_WHOLE_POSSIBLE 0

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "ng.h"
+#include "ng_arch.h"
 #include "ng_caller.h"
 #include "ng_map.h"
 
@@ -27,7 +28,7 @@
 
 static inline void ng_back_off(int *spins) {
   if (*spins < NG_SPINS) {
-    __builtin_ia32_pause();
+    ng_pause();
     (*spins)++;
   } else {
     sched_yield();
@@ -313,24 +314,14 @@ static inline int64_t ng_rec_op(ng_rec r) {
   return delta == NG_REC_DELTA_UNKNOWN ? 0 : r.seq - (int64_t)delta;
 }
 
-/* Whether a record is one 16-byte store (SSE, aligned): single-copy atomic on every x86-64 that
- * has AVX (Intel SDM vol. 3A 9.1.1, AMD APM vol. 2 7.3.2), so a record takes no lock and no
- * locked instruction. Elsewhere, and under the thread sanitizer (which cannot see such a store),
- * the slot's lock guards the two halves and readers read them as a seqlock. Set once, before the
- * first slot. */
+/* Whether a record is one 16-byte store (aligned), a release, read by one load, an acquire:
+ * single-copy atomic on x86-64 with AVX and on aarch64 with FEAT_LSE2 (ng_arch.h), so a record
+ * takes no lock and no locked instruction. Elsewhere, and under the thread sanitizer (which cannot
+ * see such a store), the slot's lock guards the two halves and readers read them as a seqlock.
+ * Set once, before the first slot. */
 #if NG_REC_WHOLE_POSSIBLE
-#include <emmintrin.h>
-#endif
-
-#if NG_REC_WHOLE_POSSIBLE
-/* The one store, where ng_w.rec_whole (the CPU has AVX): in its VEX form, which never pays for a
- * switch from the AVX state a real call left. */
-static inline void ng_rec_store_whole(ng_eslot *e, int64_t seq, uint64_t where) {
-  __asm__ volatile("vmovq %1, %%xmm15\n\tvpinsrq $1, %2, %%xmm15, %%xmm15\n\tvmovdqa %%xmm15, %0"
-                   : "=m"(e->rec)
-                   : "r"(seq), "r"(where)
-                   : "xmm15", "memory");
-}
+/* The one store, where ng_w.rec_whole */
+static inline void ng_rec_store_whole(ng_eslot *e, int64_t seq, uint64_t where) { ng_arch_store_pair(&e->rec, seq, where); }
 #endif
 
 static inline void ng_rec_store(ng_eslot *e, int64_t seq, uint64_t where) {
@@ -350,10 +341,9 @@ static inline ng_rec ng_rec_load(ng_eslot *e) {
   ng_rec r;
 #if NG_REC_WHOLE_POSSIBLE
   if (NG_LIKELY(ng_w.rec_whole)) {
-    __m128i v;
-    __asm__ volatile("movdqa %1, %0" : "=x"(v) : "m"(e->rec) : "memory");
-    r.seq = _mm_cvtsi128_si64(v);
-    r.where = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+    ng_arch_pair v = ng_arch_load_pair(&e->rec);
+    r.seq = (int64_t)v.w[0];
+    r.where = v.w[1];
     return r;
   }
 #endif
@@ -448,8 +438,8 @@ void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int6
 /* A record that covers all of its stream's work before it (the count at its enter was mine - 1:
  * delta 0), as ng_event_recorded stores it; unless the slot is another incarnation's by now. One
  * that ended during the call (the event destroyed while recorded) takes it harmlessly: nothing
- * reads an ended slot's record. */
-NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t mine) {
+ * reads an ended slot's record. gated: the call passed its open gate (a constant). */
+NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t mine, int gated) {
   if (NG_UNLIKELY(atomic_load_explicit(&e->h.inc, NG_ACQUIRE) != einc)) return;
   atomic_store_explicit(&e->stream_handle, atomic_load_explicit(&s->h.handle, NG_RELAXED), NG_RELAXED);
   /* the event's bits masked before the shift (the compiler would mask after it, with a 10-byte constant) */
@@ -457,9 +447,12 @@ NG_HOT static inline void ng_hot_recorded(ng_eslot *e, uint32_t einc, ng_sslot *
   __asm__("" : "+r"(ebits));
   uint64_t where = (uint64_t)(s->h.where_base | (sinc & NG_INC_MASK)) | (uint64_t)ebits << NG_REC_INC_SHIFT;
 #if NG_REC_WHOLE_POSSIBLE
-  /* a gate only opens where a record is one store (ng_gate_slow): no test of rec_whole here */
-  ng_rec_store_whole(e, mine, where);
+  /* a gate only opens where a record is one store (ng_gate_slow): no test of rec_whole behind one;
+   * a _miss may run with its gate closed (no AVX: the store would fault; no LSE2: it could tear) */
+  if (gated) ng_rec_store_whole(e, mine, where);
+  else ng_rec_store(e, mine, where);
 #else
+  (void)gated;
   ng_rec_store(e, mine, where);
 #endif
 }

@@ -74,7 +74,9 @@ static int32_t slot_alloc(ng_pool *p) {
   h->where_base = (uint32_t)(i + 1) << NG_WHERE_INDEX_SHIFT;
   /* a new incarnation: NG_ENDED cleared, the version kept going */
   atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) & ~(NG_ENDED | NG_HELD), NG_RELAXED);
-  atomic_fetch_add_explicit(&h->inc, 1, NG_RELAXED);
+  /* a release: a hot path that reads the new incarnation (acquire) sees the old key's end and the
+   * lock word's reset (x86's locked add orders them anyway; aarch64 needs it said) */
+  atomic_fetch_add_explicit(&h->inc, 1, NG_RELEASE);
   return i;
 }
 

@@ -116,7 +116,7 @@ static inline int ng_success(void) {
     int r_ = real_ args;                                                                            \
     if (NG_UNLIKELY(r_ != 0)) return r_;                                                            \
     int64_t mine_ = ng_stream_count(s_, sinc_);                                                        \
-    if (NG_LIKELY(mine_ == at_enter_ + 1)) ng_hot_recorded(e_, einc_, s_, sinc_, mine_);            \
+    if (NG_LIKELY(mine_ == at_enter_ + 1)) ng_hot_recorded(e_, einc_, s_, sinc_, mine_, !NG_IS_MAP_##FIND);            \
     else if (mine_ >= 0) ng_record_slow(e_, einc_, s_, sinc_, at_enter_, mine_);                    \
     return ng_success();                                                                            \
   }

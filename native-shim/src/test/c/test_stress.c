@@ -10,10 +10,16 @@
 #include "agent_test.h"
 
 #if defined(__SANITIZE_THREAD__)
-#define ITERATIONS 40
+#define ITERATIONS_DEFAULT 40
 #else
-#define ITERATIONS 400
+#define ITERATIONS_DEFAULT 400
 #endif
+/* NG_STRESS_ITERATIONS scales the cases down where each op costs far more (under qemu) */
+static int iterations(void) {
+  const char *v = getenv("NG_STRESS_ITERATIONS");
+  return v != NULL && atoi(v) > 0 ? atoi(v) : ITERATIONS_DEFAULT;
+}
+#define ITERATIONS iterations()
 #define WORKERS 16
 #define READERS 4
 

@@ -46,7 +46,8 @@ class AgentJarIT {
                             && name.endsWith(".class")
                     || name.startsWith("inst/dev/ncclguard/") && name.endsWith(".classdata")
                             && !name.startsWith("inst/dev/ncclguard/entry/") && !name.startsWith("inst/dev/ncclguard/bootstrap/")
-                    || name.startsWith("inst/ncclguard-native/linux-x86_64/") && name.endsWith(".so");
+                    || (name.startsWith("inst/ncclguard-native/linux-x86_64/")
+                            || name.startsWith("inst/ncclguard-native/linux-aarch64/")) && name.endsWith(".so");
             if (!allowed) {
                 out.add(name);
             }

@@ -25,7 +25,8 @@ import java.util.Set;
  * made instead. Nothing another user can write is ever loaded.
  */
 final class NativeLibraryFile {
-    static final String RESOURCE = "ncclguard-native/linux-x86_64/libncclguard.so";
+    /** The library of each architecture the agent jar may carry, by its folder. */
+    static final String RESOURCE_FORMAT = "ncclguard-native/%s/libncclguard.so";
     static final String FILE = "libncclguard.so";
     /** Loads this file instead of the extracted one (tests simulate a library that cannot be loaded). */
     static final String TEST_LIBRARY = "ncclguard.test.native-library";
@@ -60,22 +61,26 @@ final class NativeLibraryFile {
     static NativeLibraryFile load(String nativeDir, NativePart.Loader loader) {
         String os = System.getProperty("os.name", "?");
         String arch = System.getProperty("os.arch", "?");
-        if (!os.toLowerCase(Locale.ROOT).startsWith("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-            return failed(null, "its library is built for Linux on x86-64, and this JVM runs on " + os + " " + arch);
+        String platform = platform(os, arch);
+        if (platform == null) {
+            return failed(null, "its library is built for Linux on x86-64 and aarch64, and this JVM runs on " + os + " "
+                    + arch);
         }
+        String resource = String.format(Locale.ROOT, RESOURCE_FORMAT, platform);
         Path file;
         String test = System.getProperty(TEST_LIBRARY);
         if (test != null) {
             file = Path.of(test);
         } else {
             byte[] bytes;
-            try (InputStream in = NativeLibraryFile.class.getClassLoader().getResourceAsStream(RESOURCE)) {
+            try (InputStream in = NativeLibraryFile.class.getClassLoader().getResourceAsStream(resource)) {
                 if (in == null) {
-                    return failed(null, "the agent jar holds no " + RESOURCE + " (built without its native part)");
+                    return failed(null, "the agent jar holds no " + resource + " (built without its native part for "
+                            + platform + ")");
                 }
                 bytes = in.readAllBytes();
             } catch (IOException | RuntimeException e) {
-                return failed(null, "cannot read " + RESOURCE + " from the agent jar: " + e);
+                return failed(null, "cannot read " + resource + " from the agent jar: " + e);
             }
             Path base = Path.of(nativeDir != null ? nativeDir : System.getProperty("java.io.tmpdir", "/tmp"));
             try {
@@ -91,6 +96,23 @@ final class NativeLibraryFile {
             return failed(file, "cannot load " + file + ": " + e.getMessage() + hint(e.getMessage()));
         }
         return new NativeLibraryFile(file, null);
+    }
+
+    /** The library's folder for this JVM's os.name and os.arch, or null where there is none. */
+    static String platform(String os, String arch) {
+        if (!os.toLowerCase(Locale.ROOT).startsWith("linux")) {
+            return null;
+        }
+        switch (arch) {
+            case "amd64":
+            case "x86_64":
+                return "linux-x86_64";
+            case "aarch64":
+            case "arm64":
+                return "linux-aarch64";
+            default:
+                return null;
+        }
     }
 
     private static NativeLibraryFile failed(Path path, String why) {

@@ -3,6 +3,7 @@ package dev.ncclguard.bridge.interposer;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -69,5 +70,13 @@ class NativeLibraryFileTest {
         Path b = NativeLibraryFile.extract(base, "another build".getBytes(StandardCharsets.US_ASCII));
         assertNotEquals(a.getParent(), b.getParent());
         assertArrayEquals(BYTES, Files.readAllBytes(a));
+    }
+
+    @Test
+    void eachArchitectureOfTheJvmLoadsTheLibraryOfItsOwnFolder() {
+        assertEquals("linux-x86_64", NativeLibraryFile.platform("Linux", "amd64"));
+        assertEquals("linux-aarch64", NativeLibraryFile.platform("Linux", "aarch64"));
+        assertNull(NativeLibraryFile.platform("Linux", "ppc64le"));
+        assertNull(NativeLibraryFile.platform("Mac OS X", "aarch64"));
     }
 }
