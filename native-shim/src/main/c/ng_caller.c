@@ -180,6 +180,21 @@ static uintptr_t image_lookup(const image *im, const char *name) {
   return best != NULL ? im->bias + best->st_value : 0;
 }
 
+/* Whether an object names fn in its dynamic symbols: defines it, or imports it (an import is
+ * before the GNU hash's first hashed symbol; with DT_HASH, anywhere). */
+static int image_references(const image *im, int fn) {
+  const char *name = ng_fn_name[fn];
+  if (image_lookup(im, name) != 0) return 1;
+  uint32_t n = 0;
+  if (im->gnu_hash != NULL) n = im->gnu_hash[1];
+  else if (im->hash != NULL) n = im->hash[1];
+  for (uint32_t i = 1; i < n; i++) {
+    const char *s = im->strtab + im->symtab[i].st_name;
+    if (s[0] == name[0] && strcmp(s, name) == 0) return 1;
+  }
+  return 0;
+}
+
 /* Runs f on every loaded object's image (this library's too) until it answers non-zero. */
 typedef int (*image_fn)(const image *im, void *data);
 struct each {
@@ -648,9 +663,38 @@ void *ng_resolve(ng_object *o, int fn) {
   return p;
 }
 
+struct refs {
+  uintptr_t base;
+  int fn;
+  int found;
+};
+static int find_refs(const image *im, void *data) {
+  struct refs *r = data;
+  if (!image_contains(im, r->base)) return 0;
+  r->found = image_references(im, r->fn);
+  return 1;
+}
+
+/* A call site whose call instruction told nothing (through a pointer) in an object that does not
+ * name the function: a tail call from a function it called that way. Who made it is not known, so
+ * the calling library is unknown, never guessed; NVIDIA's own objects keep their calls. Under lock,
+ * at a site's first function, before anything of it reaches Java. */
+static void check_tail_call(ng_caller *c, int fn) {
+  if (atomic_load_explicit(&c->fn, NG_RELAXED) != -2 || c->via >= 0 || c->obj->nvidia || c->obj->base == 0) return;
+  struct refs r = {c->obj->base, fn, 1};
+  each_image(find_refs, &r);
+  if (r.found) return;
+  c->obj = object_at(0, "");
+  free(c->sym);
+  c->sym = NULL;
+  uint32_t gen = (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) >> 1);
+  atomic_store_explicit(&c->decision, gen << 1 | (uint32_t)decide(c), NG_RELAXED);
+}
+
 void *ng_real_slow(ng_caller *c, int fn) {
   pthread_mutex_lock(&lock);
   sweep_locked();
+  check_tail_call(c, fn);
   void *p = atomic_load_explicit(&c->obj->real[fn], NG_ACQUIRE);
   if (p == NULL) p = resolve_locked(c->obj, fn);
   if (p != NULL) {
