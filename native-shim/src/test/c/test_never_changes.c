@@ -155,6 +155,10 @@ static void run_once(int link, int way, int with_agent) {
 /* Expected tracking with the agent: inits seen (0: NCCL hidden, nothing reaches the wrappers), and
  * the calling library named for the init and the destroy ("-": unknown). */
 static void cell(int link, int way, int inits, const char *init_lib, const char *destroy_lib) {
+#ifdef __SANITIZE_THREAD__
+  /* the sanitizer cannot start threads in a fork's child of a process with threads (the agent's) */
+  if (way == WAY_FORK) return;
+#endif
   shared_fd = memfd_create("never_changes", 0);
   REQUIRE_EQ(shared_fd >= 0 && ftruncate(shared_fd, sizeof(run_result)) == 0, 1);
   shared = mmap(NULL, sizeof(run_result), PROT_READ | PROT_WRITE, MAP_SHARED, shared_fd, 0);
@@ -171,6 +175,11 @@ static void cell(int link, int way, int inits, const char *init_lib, const char 
   CHECK(strstr(plain, "init 0 0") != NULL);
   CHECK_EQ(shared->child_upcalls, 0); /* a fork's child only forwards */
   if (way == WAY_FORK) return;        /* the scenario ran in the child alone */
+#ifdef __SANITIZE_THREAD__
+  /* its function entries and exits leave no tail call, and move calls into static functions (a
+   * library with NCCL inside has those taken for NCCL's own): the results alone are compared */
+  return;
+#endif
   int cycles = way == WAY_DLCLOSE ? 3 : 1;
   CHECK_EQ(shared->inits, inits * cycles);
   CHECK_EQ(shared->destroys, (inits > 0 ? 1 : 0) * cycles + (way == WAY_EXPORTED_TAIL && inits > 0 ? 1 : 0));
