@@ -40,8 +40,6 @@ static ng_caller *overflow; /* callers that found no free slot in the table */
 static int ncallers;
 /* A table slot whose caller was dropped (its object unloaded): probes go on past it. */
 #define TOMB ((uintptr_t)1)
-/* Bumped when cached real functions are dropped: a resolution begun before is not cached. */
-static atomic_uint epoch;
 /* Set by the unload hook (inside dlclose, no lock); dlpi_subs as last seen. */
 static atomic_int unload_pending;
 static unsigned long long last_subs;
@@ -728,10 +726,11 @@ static int object_gone(ng_object *o) {
          strcmp(info.dli_fname != NULL ? info.dli_fname : "", o->path) != 0;
 }
 
+/* The site's function is looked up again; its old real stays where a hot path may still read it
+ * behind a gate it saw open (never NULL: a wrapper calls what it reads). */
 static void forget_real(ng_caller *c) {
   atomic_store_explicit(&c->gate, 0, NG_RELAXED);
-  atomic_store_explicit(&c->fn, -2, NG_RELAXED);
-  atomic_store_explicit(&c->real, NULL, NG_RELEASE);
+  atomic_store_explicit(&c->fn, -2, NG_RELEASE);
 }
 
 static void sweep_locked(void) {
@@ -740,7 +739,9 @@ static void sweep_locked(void) {
   int pending = atomic_exchange_explicit(&unload_pending, 0, NG_ACQUIRE);
   if (!pending && subs == last_subs) return;
   last_subs = subs;
-  atomic_fetch_add_explicit(&epoch, 1, NG_RELAXED);
+  /* every gate closes first: from here on each call takes a slow path, which waits for this lock */
+  atomic_fetch_add_explicit(&ng_w.state, 2, NG_RELEASE);
+  ng_gate_refresh();
   for (ng_object **op = &objects; *op != NULL;) {
     ng_object *o = *op;
     for (int fn = 0; fn < NG_FN_COUNT; fn++) atomic_store_explicit(&o->real[fn], NULL, NG_RELAXED);
@@ -765,8 +766,6 @@ static void sweep_locked(void) {
     else cp = &(*cp)->next;
   }
   atomic_store_explicit(&get_device, NULL, NG_RELAXED);
-  atomic_fetch_add_explicit(&ng_w.state, 2, NG_RELEASE);
-  ng_gate_refresh();
 }
 
 _Atomic uint64_t ng_gate_words[NG_FN_COUNT];
