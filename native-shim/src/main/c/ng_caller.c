@@ -1,16 +1,23 @@
 /* Who called a wrapper, whether the call is the application's, and where the real function is.
  *
  * The caller cache maps a return address to its caller entry (the calling object and exported
- * symbol, and the decision). It is filled on first sight with dladdr, under a lock; lookups take
- * none. The real functions are looked up per calling object, lazily per function, in the order
- * that gives the definition the call would have reached without the agent:
- *   1. the calling object's own view: dlsym on its handle (its own definitions, e.g. NCCL linked
- *      in statically and exported, then those of its dependencies), pnccl* before nccl*;
- *   2. the loaded libnccl.so.2 / libcudart.so.13 (another loaded libcudart.so.* or libnccl.so*
- *      if those sonames are absent);
- *   3. dlsym(RTLD_NEXT).
- * A definition inside this library is never taken. */
+ * symbol, and the decision). It is filled on first sight with dladdr and a look at the call
+ * instruction before the return address (a tail call leaves the return address of the function
+ * that made it: ng_caller.c's classify), under a lock; lookups take none. The real functions are
+ * looked up per calling object, lazily per function, in the order that gives the definition the
+ * call would have reached without the agent (docs/design.md, "Forwarding"):
+ *   1. the next definition after this library in the global scope (dlsym(RTLD_NEXT));
+ *   2. the calling object's own definition, unless it is a forwarder (it preempts this library in
+ *      the global scope, so a call that reached us skipped it: an interposer's ncclX that forwards
+ *      with RTLD_NEXT), pnccl* before nccl*;
+ *   3. its dependencies (DT_NEEDED, two levels); 4. a loaded libnccl.so* / libcudart.so*;
+ *   5. every loaded object, pnccl* first, forwarders left out.
+ * A definition inside this library is never taken, and no handle is kept on any object: symbols
+ * are read from the objects' dynamic symbol tables in memory (dl_iterate_phdr), so an object the
+ * application dlcloses is unloaded as without the agent; its callers and every cached real
+ * function are dropped then (an unload hook through __cxa_atexit, and dlpi_subs on slow paths). */
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,10 +32,17 @@ ng_caller_slot ng_callers[NG_CALLERS];
 ng_object ng_default_object;
 void *ng_hint_none;
 
+/* Guards the objects, the callers' making and dropping, the lists, and the real functions' caching;
+ * never taken inside the dynamic linker's lock (the unload hook takes none): dl* calls are made under it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ng_object *objects;
 static ng_caller *overflow; /* callers that found no free slot in the table */
 static int ncallers;
+/* A table slot whose caller was dropped (its object unloaded): probes go on past it. */
+#define TOMB ((uintptr_t)1)
+/* Set by the unload hook (inside dlclose, no lock); dlpi_subs as last seen. */
+static atomic_int unload_pending;
+static unsigned long long last_subs;
 
 /* Suppressed calling libraries and the JNI entry points the Java bridges wrap; guarded by lock. */
 static char **suppressed;
@@ -49,61 +63,233 @@ static int is_nvidia(const char *name) {
   return 0;
 }
 
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash != NULL ? slash + 1 : path;
+}
+
 static int inside_self(const void *p) {
   Dl_info info;
   return p != NULL && dladdr(p, &info) != 0 && (uintptr_t)info.dli_fbase == ng_self_base;
 }
 
+/* ---------------------------------------------------------------- objects in memory, no handles
+ * An object's dynamic symbols are read where the dynamic linker mapped them (dl_iterate_phdr,
+ * PT_DYNAMIC): no dlopen, so no reference that would keep an object the application dlcloses. */
+typedef struct {
+  uintptr_t bias;
+  const char *name;
+  const struct dl_phdr_info *info;
+  const ElfW(Sym) *symtab;
+  const char *strtab;
+  const uint32_t *gnu_hash;
+  const ElfW(Word) *hash;
+  const ElfW(Half) *versym;
+  const ElfW(Dyn) *dyn;
+} image;
+
+/* glibc relocates the d_ptr entries it uses in place; a vDSO's or a read-only .dynamic's are offsets */
+static uintptr_t dyn_addr(const image *im, ElfW(Addr) v) { return v < im->bias ? v + im->bias : v; }
+
+static int image_of(const struct dl_phdr_info *info, image *im) {
+  memset(im, 0, sizeof(*im));
+  im->bias = info->dlpi_addr;
+  im->name = info->dlpi_name != NULL ? info->dlpi_name : "";
+  im->info = info;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) im->dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+  }
+  if (im->dyn == NULL) return 0;
+  for (const ElfW(Dyn) *d = im->dyn; d->d_tag != DT_NULL; d++) {
+    switch (d->d_tag) {
+    case DT_SYMTAB: im->symtab = (const ElfW(Sym) *)dyn_addr(im, d->d_un.d_ptr); break;
+    case DT_STRTAB: im->strtab = (const char *)dyn_addr(im, d->d_un.d_ptr); break;
+    case DT_GNU_HASH: im->gnu_hash = (const uint32_t *)dyn_addr(im, d->d_un.d_ptr); break;
+    case DT_HASH: im->hash = (const ElfW(Word) *)dyn_addr(im, d->d_un.d_ptr); break;
+    case DT_VERSYM: im->versym = (const ElfW(Half) *)dyn_addr(im, d->d_un.d_ptr); break;
+    default: break;
+    }
+  }
+  return im->symtab != NULL && im->strtab != NULL && (im->gnu_hash != NULL || im->hash != NULL);
+}
+
+static int image_contains(const image *im, uintptr_t p) {
+  const struct dl_phdr_info *info = im->info;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && p >= start && p < start + ph->p_memsz) return 1;
+  }
+  return 0;
+}
+
+/* Whether sym is a function defined there; the default version wins over a hidden one. */
+static int better(const image *im, uint32_t i, const ElfW(Sym) *best, int best_hidden) {
+  const ElfW(Sym) *sym = &im->symtab[i];
+  int type = ELF64_ST_TYPE(sym->st_info), bind = ELF64_ST_BIND(sym->st_info);
+  if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0 || (type != STT_FUNC && type != STT_NOTYPE) ||
+      (bind != STB_GLOBAL && bind != STB_WEAK))
+    return 0;
+  int hidden = im->versym != NULL && (im->versym[i] & 0x8000);
+  return best == NULL || (best_hidden && !hidden);
+}
+
+/* The address of the function an object defines under that name itself (not its dependencies), or 0. */
+static uintptr_t image_lookup(const image *im, const char *name) {
+  const ElfW(Sym) *best = NULL;
+  int best_hidden = 0;
+  if (im->gnu_hash != NULL) {
+    const uint32_t *gh = im->gnu_hash;
+    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t h = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; c++) h = h * 33 + *c;
+    if (nbuckets == 0) return 0;
+    uint32_t i = buckets[h % nbuckets];
+    if (i < symoffset) return 0;
+    for (;; i++) {
+      uint32_t h2 = chain[i - symoffset];
+      if ((h | 1) == (h2 | 1) && strcmp(im->strtab + im->symtab[i].st_name, name) == 0 && better(im, i, best, best_hidden)) {
+        best = &im->symtab[i];
+        best_hidden = im->versym != NULL && (im->versym[i] & 0x8000);
+      }
+      if (h2 & 1) break;
+    }
+  } else {
+    uint32_t h = 0;
+    for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; c++) {
+      h = (h << 4) + *c;
+      uint32_t g = h & 0xf0000000u;
+      if (g != 0) h ^= g >> 24;
+      h &= ~g;
+    }
+    const ElfW(Word) *hash = im->hash;
+    ElfW(Word) nbucket = hash[0];
+    const ElfW(Word) *bucket = hash + 2, *chain = bucket + nbucket;
+    if (nbucket == 0) return 0;
+    for (ElfW(Word) i = bucket[h % nbucket]; i != STN_UNDEF; i = chain[i]) {
+      if (strcmp(im->strtab + im->symtab[i].st_name, name) == 0 && better(im, i, best, best_hidden)) {
+        best = &im->symtab[i];
+        best_hidden = im->versym != NULL && (im->versym[i] & 0x8000);
+      }
+    }
+  }
+  return best != NULL ? im->bias + best->st_value : 0;
+}
+
+/* Whether an object names fn in its dynamic symbols: defines it, or imports it (an import is
+ * before the GNU hash's first hashed symbol; with DT_HASH, anywhere). */
+static int image_references(const image *im, int fn) {
+  const char *name = ng_fn_name[fn];
+  if (image_lookup(im, name) != 0) return 1;
+  uint32_t n = 0;
+  if (im->gnu_hash != NULL) n = im->gnu_hash[1];
+  else if (im->hash != NULL) n = im->hash[1];
+  for (uint32_t i = 1; i < n; i++) {
+    const char *s = im->strtab + im->symtab[i].st_name;
+    if (s[0] == name[0] && strcmp(s, name) == 0) return 1;
+  }
+  return 0;
+}
+
+/* Runs f on every loaded object's image (this library's too) until it answers non-zero. */
+typedef int (*image_fn)(const image *im, void *data);
+struct each {
+  image_fn f;
+  void *data;
+};
+static int each_cb(struct dl_phdr_info *info, size_t size, void *p) {
+  (void)size;
+  struct each *e = p;
+  image im;
+  if (!image_of(info, &im)) return 0;
+  return e->f(&im, e->data);
+}
+static int each_image(image_fn f, void *data) {
+  struct each e = {f, data};
+  return dl_iterate_phdr(each_cb, &e);
+}
+
+/* ---------------------------------------------------------------- the objects that called */
+static ng_object *object_listed(uintptr_t base) {
+  for (ng_object *o = objects; o != NULL; o = o->next) {
+    if (o->base == base) return o;
+  }
+  return NULL;
+}
+
 /* Whether an object carries NCCL inside it (linked statically): its NCCL API is exported, or its
  * read-only data has the environment variable NCCL reads for its profiler plugin. */
-struct scan {
-  uintptr_t base;
-  int found;
-};
-
-static int scan_object(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  struct scan *s = data;
-  if (info->dlpi_addr != s->base && !(info->dlpi_addr == 0 && s->base == 0)) return 0;
+static int scan_nccl_inside(const image *im, void *data) {
+  ng_object *o = data;
+  if (!image_contains(im, o->base)) return 0;
+  if (image_lookup(im, "pncclGetVersion") != 0) {
+    o->own_defs = 1;
+    return 1;
+  }
   static const char marker[] = "NCCL_PROFILER_PLUGIN";
-  for (int i = 0; i < info->dlpi_phnum && !s->found; i++) {
+  const struct dl_phdr_info *info = im->info;
+  for (int i = 0; i < info->dlpi_phnum && !o->own_defs; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) || !(ph->p_flags & PF_R)) continue;
     const char *start = (const char *)(info->dlpi_addr + ph->p_vaddr);
-    if (memmem(start, ph->p_filesz, marker, sizeof(marker) - 1) != NULL) s->found = 1;
+    if (memmem(start, ph->p_filesz, marker, sizeof(marker) - 1) != NULL) o->own_defs = 1;
   }
   return 1;
 }
 
-static int has_nccl_inside(ng_object *o, void *handle) {
-  if (handle != NULL) {
-    void *p = dlsym(handle, "pncclGetVersion");
-    Dl_info info;
-    if (p != NULL && dladdr(p, &info) != 0 && (uintptr_t)info.dli_fbase == o->base) return 1;
+/* The unload hook: run by the object's own __cxa_finalize when it is dlclosed (and at exit), inside
+ * the dynamic linker's lock, so it takes none of ours. The object is still mapped: the slow path
+ * after the unmapping (dlpi_subs) drops it; the gates closed here keep every call off what it left. */
+static void on_unload(void *p) {
+  (void)p;
+  atomic_store_explicit(&unload_pending, 1, NG_RELEASE);
+  /* every gate closes: a call from a library loaded again at the same address is not forwarded
+   * on what its predecessor's calls left */
+  atomic_fetch_add_explicit(&ng_w.state, 2, NG_RELEASE);
+  ng_gate_refresh();
+}
+
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+/* An object's __dso_handle (crtbeginS.o's `void *__dso_handle = &__dso_handle;`, first in its .data):
+ * the handlers registered with it run when the object is dlclosed. Words of its writable data that
+ * point at themselves; a wrong one costs a handler that runs at exit only. */
+static int hook_unload(const image *im, void *data) {
+  ng_object *o = data;
+  if (!image_contains(im, o->base)) return 0;
+  const struct dl_phdr_info *info = im->info;
+  int hooked = 0;
+  for (int i = 0; i < info->dlpi_phnum && hooked < 4; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
+    uintptr_t start = (info->dlpi_addr + ph->p_vaddr + 7) & ~(uintptr_t)7;
+    uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+    for (uintptr_t a = start; a + 8 <= end && hooked < 4; a += 8) {
+      if (*(const uintptr_t *)a == a) {
+        __cxa_atexit(on_unload, o, (void *)a);
+        hooked++;
+      }
+    }
   }
-  /* dl_iterate_phdr's dlpi_addr is the load bias; for a shared object it equals dli_fbase */
-  struct scan s = {o->base, 0};
-  dl_iterate_phdr(scan_object, &s);
-  return s.found;
+  return 1;
 }
 
 /* The object at base, made on first sight; under lock. */
 static ng_object *object_at(uintptr_t base, const char *path) {
-  for (ng_object *o = objects; o != NULL; o = o->next) {
-    if (o->base == base) return o;
-  }
-  ng_object *o = calloc(1, sizeof(*o));
+  ng_object *o = object_listed(base);
+  if (o != NULL) return o;
+  o = calloc(1, sizeof(*o));
   if (o == NULL) return &ng_default_object;
   o->base = base;
   o->path = strdup(path != NULL ? path : "");
   if (o->path == NULL) o->path = "";
-  const char *slash = strrchr(o->path, '/');
-  o->name = slash != NULL ? slash + 1 : o->path;
+  o->name = base_name(o->path);
   o->nvidia = base == ng_self_base || is_nvidia(o->name);
-  if (!o->nvidia) {
-    void *h = o->path[0] != '\0' ? dlopen(o->path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
-    o->own_defs = has_nccl_inside(o, h);
-    if (h != NULL) dlclose(h);
+  if (base != 0) {
+    if (!o->nvidia) each_image(scan_nccl_inside, o);
+    if (base != ng_self_base) each_image(hook_unload, o);
   }
   o->next = objects;
   objects = o;
@@ -163,9 +349,70 @@ static ng_caller *probe(uintptr_t r, ng_caller_slot **free_slot) {
   return NULL;
 }
 
+/* ---------------------------------------------------------------- whose call it is
+ * The instruction before a return address says what it called: a wrapper of this library (through
+ * the PLT or -fno-plt's GOT), which is the plain case; another definition of a catalog function
+ * (an interposer's ncclX, NCCL's own: the call went through it); or some other function F, which
+ * made the call to the wrapper as a tail call: F is the caller. An indirect call is the return
+ * address's object's. */
+static uintptr_t plt_target(uintptr_t t, uintptr_t obj_base) {
+  const unsigned char *p = (const unsigned char *)t;
+  if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) p += 4; /* endbr64 */
+  if (p[0] == 0xf2) p++;                                                   /* bnd */
+  if (p[0] != 0xff || p[1] != 0x25) return t; /* not a PLT entry: a function of the object */
+  int32_t disp;
+  memcpy(&disp, p + 2, 4);
+  uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)disp;
+  Dl_info info;
+  if (dladdr((void *)slot, &info) == 0 || (uintptr_t)info.dli_fbase != obj_base) return 0;
+  return *(const uintptr_t *)slot;
+}
+
+static int catalog_id(const char *name) {
+  if (name == NULL) return -1;
+  int id = ng_fn_id(name);
+  if (id < 0 && name[0] == 'p') id = ng_fn_id(name + 1);
+  return id;
+}
+
+static void classify(ng_caller *c, uintptr_t ret, uintptr_t obj_base) {
+  const unsigned char *r = (const unsigned char *)ret;
+  uintptr_t target = 0;
+  if (r[-5] == 0xe8) {
+    int32_t rel;
+    memcpy(&rel, r - 4, 4);
+    uintptr_t t = ret + (intptr_t)rel;
+    Dl_info ti;
+    if (dladdr((void *)t, &ti) != 0 && (uintptr_t)ti.dli_fbase == obj_base) target = plt_target(t, obj_base);
+  } else if (r[-6] == 0xff && r[-5] == 0x15) {
+    int32_t disp;
+    memcpy(&disp, r - 4, 4);
+    uintptr_t slot = ret + (intptr_t)disp;
+    Dl_info si;
+    if (dladdr((void *)slot, &si) != 0 && (uintptr_t)si.dli_fbase == obj_base) target = *(const uintptr_t *)slot;
+  }
+  if (target == 0) return; /* through a pointer, or not read: the return address's object */
+  Dl_info fi;
+  const ElfW(Sym) *sym = NULL;
+  if (dladdr1((void *)target, &fi, (void **)&sym, RTLD_DL_SYMENT) == 0) return;
+  const char *fname = fi.dli_saddr == (void *)target ? fi.dli_sname : NULL;
+  int id = catalog_id(fname);
+  if ((uintptr_t)fi.dli_fbase == ng_self_base || id >= 0) {
+    /* a wrapper, or another definition of a catalog function: that function is what was called */
+    c->via = id;
+    return;
+  }
+  /* F, called at ret, made the call as a tail call: F is the caller */
+  c->obj = object_at((uintptr_t)fi.dli_fbase, fi.dli_fname);
+  free(c->sym);
+  c->sym = fname != NULL ? strdup(fname) : NULL;
+}
+
 /* A return address seen for the first time (or in the overflow chain): its entry, made under the lock. */
+static void sweep_locked(void);
 static ng_caller *caller_slow(uintptr_t ret) {
   pthread_mutex_lock(&lock);
+  sweep_locked();
   ng_caller_slot *free_slot;
   ng_caller *found = probe(ret, &free_slot);
   if (found != NULL) {
@@ -182,6 +429,7 @@ static ng_caller *caller_slow(uintptr_t ret) {
   if (c == NULL) abort();
   memset(c, 0, sizeof(*c));
   c->ret = ret;
+  c->via = -1;
   atomic_store_explicit(&c->fn, -2, NG_RELAXED); /* not known yet */
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
@@ -194,7 +442,10 @@ static ng_caller *caller_slow(uintptr_t ret) {
         ret - 1 < (uintptr_t)info.dli_saddr + sym->st_size) {
       c->sym = strdup(info.dli_sname);
     }
+    if ((uintptr_t)info.dli_fbase != ng_self_base) classify(c, ret, (uintptr_t)info.dli_fbase);
   } else {
+    /* in no object (a JIT's code: the JVM's code cache, where a JNI method's tail call returns to):
+     * the calling library is unknown */
     c->obj = object_at(0, "");
   }
   c->site.caller = c;
@@ -248,79 +499,273 @@ int ng_set_suppressed(const char *const *names, int n) { return set_list(&suppre
 int ng_set_wrapped(const char *const *names, int n) { return set_list(&wrapped, &nwrapped, names, n); }
 
 /* ---------------------------------------------------------------- the real functions */
+/* Whether a definition d of name in im leads back to us: it is the first definition in the global
+ * scope (so every plain reference binds to it, and a call that reached this library skipped it:
+ * RTLD_NEXT from it or after it), and it is not NCCL's or cudart's own (NCCL's archive defines
+ * pncclX at ncclX's address; a library named as NVIDIA's is theirs). */
+static int forwarder(const image *im, uintptr_t d, const char *name, int nccl) {
+  if (is_nvidia(base_name(im->name))) return 0;
+  if (nccl) {
+    char pname[128];
+    snprintf(pname, sizeof(pname), "p%s", name);
+    if (image_lookup(im, pname) == d) return 0;
+  }
+  return (uintptr_t)dlsym(RTLD_DEFAULT, name) == d;
+}
 
-struct find_lib {
-  const char *prefix;
-  char path[4096];
+struct want {
+  int fn;
+  uintptr_t base;     /* the object asked about (own); 0: any */
+  const char *needed; /* a dependency's name (deps) */
+  const char *prefix; /* a name prefix (by name) */
+  int pass;           /* 0: pnccl* and nccl*; 1: pnccl* only (every object) */
+  uintptr_t found;
 };
 
-static int find_loaded(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  struct find_lib *f = data;
-  const char *name = info->dlpi_name;
-  if (name == NULL || name[0] == '\0') return 0;
-  const char *slash = strrchr(name, '/');
-  const char *base = slash != NULL ? slash + 1 : name;
-  if (strncmp(base, f->prefix, strlen(f->prefix)) != 0) return 0;
-  snprintf(f->path, sizeof(f->path), "%s", name);
-  return 1;
-}
-
-/* A handle on the loaded NCCL or CUDA runtime, never loading one; cached once found. */
-static void *library(int nccl) {
-  static _Atomic(void *) handles[2];
-  void *h = atomic_load_explicit(&handles[nccl], NG_ACQUIRE);
-  if (h != NULL) return h;
-  h = dlopen(nccl ? "libnccl.so.2" : "libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
-  if (h == NULL) {
-    struct find_lib f = {nccl ? "libnccl.so" : "libcudart.so", ""};
-    if (dl_iterate_phdr(find_loaded, &f) != 0) h = dlopen(f.path, RTLD_NOW | RTLD_NOLOAD);
-  }
-  if (h != NULL) atomic_store_explicit(&handles[nccl], h, NG_RELEASE);
-  return h;
-}
-
-static void *lookup_in(void *handle, int fn) {
-  if (handle == NULL) return NULL;
+/* fn's definition in im: pnccl* (never a forwarder: this library defines none), then the plain
+ * name unless it is a forwarder's. */
+static uintptr_t definition_in(const image *im, int fn, int pnccl_only) {
+  if ((uintptr_t)im->bias == ng_self_base && ng_self_base != 0) return 0;
   const char *name = ng_fn_name[fn];
-  void *p = NULL;
   if (ng_fn_nccl[fn]) {
     char pname[128];
     snprintf(pname, sizeof(pname), "p%s", name);
-    p = dlsym(handle, pname);
-    if (p != NULL && inside_self(p)) p = NULL;
+    uintptr_t p = image_lookup(im, pname);
+    if (p != 0 && !inside_self((void *)p)) return p;
   }
-  if (p == NULL) {
-    p = dlsym(handle, name);
-    if (p != NULL && inside_self(p)) p = NULL;
-  }
+  if (pnccl_only) return 0;
+  uintptr_t p = image_lookup(im, name);
+  if (p == 0 || inside_self((void *)p) || forwarder(im, p, name, ng_fn_nccl[fn])) return 0;
   return p;
 }
 
-void *ng_resolve(ng_object *o, int fn) {
-  void *p = NULL;
-  if (o != &ng_default_object && o->path[0] != '\0' && !o->nvidia) {
-    void *h = dlopen(o->path, RTLD_LAZY | RTLD_NOLOAD);
-    /* kept open: the functions found stay valid as long as we hold them */
-    p = lookup_in(h, fn);
+static int find_own(const image *im, void *data) {
+  struct want *w = data;
+  if (!image_contains(im, w->base)) return 0;
+  w->found = definition_in(im, w->fn, 0);
+  return 1;
+}
+
+static int find_needed(const image *im, void *data) {
+  struct want *w = data;
+  const char *n = im->name[0] != '\0' ? base_name(im->name) : "";
+  if (strcmp(n, w->needed) != 0) return 0;
+  w->found = definition_in(im, w->fn, 0);
+  return w->found != 0;
+}
+
+static int find_by_prefix(const image *im, void *data) {
+  struct want *w = data;
+  if (strncmp(base_name(im->name), w->prefix, strlen(w->prefix)) != 0) return 0;
+  w->found = definition_in(im, w->fn, 0);
+  return w->found != 0;
+}
+
+static int find_any(const image *im, void *data) {
+  struct want *w = data;
+  w->found = definition_in(im, w->fn, w->pass == 1);
+  return w->found != 0;
+}
+
+/* The names an object needs (DT_NEEDED), then theirs: the rest of its own lookup scope. */
+struct needs {
+  uintptr_t base;
+  const char *names[32];
+  int n;
+};
+static int collect_needed(const image *im, void *data) {
+  struct needs *s = data;
+  if (!image_contains(im, s->base)) return 0;
+  for (const ElfW(Dyn) *d = im->dyn; d->d_tag != DT_NULL && s->n < 32; d++) {
+    if (d->d_tag == DT_NEEDED) s->names[s->n++] = im->strtab + d->d_un.d_val;
   }
-  if (p == NULL) p = lookup_in(library(ng_fn_nccl[fn]), fn);
-  if (p == NULL) p = lookup_in(RTLD_NEXT, fn);
+  return 1;
+}
+struct base_of_name {
+  const char *name;
+  uintptr_t base;
+};
+static int find_base(const image *im, void *data) {
+  struct base_of_name *b = data;
+  if (strcmp(base_name(im->name), b->name) != 0) return 0;
+  for (int i = 0; i < im->info->dlpi_phnum; i++) {
+    if (im->info->dlpi_phdr[i].p_type == PT_LOAD) {
+      b->base = im->bias + im->info->dlpi_phdr[i].p_vaddr;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static uintptr_t in_dependencies(uintptr_t base, int fn) {
+  struct needs first = {base, {0}, 0};
+  each_image(collect_needed, &first);
+  for (int i = 0; i < first.n; i++) {
+    struct want w = {fn, 0, first.names[i], NULL, 0, 0};
+    if (each_image(find_needed, &w) && w.found != 0) return w.found;
+  }
+  for (int i = 0; i < first.n; i++) {
+    struct base_of_name b = {first.names[i], 0};
+    if (!each_image(find_base, &b)) continue;
+    struct needs second = {b.base, {0}, 0};
+    each_image(collect_needed, &second);
+    for (int j = 0; j < second.n; j++) {
+      struct want w = {fn, 0, second.names[j], NULL, 0, 0};
+      if (each_image(find_needed, &w) && w.found != 0) return w.found;
+    }
+  }
+  return 0;
+}
+
+/* fn's real definition as the object o would reach it; under lock. */
+static void *resolve_locked(ng_object *o, int fn) {
+  const char *name = ng_fn_name[fn];
+  void *p = NULL;
+  /* 1. after this library in the global scope */
+  if (ng_fn_nccl[fn]) {
+    char pname[128];
+    snprintf(pname, sizeof(pname), "p%s", name);
+    p = dlsym(RTLD_NEXT, pname);
+  }
+  if (p == NULL || inside_self(p)) p = dlsym(RTLD_NEXT, name);
+  if (p != NULL && inside_self(p)) p = NULL;
+  int known = o != &ng_default_object && o->base != 0 && o->base != ng_self_base;
+  /* 2. its own definition; 3. its dependencies' */
+  if (p == NULL && known) {
+    struct want w = {fn, o->base, NULL, NULL, 0, 0};
+    each_image(find_own, &w);
+    p = (void *)w.found;
+    if (p == NULL) p = (void *)in_dependencies(o->base, fn);
+  }
+  /* 4. the loaded NCCL or CUDA runtime by name; 5. any object, pnccl* first */
+  if (p == NULL) {
+    struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : "libcudart.so", 0, 0};
+    each_image(find_by_prefix, &w);
+    p = (void *)w.found;
+  }
+  for (int pass = 1; pass >= 0 && p == NULL; pass--) {
+    struct want w = {fn, 0, NULL, NULL, pass, 0};
+    each_image(find_any, &w);
+    p = (void *)w.found;
+  }
   if (p != NULL) atomic_store_explicit(&o->real[fn], p, NG_RELEASE);
   return p;
 }
 
-void *ng_real_slow(ng_caller *c, int fn) {
-  void *p = atomic_load_explicit(&c->obj->real[fn], NG_ACQUIRE);
-  if (p == NULL) p = ng_resolve(c->obj, fn);
-  if (p == NULL) return NULL;
-  int was = -2;
-  if (atomic_compare_exchange_strong_explicit(&c->fn, &was, fn, NG_RELAXED, NG_RELAXED)) {
-    atomic_store_explicit(&c->real, p, NG_RELEASE);
-  } else if (was != fn && was != -1) {
-    atomic_store_explicit(&c->fn, -1, NG_RELAXED); /* called through a pointer: several functions */
-  }
+void *ng_resolve(ng_object *o, int fn) {
+  pthread_mutex_lock(&lock);
+  sweep_locked();
+  void *p = atomic_load_explicit(&o->real[fn], NG_ACQUIRE);
+  if (p == NULL) p = resolve_locked(o, fn);
+  pthread_mutex_unlock(&lock);
   return p;
+}
+
+struct refs {
+  uintptr_t base;
+  int fn;
+  int found;
+};
+static int find_refs(const image *im, void *data) {
+  struct refs *r = data;
+  if (!image_contains(im, r->base)) return 0;
+  r->found = image_references(im, r->fn);
+  return 1;
+}
+
+/* A call site whose call instruction told nothing (through a pointer) in an object that does not
+ * name the function: a tail call from a function it called that way. Who made it is not known, so
+ * the calling library is unknown, never guessed; NVIDIA's own objects keep their calls. Under lock,
+ * at a site's first function, before anything of it reaches Java. */
+static void check_tail_call(ng_caller *c, int fn) {
+  if (atomic_load_explicit(&c->fn, NG_RELAXED) != -2 || c->via >= 0 || c->obj->nvidia || c->obj->base == 0) return;
+  struct refs r = {c->obj->base, fn, 1};
+  each_image(find_refs, &r);
+  if (r.found) return;
+  c->obj = object_at(0, "");
+  free(c->sym);
+  c->sym = NULL;
+  uint32_t gen = (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) >> 1);
+  atomic_store_explicit(&c->decision, gen << 1 | (uint32_t)decide(c), NG_RELAXED);
+}
+
+void *ng_real_slow(ng_caller *c, int fn) {
+  pthread_mutex_lock(&lock);
+  sweep_locked();
+  check_tail_call(c, fn);
+  void *p = atomic_load_explicit(&c->obj->real[fn], NG_ACQUIRE);
+  if (p == NULL) p = resolve_locked(c->obj, fn);
+  if (p != NULL) {
+    int was = -2;
+    if (atomic_compare_exchange_strong_explicit(&c->fn, &was, fn, NG_RELAXED, NG_RELAXED)) {
+      atomic_store_explicit(&c->real, p, NG_RELEASE);
+    } else if (was != fn && was != -1) {
+      atomic_store_explicit(&c->fn, -1, NG_RELAXED); /* called through a pointer: several functions */
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return p;
+}
+
+/* ---------------------------------------------------------------- unloads
+ * What an unloaded object leaves is dropped on the next slow path (every gate is closed by then):
+ * its callers leave the table (a library loaded again at the same address is a new caller), and
+ * every cached real function is looked up again. Callers are never freed: Java holds their sites. */
+static int get_subs(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  *(unsigned long long *)data = info->dlpi_subs;
+  return 1;
+}
+
+static _Atomic(void *) get_device;
+
+static int object_gone(ng_object *o) {
+  if (o->base == 0 || o == &ng_default_object) return 0;
+  Dl_info info;
+  return dladdr((void *)o->base, &info) == 0 || (uintptr_t)info.dli_fbase != o->base ||
+         strcmp(info.dli_fname != NULL ? info.dli_fname : "", o->path) != 0;
+}
+
+/* The site's function is looked up again; its old real stays where a hot path may still read it
+ * behind a gate it saw open (never NULL: a wrapper calls what it reads). */
+static void forget_real(ng_caller *c) {
+  atomic_store_explicit(&c->gate, 0, NG_RELAXED);
+  atomic_store_explicit(&c->fn, -2, NG_RELEASE);
+}
+
+static void sweep_locked(void) {
+  unsigned long long subs = 0;
+  dl_iterate_phdr(get_subs, &subs);
+  int pending = atomic_exchange_explicit(&unload_pending, 0, NG_ACQUIRE);
+  if (!pending && subs == last_subs) return;
+  last_subs = subs;
+  /* every gate closes first: from here on each call takes a slow path, which waits for this lock */
+  atomic_fetch_add_explicit(&ng_w.state, 2, NG_RELEASE);
+  ng_gate_refresh();
+  for (ng_object **op = &objects; *op != NULL;) {
+    ng_object *o = *op;
+    for (int fn = 0; fn < NG_FN_COUNT; fn++) atomic_store_explicit(&o->real[fn], NULL, NG_RELAXED);
+    if (object_gone(o)) {
+      o->gone = 1;
+      *op = o->next; /* kept in memory: callers point at it */
+    } else {
+      op = &o->next;
+    }
+  }
+  for (int fn = 0; fn < NG_FN_COUNT; fn++) atomic_store_explicit(&ng_default_object.real[fn], NULL, NG_RELAXED);
+  for (uint32_t i = 0; i < NG_CALLERS; i++) {
+    uintptr_t k = atomic_load_explicit(&ng_callers[i].ret, NG_RELAXED);
+    if (k == 0 || k == TOMB) continue;
+    ng_caller *c = atomic_load_explicit(&ng_callers[i].caller, NG_RELAXED);
+    forget_real(c);
+    if (c->obj->gone) atomic_store_explicit(&ng_callers[i].ret, TOMB, NG_RELEASE);
+  }
+  for (ng_caller **cp = &overflow; *cp != NULL;) {
+    forget_real(*cp);
+    if ((*cp)->obj->gone) *cp = (*cp)->next;
+    else cp = &(*cp)->next;
+  }
+  atomic_store_explicit(&get_device, NULL, NG_RELAXED);
 }
 
 _Atomic uint64_t ng_gate_words[NG_FN_COUNT];
@@ -336,18 +781,35 @@ void ng_gate_refresh(void) {
   } while (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) != s);
 }
 
-ng_gate_result ng_gate_slow(ng_caller *c, int fn) {
-  void *real = ng_real(c, fn);
-  if (real == NULL) return (ng_gate_result){NULL, 0};
-  uint64_t track = (uint64_t)ng_tracks(c);
-  /* the gate opens for this call site's one function, under the state its decision was made in */
+static int gate_may_open(ng_caller *c, int fn, void *real) {
   uint32_t d = atomic_load_explicit(&c->decision, NG_RELAXED);
   uint32_t s = atomic_load_explicit(&ng_w.state, NG_ACQUIRE);
   /* the hot paths store a record whole: where that cannot be (no AVX), every call takes the generic path */
-  if (atomic_load_explicit(&c->fn, NG_RELAXED) == fn && atomic_load_explicit(&c->real, NG_ACQUIRE) == real &&
-      !(s & NG_DYING) && (d >> 1) == (s >> 1) && (ng_w.rec_whole || !NG_REC_WHOLE_POSSIBLE))
-    atomic_store_explicit(&c->gate, (uint64_t)s << 9 | (uint64_t)fn << 1 | (uint64_t)!(d & 1), NG_RELEASE);
-  return (ng_gate_result){real, track};
+  return atomic_load_explicit(&c->fn, NG_RELAXED) == fn && atomic_load_explicit(&c->real, NG_ACQUIRE) == real &&
+         !(s & NG_DYING) && (d >> 1) == (s >> 1) && (ng_w.rec_whole || !NG_REC_WHOLE_POSSIBLE) && !c->obj->gone;
+}
+
+ng_gate_result ng_gate_slow(ng_caller *c, int fn) {
+  if (NG_UNLIKELY(atomic_load_explicit(&unload_pending, NG_RELAXED) || c->obj->gone)) {
+    pthread_mutex_lock(&lock);
+    sweep_locked();
+    pthread_mutex_unlock(&lock);
+    if (c->obj->gone) c = ng_caller_find(c->ret);
+  }
+  void *real = ng_real(c, fn);
+  if (real == NULL) return (ng_gate_result){NULL, 0, c};
+  /* a call made by another catalog function's definition (its tail call) is that library's own */
+  uint64_t track = (uint64_t)ng_tracks(c) && !(c->via >= 0 && c->via != fn);
+  /* the gate opens for this call site's one function, under the state its decision was made in;
+   * checked again under the lock, so that no unload's sweep comes between the checks and the store */
+  if (gate_may_open(c, fn, real)) {
+    pthread_mutex_lock(&lock);
+    uint32_t s = atomic_load_explicit(&ng_w.state, NG_ACQUIRE);
+    if (gate_may_open(c, fn, real))
+      atomic_store_explicit(&c->gate, (uint64_t)s << 9 | (uint64_t)fn << 1 | (uint64_t)!track, NG_RELEASE);
+    pthread_mutex_unlock(&lock);
+  }
+  return (ng_gate_result){real, track, c};
 }
 
 void *ng_real_default(int fn) {
@@ -355,15 +817,29 @@ void *ng_real_default(int fn) {
   return p != NULL ? p : ng_resolve(&ng_default_object, fn);
 }
 
+struct named {
+  const char *name;
+  uintptr_t found;
+};
+static int find_cudart_named(const image *im, void *data) {
+  struct named *n = data;
+  if (strncmp(base_name(im->name), "libcudart.so", 12) != 0) return 0;
+  n->found = image_lookup(im, n->name);
+  return n->found != 0;
+}
+
 int ng_current_device(void) {
-  static _Atomic(void *) get_device;
   int (*f)(int *) = (int (*)(int *))atomic_load_explicit(&get_device, NG_ACQUIRE);
   if (f == NULL) {
-    void *h = library(0);
-    void *p = h != NULL ? dlsym(h, "cudaGetDevice") : NULL;
+    pthread_mutex_lock(&lock);
+    sweep_locked();
+    struct named n = {"cudaGetDevice", 0};
+    each_image(find_cudart_named, &n);
+    void *p = (void *)n.found;
     if (p == NULL) p = dlsym(RTLD_NEXT, "cudaGetDevice");
+    if (p != NULL && !inside_self(p)) atomic_store_explicit(&get_device, p, NG_RELEASE);
+    pthread_mutex_unlock(&lock);
     if (p == NULL || inside_self(p)) return 0;
-    atomic_store_explicit(&get_device, p, NG_RELEASE);
     f = (int (*)(int *))p;
   }
   int device = 0;
@@ -374,8 +850,8 @@ static atomic_int missing_logged[NG_FN_COUNT];
 
 int ng_missing(int fn) {
   atomic_fetch_add_explicit(&ng_missing_real, 1, NG_RELAXED);
-  ng_log_once(&missing_logged[fn], "%s was called but no %s defines it; the call fails as an "
-              "uninitialized library would", ng_fn_name[fn], ng_fn_nccl[fn] ? "loaded libnccl" : "loaded libcudart");
+  ng_log_once(&missing_logged[fn], "%s was called but no loaded object defines it; the call fails as an "
+              "uninitialized library would", ng_fn_name[fn]);
   return ng_fn_nccl[fn] ? ncclSystemError : cudaErrorInitializationError;
 }
 
@@ -384,9 +860,22 @@ void ng_mark_dying(void) {
   ng_gate_refresh();
 }
 
+/* A fork's child has the forking thread alone, and a JVM there has no VM thread: whatever Java
+ * work an upcall asks for (an allocation that needs a safepoint) never ends. The child only
+ * forwards (the dying bit), and the lock another thread of the parent may have held is made
+ * anew (not taken in a prepare handler: a fork from inside the dynamic linker, a constructor's,
+ * would wait on it while its holder waits on the linker). */
+static void forked_child(void) {
+  pthread_mutex_init(&lock, NULL);
+  ng_mark_dying();
+}
+
+void ng_caller_init(void) { pthread_atfork(NULL, NULL, forked_child); }
+
 char *ng_caller_library(int64_t caller) {
   ng_site *s = (ng_site *)(uintptr_t)caller;
-  return s != NULL ? strdup(s->caller->obj->name) : NULL;
+  /* "": in no object (a JIT's code): the calling library is unknown, never guessed */
+  return s != NULL && s->caller->obj->name[0] != '\0' ? strdup(s->caller->obj->name) : NULL;
 }
 
 char *ng_caller_symbol(int64_t caller) {

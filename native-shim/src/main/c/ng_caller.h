@@ -20,6 +20,7 @@ struct ng_object {
   const char *name; /* basename of path */
   int nvidia;       /* NCCL's, CUDA's or another NVIDIA library's own calls: never tracked */
   int own_defs;     /* may define the functions itself (NCCL linked in statically) */
+  int gone;         /* unloaded: dropped from the objects, its callers from the table */
   _Atomic(void *) real[NG_FN_COUNT];
   ng_object *next;
 };
@@ -47,6 +48,8 @@ struct ng_caller {
   char *sym;            /* the exported symbol the return address lies in, or NULL */
   ng_site site;         /* the plain site: caller only, no frames */
   ng_caller *next;      /* the overflow chain */
+  int via;              /* the catalog function the call instruction called, if known, else -1: a call
+                         * of another (its definition's tail call) is that library's own */
 } __attribute__((aligned(64)));
 
 #define NG_CALLERS_BITS 14
@@ -57,6 +60,8 @@ typedef struct {
 } ng_caller_slot;
 extern ng_caller_slot ng_callers[NG_CALLERS];
 
+/* At load: the fork handler (a fork's child only forwards). */
+void ng_caller_init(void);
 uint32_t ng_redecide(ng_caller *c);
 void *ng_resolve(ng_object *o, int fn);
 /* The object that stands for "no particular caller": libnccl.so.2 / libcudart.so.13, RTLD_NEXT. */
@@ -108,6 +113,7 @@ void ng_gate_refresh(void);
 typedef struct {
   void *real; /* NULL: no real function (ng_missing) */
   uint64_t track;
+  ng_caller *caller; /* c, or its successor when c's object was unloaded */
 } ng_gate_result;
 ng_gate_result ng_gate_slow(ng_caller *c, int fn);
 

@@ -28,6 +28,7 @@ __attribute__((constructor)) static void ng_init(void) {
   ng_default_object.path = "";
   ng_default_object.name = "";
   ng_track_init();
+  ng_caller_init();
   ng_gate_refresh();
   ng_bt_init();
   ng_up_init();

@@ -161,6 +161,7 @@ static inline int ng_success(void) {
     ng_gate_result s_ = ng_gate_slow(c_, id);                                                     \
     if (NG_UNLIKELY(s_.real == NULL)) return ng_missing(id);                                      \
     real_ = (int(*) params)s_.real;                                                               \
+    c_ = s_.caller;                                                                               \
     if (!s_.track) return real_ args;                                                             \
     return name##_miss NG_WITH_##nargs((c_, (void *)real_), args);                                                  \
   }                                                                                               \

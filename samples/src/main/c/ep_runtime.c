@@ -154,12 +154,27 @@ JNIEXPORT jint JNICALL EP_JNI(close)(JNIEnv *env, jclass c, jlong handle) {
   CUDA(env, s);
   CUDA(env, cudaStreamSynchronize(rt->stream));
   CUDA(env, cudaEventDestroy(rt->done));
+#ifdef EP_TAIL_CLOSE
+  /* as DeepEP-style code ends a close: `return ncclCommDestroy(...)`, a jump at -O2, so the return
+   * address a wrapper sees is the JVM's; 0 when all is right, else 1 + the first wrong element */
+  ncclComm_t comm = rt->comm;
+  CUDA(env, cudaStreamDestroy(rt->stream));
+  CUDA(env, cudaFree(rt->send));
+  CUDA(env, cudaFree(rt->recv));
+  free(rt);
+  if (wrong >= 0) {
+    ncclCommDestroy(comm);
+    return wrong + 1;
+  }
+  return ncclCommDestroy(comm);
+#else
   NCCL(env, ncclCommDestroy(rt->comm));
   CUDA(env, cudaStreamDestroy(rt->stream));
   CUDA(env, cudaFree(rt->send));
   CUDA(env, cudaFree(rt->recv));
   free(rt);
   return wrong;
+#endif
 }
 
 /* Whether the last dispatch is done: cudaEventQuery on the runtime's event (0 done, 600 not yet). */

@@ -71,6 +71,10 @@ final class EpSample {
         }
 
         int close(long runtime) {
+            if (statik && Boolean.getBoolean(EpStaticRuntime.TAIL_CLOSE_PROPERTY)) {
+                int r = EpStaticRuntime.close(runtime);
+                return r == 0 ? -1 : r - 1;
+            }
             return statik ? EpStaticRuntime.close(runtime) : EpRuntime.close(runtime);
         }
     }

@@ -13,6 +13,11 @@ public final class EpStaticRuntime {
      * the GPU machine's own libnccl_static.a).
      */
     public static final String LIBRARY_PROPERTY = "ncclguard.samples.ep.staticLibrary";
+    /**
+     * "true": that build's close ends in a tail call of ncclCommDestroy (ep_runtime.c built with
+     * EP_TAIL_CLOSE) and answers its status: 0 when all is right, else 1 + the first wrong element.
+     */
+    public static final String TAIL_CLOSE_PROPERTY = "ncclguard.samples.ep.tailClose";
     private static boolean loaded;
 
     private EpStaticRuntime() {
