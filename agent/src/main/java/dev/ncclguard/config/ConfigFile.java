@@ -11,7 +11,7 @@ import java.util.Properties;
 /**
  * The {@code config=PATH} option's file: options in Java properties format (UTF-8), one
  * {@code key=value} a line, so that a value may hold ',' (which separates the agent arguments).
- * Its values come after the agent arguments and before system properties (docs/spec.md).
+ * Its values come last, after the agent arguments, system properties and environment (docs/spec.md).
  */
 final class ConfigFile {
     private ConfigFile() {

@@ -13,9 +13,10 @@ import java.util.Properties;
 
 /**
  * The agent's options (docs/spec.md "Options"). Each key is read from the agent argument string
- * {@code key=value,key=value}, then the config file ({@code config=PATH}, {@link ConfigFile}), then
- * the system property {@code ncclguard.<key>}, then the environment variable {@code NCCLGUARD_<KEY>}
- * ('-' becomes '_'), then its default. Values in the argument string cannot hold ',' since it
+ * {@code key=value,key=value}, then the system property {@code ncclguard.<key>}, then the
+ * environment variable {@code NCCLGUARD_<KEY>} ('-' becomes '_'), then the config file
+ * ({@code config=PATH}, {@link ConfigFile}), then its default: OpenTelemetry's order (system
+ * property, environment, file) under the arguments of this one JVM (docs/design.md, "Option precedence"). Values in the argument string cannot hold ',' since it
  * separates the arguments; values in the config file can. A bad key or value fails with one line
  * that names the key, the value and the choices, as the JVM does for a bad -XX flag.
  */
@@ -122,15 +123,15 @@ public final class Options {
             if (fromArgs.containsKey(key.name())) {
                 text = fromArgs.get(key.name());
                 source = "argument";
-            } else if (fromFile.containsKey(key.name())) {
-                text = fromFile.get(key.name());
-                source = "config file " + config;
             } else if (present(sysProps, property)) {
                 text = sysProps.get(property);
                 source = "system property " + property;
             } else if (present(env, variable)) {
                 text = env.get(variable);
                 source = "environment variable " + variable;
+            } else if (fromFile.containsKey(key.name())) {
+                text = fromFile.get(key.name());
+                source = "config file " + config;
             } else {
                 text = key.defaultValue();
                 source = "default";

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** config=PATH: options in a properties file, between the agent arguments and the system properties. */
+/** config=PATH: options in a properties file, below the agent arguments, system properties and environment. */
 class ConfigFileTest {
     private static final Map<String, String> NONE = Map.of();
 
@@ -51,19 +51,72 @@ class ConfigFileTest {
     }
 
     @Test
-    void anArgumentBeatsTheFileWhichBeatsSystemPropertyAndEnvironment() throws IOException {
-        String config = file("exit-code=3\nstacks=off\naction=cleanup\n");
+    void systemPropertyAndEnvironmentBeatTheFileAndTheArgumentBeatsAll() throws IOException {
+        String config = file("exit-code=3\nstacks=off\naction=cleanup\ntimeout=2s\n");
         Options o = Options.parse("config=" + config + ",exit-code=4",
-                Map.of("ncclguard.stacks", "on", "ncclguard.timeout", "3s"),
-                Map.of("NCCLGUARD_ACTION", "off", "NCCLGUARD_TIMEOUT", "4s", "NCCLGUARD_TEXT", "none"));
+                Map.of("ncclguard.stacks", "on", "ncclguard.exit-code", "5"),
+                Map.of("NCCLGUARD_ACTION", "off", "NCCLGUARD_TEXT", "none"));
         assertEquals(4, o.exitCode());
         assertEquals("argument", o.source("exit-code"));
-        assertFalse(o.stacks());
-        assertEquals(Options.Action.CLEANUP, o.action());
-        assertEquals(java.time.Duration.ofSeconds(3), o.timeout());
-        assertEquals("system property ncclguard.timeout", o.source("timeout"));
-        assertEquals("none", o.text());
-        assertEquals("environment variable NCCLGUARD_TEXT", o.source("text"));
+        assertTrue(o.stacks());
+        assertEquals("system property ncclguard.stacks", o.source("stacks"));
+        assertEquals(Options.Action.OFF, o.action());
+        assertEquals("environment variable NCCLGUARD_ACTION", o.source("action"));
+        assertEquals(java.time.Duration.ofSeconds(2), o.timeout());
+        assertEquals("config file " + config, o.source("timeout"));
+    }
+
+    /** The case: a config file's exit-code=3 and -Dncclguard.exit-code=5 exit 5. */
+    @Test
+    void aSystemPropertyOverridesTheFileThatTheMavenPluginPasses() throws IOException {
+        String config = file("exit-code=3\nreport=/tmp/r.json\n");
+        Options o = Options.parse("config=" + config, Map.of("ncclguard.exit-code", "5"), NONE);
+        assertEquals(5, o.exitCode());
+        assertEquals("/tmp/r.json", o.report());
+    }
+
+    /**
+     * Every pair of the four sources, each alone above the default: the higher one of the pair
+     * wins (docs/spec.md: argument, system property, environment, config file, default).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0} beats {1}")
+    @org.junit.jupiter.params.provider.CsvSource({
+        "argument,           system property",
+        "argument,           environment",
+        "argument,           config file",
+        "system property,    environment",
+        "system property,    config file",
+        "environment,        config file",
+        "argument,           default",
+        "system property,    default",
+        "environment,        default",
+        "config file,        default"})
+    void theHigherSourceOfEveryPairWins(String higher, String lower) throws IOException {
+        java.util.List<String> order = java.util.List.of("argument", "system property", "environment", "config file",
+                "default");
+        assertTrue(order.indexOf(higher) < order.indexOf(lower), "the table's order");
+        // exit-code: each source gives its own value; the default is 0
+        Map<String, String> values = Map.of("argument", "1", "system property", "2", "environment", "3",
+                "config file", "4", "default", "0");
+        StringBuilder args = new StringBuilder();
+        java.util.Map<String, String> props = new java.util.HashMap<>();
+        java.util.Map<String, String> env = new java.util.HashMap<>();
+        String config = null;
+        for (String source : new String[] {higher, lower}) {
+            switch (source) {
+                case "argument" -> args.append("exit-code=").append(values.get(source));
+                case "system property" -> props.put("ncclguard.exit-code", values.get(source));
+                case "environment" -> env.put("NCCLGUARD_EXIT_CODE", values.get(source));
+                case "config file" -> config = file("exit-code=" + values.get(source) + "\n");
+                default -> { }
+            }
+        }
+        if (config != null) {
+            args.append(args.length() > 0 ? "," : "").append("config=").append(config);
+        }
+        Options o = Options.parse(args.toString(), props, env);
+        assertEquals(Integer.parseInt(values.get(higher)), o.exitCode());
+        assertTrue(o.source("exit-code").startsWith(higher), o.source("exit-code"));
     }
 
     @Test
