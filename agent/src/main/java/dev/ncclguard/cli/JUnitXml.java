@@ -53,11 +53,19 @@ final class JUnitXml implements Closeable {
         }
     }
 
-    void report(ReportFile r, Leaks leaks) throws IOException {
+    void report(ReportFile r, Leaks leaks, boolean requireFull) throws IOException {
         tests++;
         out.write("    <testcase classname=\"ncclguard\" name=\"");
         attribute(r.path() + " (" + r.process() + ")");
         out.write("\" time=\"0\">\n");
+        if (r.partial() && requireFull) {
+            failures++;
+            out.write("      <failure type=\"partial report\" message=\"");
+            attribute(r.attached().words() + ": --require-full wants a report of the whole run");
+            out.write("\">");
+            text("the agent was attached to the running JVM; what was made before the attach is not in the report\n");
+            out.write("</failure>\n");
+        }
         for (ReportFile.LeakEntry leak : leaks.kept) {
             failures++;
             out.write("      <failure type=\"");

@@ -148,8 +148,21 @@ final class MergeCommand implements Callable<Integer> {
             if (!failures.isEmpty()) {
                 parts.add(Words.count(failures.size(), "report", "reports") + " unreadable");
             }
-            return String.join("; ", parts);
+            return String.join("; ", parts) + partial(job);
         }
+    }
+
+    /** " (partial: …)" when an attach made some of the reports: the verdict covers those JVMs only since then. */
+    private static String partial(Job job) {
+        List<ReportFile> attached = job.processes().stream().map(Job.Process::report).filter(ReportFile::partial)
+                .distinct().toList();
+        if (attached.isEmpty()) {
+            return "";
+        }
+        if (attached.size() == 1) {
+            return " (" + attached.get(0).attached().words() + ")";
+        }
+        return " (partial: " + attached.size() + " reports attached to a running JVM, each tracked since its attach)";
     }
 
     static void print(Job job, List<Inputs.Failure> failures, Verdict verdict, PrintStream out) {

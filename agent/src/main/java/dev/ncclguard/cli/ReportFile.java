@@ -32,6 +32,8 @@ import java.util.Map;
  * a small heap. What a command keeps of the entries is its own choice.
  *
  * @param communicatorsListed whether the report has a {@code communicators} list (agents before it had none)
+ * @param attached            what an attach left in the report ({@code attachedAt}, {@code beforeAttach}); null
+ *                            when the agent started with the JVM
  */
 record ReportFile(
         Path path,
@@ -44,7 +46,8 @@ record ReportFile(
         boolean live,
         Summary summary,
         boolean communicatorsListed,
-        long communicatorsOmitted) {
+        long communicatorsOmitted,
+        Attached attached) {
 
     static final String SCHEMA = ReportSchema.NAME;
 
@@ -104,6 +107,22 @@ record ReportFile(
     record CommEntry(String commId, Integer rank, Integer nranks, Integer device, String handle, String api,
             String thread, Instant createdAt, Instant releaseStartedAt, Instant releasedAt, String releasedBy,
             boolean leaked, boolean suppressed, String cleanup) {
+    }
+
+    /**
+     * A report an attach made: tracked since {@code at}; what NCCL's RAS said at the attach of the
+     * communicators that existed (ranks of this process, communicators of the job), each null when unknown.
+     */
+    record Attached(Instant at, Integer ranksHere, Integer commsInJob) {
+        /** "partial: tracked since …, attached; …" ({@link dev.ncclguard.report.Partial}). */
+        String words() {
+            return dev.ncclguard.report.Partial.words(at, ranksHere, commsInJob);
+        }
+    }
+
+    /** Whether the agent was attached to the running JVM, so that the report covers it only since then. */
+    boolean partial() {
+        return attached != null;
     }
 
     /** What a command does with the entries of a report as they are read. */
@@ -228,6 +247,8 @@ record ReportFile(
             boolean hasLeaks = false;
             boolean hasComms = false;
             long omitted = 0;
+            Instant attachedAt = null;
+            Integer[] before = {null, null};
             for (JsonReader.Token t = json.next(); t == JsonReader.Token.NAME; t = json.next()) {
                 String name = json.text();
                 JsonReader.Token v = json.next();
@@ -260,6 +281,8 @@ record ReportFile(
                         communicators(v);
                     }
                     case "communicatorsOmitted" -> omitted = count(v, "communicatorsOmitted");
+                    case "attachedAt" -> attachedAt = optionalInstant(v, "attachedAt");
+                    case "beforeAttach" -> beforeAttach(v, before);
                     default -> json.skip(v);
                 }
             }
@@ -293,7 +316,26 @@ record ReportFile(
             return new ReportFile(path, required(agentVersion, "agentVersion"), required(pid, "pid"),
                     required(host, "host"), required(action, "action"), required(startedAt, "startedAt"),
                     required(writtenAt, "writtenAt"), live,
-                    summary.suppressed() < 0 ? withSuppressed(summary, suppressedListed) : summary, hasComms, omitted);
+                    summary.suppressed() < 0 ? withSuppressed(summary, suppressedListed) : summary, hasComms, omitted,
+                    attachedAt == null ? null : new Attached(attachedAt, before[1], before[0]));
+        }
+
+        /** beforeAttach's counts into {communicators, ranksInThisProcess}; the rest (ras, note) is for people. */
+        private void beforeAttach(JsonReader.Token v, Integer[] into)
+                throws IOException, Json.ParseException, BadReportException {
+            if (v == JsonReader.Token.NULL) {
+                return;
+            }
+            object(v, "beforeAttach");
+            for (JsonReader.Token n = json.next(); n == JsonReader.Token.NAME; n = json.next()) {
+                String name = json.text();
+                JsonReader.Token value = json.next();
+                switch (name) {
+                    case "communicators" -> into[0] = optionalInt(value, "beforeAttach.communicators");
+                    case "ranksInThisProcess" -> into[1] = optionalInt(value, "beforeAttach.ranksInThisProcess");
+                    default -> json.skip(value);
+                }
+            }
         }
 
         private static Summary withSuppressed(Summary s, long suppressed) {

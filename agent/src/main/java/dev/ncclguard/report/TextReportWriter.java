@@ -501,9 +501,13 @@ public final class TextReportWriter {
     static String summary(Report report) {
         ReportSchema.Summary s = report.summary();
         String suppressed = s.suppressed() > 0 ? s.suppressed() + " suppressed" : null;
+        // an attach sees the JVM only from then on: a clean report of it is no full "no leaks"
+        String partial = Partial.of(report);
+        String tail = partial == null ? "" : " (" + partial + ")";
         if (!report.hasLeaks()) {
             return SUMMARY_PREFIX + "no leaks (" + count(s.commsCreated(), "communicator", "communicators")
-                    + " created, " + s.commsReleased() + " released" + (suppressed != null ? "; " + suppressed : "") + ")";
+                    + " created, " + s.commsReleased() + " released" + (suppressed != null ? "; " + suppressed : "") + ")"
+                    + tail;
         }
         List<String> parts = new ArrayList<>();
         for (Kind kind : Kind.values()) {
@@ -518,7 +522,7 @@ public final class TextReportWriter {
         if (suppressed != null) {
             line += " (" + suppressed + ")";
         }
-        return line;
+        return line + tail;
     }
 
     private static String count(long n, String one, String many) {

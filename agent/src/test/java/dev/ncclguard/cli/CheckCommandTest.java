@@ -239,4 +239,73 @@ class CheckCommandTest {
         assertEquals(2, check(clean("a.json").toString(), "--junit-xml", dir.resolve("a-dir").toString()));
         assertEquals("ncclguard check: cannot write --junit-xml " + dir.resolve("a-dir") + ": it is a directory\n", err());
     }
+
+    // --- issue 30: reports of an attach, and tests that ran without the agent ---
+
+    @Test
+    void aCleanReportOfAnAttachIsAPartialOk() throws Exception {
+        Path r = TestReports.process(7, "a").attached(5_000, 2, 1).comm("00000000000000aa", 0, 1, 0x10, 6_000, 7_000)
+                .write(dir, "attached.json");
+        assertEquals(0, check(r.toString()));
+        String partial = "partial: tracked since 2026-05-28T20:26:45Z, attached; 2 communicators existed before"
+                + " (NCCL RAS)";
+        assertTrue(lines().get(0).endsWith("no leaks (1 communicator created, 1 released) (" + partial + ")"), lines().toString());
+        assertEquals("ncclguard check: OK (" + partial + "): 1 report, no leaks (1 communicator created, 1 released)",
+                lines().get(lines().size() - 1));
+    }
+
+    @Test
+    void withoutRasTheVerdictSaysWhatExistedBeforeIsNotKnown() throws Exception {
+        Path r = TestReports.process(7, "a").attached(5_000, null, null).write(dir, "attached.json");
+        assertEquals(0, check(r.toString()));
+        assertTrue(lines().get(lines().size() - 1).startsWith("ncclguard check: OK (partial: tracked since"
+                + " 2026-05-28T20:26:45Z, attached; communicators made before are not known): 1 report"), lines().toString());
+    }
+
+    @Test
+    void requireFullFailsAReportOfAnAttach() throws Exception {
+        Path r = TestReports.process(7, "a").attached(5_000, null, null).write(dir, "attached.json");
+        Path full = clean("full.json");
+        Path xml = dir.resolve("check.xml");
+        assertEquals(1, check(r.toString(), full.toString(), "--require-full", "--junit-xml", xml.toString()));
+        assertTrue(lines().get(0).startsWith("PARTIAL " + r + " (pid 7 on a): partial: tracked since"), lines().toString());
+        assertEquals("ncclguard check: FAILED: 2 reports, 1 partial (attached to a running JVM; --require-full)",
+                lines().get(lines().size() - 1));
+        assertTrue(Files.readString(xml).contains("type=\"partial report\""));
+        assertEquals(0, check(full.toString(), "--require-full"), "a report of a whole run passes");
+    }
+
+    @Test
+    void testsThatRanWithoutTheAgentFailWithTheFix() throws Exception {
+        Path reports = Files.createDirectories(dir.resolve("ncclguard"));
+        Path surefire = Files.createDirectories(dir.resolve("surefire-reports"));
+        Files.writeString(surefire.resolve("TEST-sample.AllReduceTest.xml"), "<testsuite/>");
+        assertEquals(1, check(reports.toString(), "--test-results", surefire.toString(),
+                "--test-results", dir.resolve("failsafe-reports").toString()));
+        assertEquals(1, lines().size(), lines().toString());
+        assertTrue(lines().get(0).startsWith("ncclguard check: FAILED: 1 test class ran (" + surefire
+                + ") but no test JVM wrote a report in " + reports + ": the agent was not in their command line."), lines().get(0));
+        assertTrue(lines().get(0).contains("<argLine>@{argLine} ...</argLine>"), lines().get(0));
+
+        assertEquals(0, check(reports.toString(), "--test-results", surefire.toString(), "--allow-no-reports"));
+        assertTrue(lines().get(0).startsWith("ncclguard check: OK: no reports in " + reports
+                + " (allowed by --allow-no-reports); 1 test class ran"), lines().toString());
+    }
+
+    @Test
+    void noTestRanAndNoReportIsNothingToCheck() throws Exception {
+        Path reports = dir.resolve("ncclguard"); // not even made: prepare-agent did not run either
+        assertEquals(0, check(reports.toString(), "--test-results", dir.resolve("surefire-reports").toString()));
+        assertTrue(lines().get(0).endsWith(": nothing to check"), lines().toString());
+        assertEquals(1, check(reports.toString()), "without --test-results a missing report still fails");
+    }
+
+    @Test
+    void testResultsDoNotExcuseAReportThatIsThere() throws Exception {
+        Path surefire = Files.createDirectories(dir.resolve("surefire-reports"));
+        Files.writeString(surefire.resolve("TEST-x.xml"), "<testsuite/>");
+        leaky("ncclguard/leaky.json");
+        assertEquals(1, check(dir.resolve("ncclguard").toString(), "--test-results", surefire.toString(),
+                "--allow-no-reports"));
+    }
 }

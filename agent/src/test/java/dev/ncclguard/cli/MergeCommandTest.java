@@ -183,4 +183,12 @@ class MergeCommandTest {
         assertTrue(Files.readString(html).endsWith("</html>\n"));
         ReportJson.tree(trace);
     }
+
+    @Test
+    void aReportOfAnAttachMakesTheVerdictPartial() throws Exception {
+        TestReports.process(101, "node-a").attached(50, 1, 1).comm(ID, 0, 1, 0x10, 100, 900).write(dir, "rank-0.json");
+        assertEquals(0, merge(dir.toString()));
+        assertEquals("ncclguard merge: every communicator released by every rank (partial: tracked since"
+                + " 2026-05-28T20:26:40.050Z, attached; 1 communicator existed before (NCCL RAS))", lastLine());
+    }
 }

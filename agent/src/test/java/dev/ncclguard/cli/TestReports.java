@@ -30,6 +30,8 @@ final class TestReports {
     private final List<HandleView> leaks = new ArrayList<>();
     private final List<CommLife> comms = new ArrayList<>();
     private long writtenAt = 10_000;
+    private Instant attachedAt;
+    private Report.BeforeAttach beforeAttach;
 
     private TestReports(long pid, String host) {
         this.pid = pid;
@@ -71,6 +73,14 @@ final class TestReports {
         return this;
     }
 
+    /** Made by an attach at T0+ms; RAS's answer then (null: none). */
+    TestReports attached(long ms, Integer ranksHere, Integer commsInJob) {
+        attachedAt = Instant.ofEpochMilli(T0 + ms);
+        beforeAttach = new Report.BeforeAttach(ranksHere == null && commsInJob == null ? Report.BeforeAttach.UNAVAILABLE
+                : Report.BeforeAttach.ANSWERED, commsInJob, ranksHere, "test");
+        return this;
+    }
+
     TestReports event(long handle, long created) {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("stream", "0x5000");
@@ -84,7 +94,7 @@ final class TestReports {
         return Report.builder().pid(pid).host(host).agentVersion("test")
                 .startedAt(Instant.ofEpochMilli(T0)).writtenAt(Instant.ofEpochMilli(T0 + writtenAt))
                 .communicators(comms.size(), comms.stream().filter(CommLife::released).count())
-                .leaks(leaks).communicators(comms, 0).build();
+                .leaks(leaks).communicators(comms, 0).attached(attachedAt, beforeAttach).build();
     }
 
     /**

@@ -41,7 +41,22 @@ class AttachedReportTest {
         assertTrue(text.contains("ncclguard: tracking since 2025-06-01T10:00:00.250Z, when it was attached to the"
                 + " running JVM; handles created before then are unknown to it\n"), text);
         assertTrue(text.contains("ncclguard: " + RAS.note() + "\n"), text);
-        assertTrue(text.endsWith("SUMMARY: ncclguard: 1 leaked communicator\n"), text);
+        assertTrue(text.endsWith("SUMMARY: ncclguard: 1 leaked communicator (partial: tracked since"
+                + " 2025-06-01T10:00:00.250Z, attached; 2 communicators existed before (NCCL RAS))\n"), text);
+    }
+
+    /** The false OK: a clean report of an attach says in its SUMMARY line that it is partial. */
+    @Test
+    void aCleanAttachedReportIsPartialInItsSummaryLine() {
+        Report report = Report.builder().attached(ATTACHED,
+                new Report.BeforeAttach(Report.BeforeAttach.UNAVAILABLE, null, null, "no RAS")).build();
+        assertEquals("SUMMARY: ncclguard: no leaks (0 communicators created, 0 released) (partial: tracked since"
+                + " 2025-06-01T10:00:00.250Z, attached; communicators made before are not known)",
+                TextReportWriter.summary(report));
+        Report jobWide = Report.builder().attached(ATTACHED,
+                new Report.BeforeAttach(Report.BeforeAttach.ANSWERED, 3, null, "text answer")).build();
+        assertTrue(TextReportWriter.summary(jobWide).endsWith("attached; NCCL RAS knew of 3 communicators in the job"
+                + " before; those of this process are not known)"), TextReportWriter.summary(jobWide));
     }
 
     @Test
