@@ -9,15 +9,21 @@ import java.util.TreeSet;
  * System properties {@code ncclguard.*} and environment variables {@code NCCLGUARD_*} that are no
  * option: most likely a typo ({@code -Dncclguard.exitcode=3}), silently ignored otherwise. Each
  * gets one warning line naming the closest valid key; nothing stops, as the JVM does for an
- * unknown {@code -D}.
+ * unknown {@code -D}. The Maven plugin's parameters ({@code -Dncclguard.skip}, ...) are known.
  */
 public final class StrayNames {
     private static final String PROPERTY = "ncclguard.";
     private static final String VARIABLE = "NCCLGUARD_";
     /** Names of the project that are no agent option: the samples' emulator folder, the agent's own marks. */
     private static final List<String> OTHER_PROPERTIES = List.of("ncclguard.emu", "ncclguard.installed",
-            "ncclguard.once.overflow");
-    private static final List<String> OTHER_PROPERTY_PREFIXES = List.of("ncclguard.junit.", "ncclguard.test.");
+            "ncclguard.once.overflow",
+            // ncclguard-maven-plugin's parameters, which a build may also hand to its test JVMs
+            "ncclguard.skip", "ncclguard.reportDirectory", "ncclguard.propertyName", "ncclguard.suppressions",
+            "ncclguard.append", "ncclguard.emulator", "ncclguard.emulatorDirectory", "ncclguard.emulator.dir",
+            "ncclguard.junitXml", "ncclguard.haltOnFailure", "ncclguard.allowNoReports", "ncclguard.requireFull",
+            "ncclguard.outputDirectory");
+    private static final List<String> OTHER_PROPERTY_PREFIXES = List.of("ncclguard.junit.", "ncclguard.test.",
+            "ncclguard.it.");
     private static final List<String> OTHER_VARIABLES = List.of("NCCLGUARD_EMU");
 
     private StrayNames() {

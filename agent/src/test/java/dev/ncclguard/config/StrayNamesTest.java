@@ -34,4 +34,12 @@ class StrayNamesTest {
                         "ncclguard.junit.agent", "optional", "user.dir", "/"),
                 Map.of("NCCLGUARD_EXIT_CODE", "3", "NCCLGUARD_EMU", "/x", "PATH", "/bin")));
     }
+
+    /** mvn -Dncclguard.allowNoReports=true verify: surefire hands it to the test JVM, which must stay quiet. */
+    @Test
+    void theMavenPluginsParametersAreQuietInTheTestJvms() {
+        assertEquals(List.of(), StrayNames.warnings(Map.of("ncclguard.skip", "false", "ncclguard.allowNoReports", "true",
+                "ncclguard.emulator", "true", "ncclguard.emulator.dir", "/b/target/ncclguard-emulator",
+                "ncclguard.haltOnFailure", "false"), Map.of()));
+    }
 }

@@ -1,6 +1,7 @@
 package dev.ncclguard.maven;
 
 import java.io.File;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -48,6 +49,31 @@ final class AgentArgLine {
             arg = '"' + arg + '"';
         }
         return previous == null || previous.isBlank() ? arg : arg + " " + previous.strip();
+    }
+
+    /** The plugin's own parameters, which are Maven's business and not the agent's options. */
+    static final java.util.Set<String> PLUGIN_PARAMETERS = java.util.Set.of("ncclguard.skip",
+            "ncclguard.reportDirectory", "ncclguard.propertyName", "ncclguard.suppressions", "ncclguard.append",
+            "ncclguard.emulator", "ncclguard.emulatorDirectory", "ncclguard.junitXml", "ncclguard.haltOnFailure",
+            "ncclguard.allowNoReports", "ncclguard.requireFull", "ncclguard.outputDirectory");
+
+    /**
+     * {@code -Dncclguard.KEY=VALUE} for each {@code ncclguard.*} property given to Maven on its command
+     * line ({@code mvn -Dncclguard.text=none verify}), sorted: on the test JVM's command line they are
+     * system properties when the agent starts, above the config file (docs/spec.md, precedence).
+     * Surefire's own copy of Maven's properties comes too late for that: it sets them after the agent
+     * read its options. The agent judges the keys (a typo gets its "did you mean" line there).
+     */
+    static List<String> commandLineOptions(java.util.Properties userProperties) {
+        List<String> out = new java.util.ArrayList<>();
+        for (String name : new java.util.TreeSet<>(userProperties.stringPropertyNames())) {
+            if (name.startsWith("ncclguard.") && !PLUGIN_PARAMETERS.contains(name) && !name.startsWith("ncclguard.junit.")
+                    && !name.startsWith("ncclguard.it.") && !name.startsWith("ncclguard.test.")) {
+                String flag = "-D" + name + "=" + userProperties.getProperty(name);
+                out.add(flag.chars().anyMatch(Character::isWhitespace) ? '"' + flag + '"' : flag);
+            }
+        }
+        return out;
     }
 
     /** A properties line; backslashes, line breaks and leading spaces escaped as the format wants. */

@@ -66,4 +66,18 @@ class AgentArgLineTest {
         Properties p = read(AgentArgLine.configFile(new File("/t"), Map.of("bindings", " /x\ny=z"), null));
         assertEquals(" /x\ny=z", p.getProperty("bindings"));
     }
+
+    /** mvn -Dncclguard.text=none verify: the test JVM gets it as a system property, above the options file. */
+    @Test
+    void optionsFromMavensCommandLineGoOnTheTestJvmsCommandLine() {
+        Properties user = new Properties();
+        user.setProperty("ncclguard.text", "none");
+        user.setProperty("ncclguard.report", "/my reports/r.json");
+        user.setProperty("ncclguard.skip", "false");
+        user.setProperty("ncclguard.junit.agent", "optional");
+        user.setProperty("ncclguard.it.outerRepository", "/m2");
+        user.setProperty("other", "x");
+        assertEquals(java.util.List.of("\"-Dncclguard.report=/my reports/r.json\"", "-Dncclguard.text=none"),
+                AgentArgLine.commandLineOptions(user));
+    }
 }
