@@ -70,8 +70,17 @@ public final class Installer {
         }
         try {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
+            Log.debug(options.debug());
+            if (options.debug()) {
+                Log.debug("loaded ncclguard " + dev.ncclguard.report.Report.Version.AGENT + " (" + (premain ? "premain" : "attach")
+                        + ") on Java " + Runtime.version() + " from " + agentJar());
+                Log.debug("options: " + options + sources(options));
+            }
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
             LiveMonitor live = LiveMonitor.listenTo(tracker);
+            if (options.debug()) {
+                tracker.listener(new DebugListener(live));
+            }
             HookState.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             HookState.jna = new JnaBridge(tracker);
             HookState.live = new LiveReport(tracker, options.suppressions());
@@ -102,6 +111,11 @@ public final class Installer {
                     List.of(natives != null ? natives.coverage()
                             : "JNA direct mapping, JNI and JavaCPP native methods: NOT tracked (the reason is on stderr)",
                             ffmCoverage, nativeCoverage(options, nativePart, premain)));
+            if (options.debug()) {
+                for (String line : state.coverage()) {
+                    Log.debug(line);
+                }
+            }
             new Lifecycle(state, nativePart).registerExitHook(inst);
             AgentState.publish(state);
             System.setProperty(INSTALLED, premain ? "premain" : "attach");
@@ -187,6 +201,27 @@ public final class Installer {
                 + (premain ? "" : " (communicators made before the attach are not known to it)")
                 : "NCCL's profiler plugin: off";
         return interposer + "; " + plugin;
+    }
+
+    /** "; from: report=config file /b/agent.properties, ..." for each key not at its default (log-level=debug). */
+    private static String sources(Options options) {
+        StringBuilder out = new StringBuilder();
+        for (String key : Options.keys()) {
+            String source = options.source(key);
+            if (source != null && !source.equals("default")) {
+                out.append(out.length() == 0 ? "; from: " : ", ").append(key).append('=').append(source);
+            }
+        }
+        return out.toString();
+    }
+
+    private static String agentJar() {
+        try {
+            java.security.CodeSource code = Installer.class.getProtectionDomain().getCodeSource();
+            return code == null ? "(unknown)" : String.valueOf(code.getLocation());
+        } catch (RuntimeException e) {
+            return "(unknown)";
+        }
     }
 
     /** The launcher's main thread of a running JVM, if it still runs: exit-code must know when it dies. */

@@ -107,13 +107,17 @@ public final class Cli {
 
     static CommandLine commandLine(Io io) {
         CommandLine cli = new CommandLine(new Top(io));
+        // the agent's options in --help, from the one table ('help options' prints it alone)
+        cli.getCommandSpec().usageMessage().footer("Run 'java -jar ncclguard-agent.jar COMMAND --help' for a command's"
+                + " options, 'help options' for the agent's options alone.", "", HelpCommand.optionsText().stripTrailing()
+                        .replace("%", "%%"));
         cli.addSubcommand("check", new CheckCommand(io));
         cli.addSubcommand("merge", new MergeCommand(io));
         cli.addSubcommand("explain", new ExplainCommand(io));
         cli.addSubcommand("attach", new AttachCommand(io));
         cli.addSubcommand("dump", new DumpCommand(io));
         cli.addSubcommand("version", new VersionCommand(io));
-        cli.addSubcommand("help", new CommandLine.HelpCommand());
+        cli.addSubcommand("help", new HelpCommand(io));
         cli.setOut(new PrintWriter(io.out(), true, StandardCharsets.UTF_8));
         cli.setErr(new PrintWriter(io.err(), true, StandardCharsets.UTF_8));
         cli.setColorScheme(CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));

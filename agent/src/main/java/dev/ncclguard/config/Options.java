@@ -35,7 +35,7 @@ public final class Options {
      * {@link #value} parses its text. No lambdas, regular expressions or java.time here: this runs
      * in premain, where each costs start-up time of the application.
      */
-    private record Key(String name, String defaultValue, String expected) {
+    private record Key(String name, String defaultValue, String expected, String meaning) {
     }
 
     /** What the placeholders of report= and text= may be, for the error line. */
@@ -43,20 +43,32 @@ public final class Options {
 
     /** The option table: a new option is one line here, a case in {@link #value} and a typed getter below. */
     private static final List<Key> KEYS = List.of(
-            new Key("action", "report", "report, cleanup or off"),
-            new Key("report", "none", "none or a file path (it may hold " + PLACEHOLDERS + ")"),
-            new Key("text", "stderr", "stderr, log, none or a file path (it may hold " + PLACEHOLDERS + ")"),
-            new Key("exit-code", "0", "an integer from 0 to 255"),
-            new Key("stacks", "on", "on or off"),
-            new Key("timeout", "10s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"),
-            new Key("logging", "stderr", "stderr or application"),
-            new Key("bindings", "none", "none or the path of a bindings file"),
-            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines"),
-            new Key("pending-threshold", "60s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"),
+            new Key("action", "report", "report, cleanup or off",
+                    "at exit: report only; report, then release what leaked; do nothing"),
+            new Key("report", "none", "none or a file path (it may hold " + PLACEHOLDERS + ")",
+                    "write the JSON report there, atomically"),
+            new Key("text", "stderr", "stderr, log, none or a file path (it may hold " + PLACEHOLDERS + ")",
+                    "the human-readable report (log: the application's SLF4J)"),
+            new Key("exit-code", "0", "an integer from 0 to 255",
+                    "when >0 and leaks were found, a JVM exiting 0 exits with it"),
+            new Key("stacks", "on", "on or off", "record the Java stack that created each handle"),
+            new Key("timeout", "10s", "a duration from 1ms to 24h such as 500ms, 10s or 2m",
+                    "upper bound for the exit: probe, cleanup and the report write"),
+            new Key("logging", "stderr", "stderr or application",
+                    "where the agent's own lines go (application: the application's SLF4J)"),
+            new Key("log-level", "info", "info or debug",
+                    "debug: also what the agent loaded and instrumented, its native part, each tracked creation"),
+            new Key("bindings", "none", "none or the path of a bindings file",
+                    "maps the application's own native methods to NCCL/CUDA functions"),
+            new Key("suppress", "none", "none or a readable file of KIND:PATTERN lines",
+                    "known leaks: listed as suppressed, not counted"),
+            new Key("pending-threshold", "60s", "a duration from 1ms to 24h such as 500ms, 10s or 2m",
+                    "how long an event may stay pending before the MBean counts it"),
             // the native part (bridge.interposer, bridge.profiler)
-            new Key("native", "on", "on or off"),
-            new Key("nccl-profiler", "on", "on or off"),
-            new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory"));
+            new Key("native", "on", "on or off", "track NCCL and CUDA calls made from native code (the interposer)"),
+            new Key("nccl-profiler", "on", "on or off", "the agent's library is also NCCL's profiler plugin"),
+            new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory",
+                    "where the native library is extracted"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -221,6 +233,20 @@ public final class Options {
         return "NCCLGUARD_" + key.replace('-', '_').toUpperCase(Locale.ROOT);
     }
 
+    /**
+     * The option table for people ({@code --help}, {@code help options}): key, values, default,
+     * meaning, one row per option, {@code config} last; the same table the options are parsed by.
+     */
+    public static List<String[]> table() {
+        List<String[]> rows = new ArrayList<>();
+        for (Key k : KEYS) {
+            rows.add(new String[] {k.name(), k.expected(), k.defaultValue(), k.meaning()});
+        }
+        rows.add(new String[] {CONFIG, CONFIG_EXPECTED, "none",
+            "a file of the other options, below arguments, system properties and environment"});
+        return rows;
+    }
+
     /** Every option key, in the order of the documentation; {@code config} last. */
     public static List<String> keys() {
         List<String> all = new ArrayList<>(BY_NAME.keySet());
@@ -291,6 +317,11 @@ public final class Options {
         return (Logging) values.get("logging");
     }
 
+    /** log-level=debug: the agent says what it loaded, instrumented, and each handle it tracks. */
+    public boolean debug() {
+        return (Boolean) values.get("log-level");
+    }
+
     /** The bindings file mapping the application's own native methods to NCCL/CUDA functions; null for none. */
     public String bindings() {
         Object v = values.get("bindings");
@@ -348,6 +379,7 @@ public final class Options {
             Object v = values.get(k.name());
             String shown = v == NONE ? "none"
                     : v instanceof Enum<?> e ? e.name().toLowerCase(Locale.ROOT)
+                    : v instanceof Boolean b && k.name().equals("log-level") ? (b ? "debug" : "info")
                     : v instanceof Boolean b ? (b ? "on" : "off")
                     : v instanceof Timeout t ? t.duration().toMillis() + "ms"
                     : String.valueOf(v);
@@ -469,6 +501,9 @@ public final class Options {
                 return Timeout.parse(text);
             case "logging":
                 return word(text, Logging.values());
+            case "log-level":
+                // info, the agent's usual lines; debug, also what it loaded, instrumented and tracks
+                return text.equals("debug") ? Boolean.TRUE : text.equals("info") ? Boolean.FALSE : null;
             case "suppress":
                 return Suppressions.option(text);
             default:

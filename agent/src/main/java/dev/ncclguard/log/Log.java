@@ -166,6 +166,24 @@ public final class Log {
         log(Level.INFO, message, null);
     }
 
+    /** log-level=debug: what the agent loaded, instrumented, and tracks, a line each. */
+    private static volatile boolean debug;
+
+    public static void debug(boolean on) {
+        debug = on;
+    }
+
+    public static boolean debugging() {
+        return debug;
+    }
+
+    /** A line of log-level=debug, "ncclguard: debug: ..."; nothing at the default level. */
+    public static void debug(String message) {
+        if (debug) {
+            log(Level.INFO, "debug: " + message, null);
+        }
+    }
+
     public static void warn(String message) {
         log(Level.WARN, message, null);
     }

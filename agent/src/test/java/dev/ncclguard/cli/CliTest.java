@@ -55,6 +55,24 @@ class CliTest {
         assertTrue(out().contains("Commands:") && out().contains("  merge ") && out().contains("Exit status"), out());
     }
 
+    /** --help and 'help options' list every option of the one table, each with its default. */
+    @Test
+    void helpListsEveryAgentOptionWithItsDefault() {
+        assertEquals(0, run("help", "options"));
+        String options = out();
+        for (String key : dev.ncclguard.config.Options.keys()) {
+            assertTrue(options.lines().anyMatch(l -> l.startsWith("  " + key + " ") && l.contains("(default: ")),
+                    key + " in: " + options);
+        }
+        assertTrue(options.contains("  log-level           info or debug (default: info)"), options);
+        assertTrue(options.contains("order: argument, system property, environment variable, config file, default."), options);
+        assertEquals(0, run("--help"));
+        assertTrue(out().contains("  exit-code           an integer from 0 to 255 (default: 0)"), out());
+        assertTrue(out().contains("%p, %h, %t"), "no format escape left in the footer: " + out());
+        assertEquals(2, run("help", "nonsense"));
+        assertTrue(err().startsWith("ncclguard help: unknown command 'nonsense'"), err());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"check", "merge", "explain", "attach", "dump", "version"})
     void everyCommandAnswersHelpWithItsUsageAndStatus0(String command) {

@@ -114,4 +114,22 @@ class SamplesUnderAgentIT {
         }
         assertFalse(r.stderr().contains("SUMMARY: ncclguard:"), r.describe());
     }
+
+    /** log-level=debug: what the agent loaded and instrumented, the native part, each tracked creation. */
+    @Test
+    void logLevelDebugSaysWhatTheAgentLoadedInstrumentedAndTracks() throws Exception {
+        Output r = ChildJvm.sample().agent("text=none,log-level=debug").run("leaky");
+        List<String> debug = r.stderr().lines().filter(l -> l.startsWith("ncclguard: debug: ")).toList();
+        assertTrue(debug.stream().anyMatch(l -> l.startsWith("ncclguard: debug: loaded ncclguard ") && l.contains("(premain)")),
+                r.describe());
+        assertTrue(debug.stream().anyMatch(l -> l.startsWith("ncclguard: debug: options: ") && l.contains("log-level=debug")
+                && l.contains("text=argument")), r.describe());
+        assertTrue(debug.stream().anyMatch(l -> l.contains("(com.sun.jna.Function)")), "what it instrumented: " + r.describe());
+        assertTrue(debug.stream().anyMatch(l -> l.contains("calls made in native code")), "the native part: " + r.describe());
+        assertTrue(debug.stream().anyMatch(l -> l.matches("ncclguard: debug: tracking communicator 0x\\p{XDigit}+ \\(rank 0 of 2.*"
+                + "ncclCommInitRank through jna-interface.*")), r.describe());
+
+        Output quiet = ChildJvm.sample().agent("text=none").run("leaky");
+        assertFalse(quiet.stderr().contains("ncclguard: debug:"), "the default level prints none: " + quiet.describe());
+    }
 }
