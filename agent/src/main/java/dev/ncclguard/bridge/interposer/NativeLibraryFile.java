@@ -26,7 +26,10 @@ import java.util.Set;
  */
 final class NativeLibraryFile {
     /** The library of each architecture the agent jar may carry, by its folder. */
-    static final String RESOURCE_FORMAT = "ncclguard-native/%s/libncclguard.so";
+    /** The library's resource for a platform folder; concatenated, as java.util.Formatter loads regex classes in premain. */
+    static String resource(String platform) {
+        return "ncclguard-native/" + platform + "/libncclguard.so";
+    }
     static final String FILE = "libncclguard.so";
     /** Loads this file instead of the extracted one (tests simulate a library that cannot be loaded). */
     static final String TEST_LIBRARY = "ncclguard.test.native-library";
@@ -66,7 +69,7 @@ final class NativeLibraryFile {
             return failed(null, "its library is built for Linux on x86-64 and aarch64, and this JVM runs on " + os + " "
                     + arch);
         }
-        String resource = String.format(Locale.ROOT, RESOURCE_FORMAT, platform);
+        String resource = resource(platform);
         Path file;
         String test = System.getProperty(TEST_LIBRARY);
         if (test != null) {
