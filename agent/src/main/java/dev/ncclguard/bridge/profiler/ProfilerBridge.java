@@ -246,7 +246,9 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
         // a nonblocking init's plugin init runs on a thread of NCCL's, after the call returned
         poll();
         for (PluginRecord r : records.values()) {
-            if ((r.flags() & CLAIMED) == 0 && r.commId() == commId && (rank < 0 || r.rank() == rank)) {
+            // not a record a creation in flight will claim: one unique id for many communicators
+            // would give it to the wrong one, and that creation's claim would find its own taken
+            if ((r.flags() & CLAIMED) == 0 && r.commId() == commId && (rank < 0 || r.rank() == rank) && !pending(r)) {
                 take(r);
                 return r.id();
             }
