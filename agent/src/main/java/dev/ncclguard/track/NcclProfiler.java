@@ -23,6 +23,19 @@ public interface NcclProfiler {
     long claim(boolean hasCommId, long commId, int rank, int nranks, long inits);
 
     /**
+     * A bridge's creation starts on this thread, before the native call: until
+     * {@link #creationEnded}, the records NCCL inits meanwhile on this thread (or on threads of
+     * NCCL's own) may be the ones its {@link #claim} takes, so no snapshot reports them as
+     * communicators of the plugin's alone. Called by the tracker on every creation's enter.
+     */
+    default void creationStarted() {
+    }
+
+    /** The creation that {@link #creationStarted} on this thread ended: claimed, or failed. */
+    default void creationEnded() {
+    }
+
+    /**
      * Claims, at a snapshot, the record of a communicator whose creation found none: a nonblocking
      * init's plugin init runs on a thread of NCCL's after the call returned. By commId and rank only.
      */

@@ -38,39 +38,44 @@ final class Snapshots {
 
     /** The leaks and counters now; consistent per handle while other threads keep calling. */
     static Snapshot of(Tracker tracker, Communicators comms, Streams work, Resources resources) {
-        List<CommRecord> cs = new ArrayList<>(comms.records.size() + 16);
-        comms.records.valuesTo(cs);
         List<EventRecord> es = new ArrayList<>(work.events.size() + 16);
         work.events.valuesTo(es);
         List<StreamRecord> ss = new ArrayList<>(work.streams.size() + 16);
         work.streams.valuesTo(ss);
-        sortBySerial(cs);
         sortBySerial(ss);
 
         NcclProfiler profiler = tracker.ncclProfiler();
+        List<HandleView> only = List.of();
+        long[] counts = {0, 0};
         if (profiler != null) {
-            lateClaims(profiler, cs, tracker);
-        }
-        List<HandleView> commLeaks = new ArrayList<>(cs.size());
-        for (CommRecord c : cs) {
-            commLeaks.add(view(Kind.COMM, c, commDetails(c, profiler), 0));
-        }
-        long created = comms.createdCount();
-        long released = comms.releasedCount();
-        int liveComms = cs.size();
-        if (profiler != null) {
-            // communicators only NCCL's profiler plugin saw (NCCL linked into a native library)
+            // communicators only NCCL's profiler plugin saw (NCCL linked into a native library), read
+            // before the tracker's: a bridge's creation that ends between the two reads is the
+            // bridge's in the second (the plugin keeps its record out of the first while it runs),
+            // never the plugin's alone in the first and nobody's in the second
+            lateClaims(profiler, comms, tracker);
             try {
-                List<HandleView> only = profiler.unclaimed();
-                commLeaks.addAll(only);
-                long[] counts = profiler.unclaimedCounts();
-                created += counts[0];
-                released += counts[1];
-                liveComms += only.size();
+                only = profiler.unclaimed();
+                counts = profiler.unclaimedCounts();
             } catch (RuntimeException e) {
                 tracker.internalError(e);
             }
         }
+        long created = comms.createdCount();
+        long released = comms.releasedCount();
+        List<CommRecord> cs = new ArrayList<>(comms.records.size() + 16);
+        comms.records.valuesTo(cs);
+        sortBySerial(cs);
+        if (profiler != null) {
+            lateClaims(profiler, cs, tracker); // a nonblocking init's record that came meanwhile
+        }
+        List<HandleView> commLeaks = new ArrayList<>(cs.size() + only.size());
+        for (CommRecord c : cs) {
+            commLeaks.add(view(Kind.COMM, c, commDetails(c, profiler), 0));
+        }
+        commLeaks.addAll(only);
+        created += counts[0];
+        released += counts[1];
+        int liveComms = cs.size() + only.size();
         NativeState c = NativeState.read(tracker.nativeSlots(), es, ss);
         EventLeaks eventLeaks = new EventLeaks(work, es.size(), c);
         for (Object e : bySerial(es)) {
@@ -117,6 +122,13 @@ final class Snapshots {
 
 
     /** Communicators whose plugin record came after their creation (nonblocking inits) claim it now. */
+    private static void lateClaims(NcclProfiler profiler, Communicators comms, Tracker tracker) {
+        List<CommRecord> cs = new ArrayList<>(comms.records.size() + 16);
+        comms.records.valuesTo(cs);
+        sortBySerial(cs);
+        lateClaims(profiler, cs, tracker);
+    }
+
     private static void lateClaims(NcclProfiler profiler, List<CommRecord> cs, Tracker tracker) {
         try {
             for (CommRecord c : cs) {

@@ -126,6 +126,9 @@ public final class Tracker {
                 return token(fn, find(fn, args.handle(fn.handle()), args.handle(fn.stream())));
             }
             switch (change) {
+                case NEW_COMMUNICATOR, NEW_CLIQUE, SPLIT_COMMUNICATOR, SHRINK_COMMUNICATOR, GROW_COMMUNICATOR:
+                    creationStarted();
+                    return 0;
                 case RELEASE_COMMUNICATOR:
                     return comms.enterRelease(args.handle(fn.handle()));
                 case RELEASE_EVENT:
@@ -246,6 +249,42 @@ public final class Tracker {
             }
         } catch (RuntimeException e) {
             internalError(e);
+        } finally {
+            if (creates(fn.change())) {
+                creationEnded(); // after the claim: the plugin's records of the call are the bridge's now
+            }
+        }
+    }
+
+    private static boolean creates(Change change) {
+        switch (change) {
+            case NEW_COMMUNICATOR, NEW_CLIQUE, SPLIT_COMMUNICATOR, SHRINK_COMMUNICATOR, GROW_COMMUNICATOR:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** A bridge's creation begins: NCCL's profiler plugin keeps what it inits meanwhile for its claim. */
+    private void creationStarted() {
+        NcclProfiler p = ncclProfiler;
+        if (p != null) {
+            try {
+                p.creationStarted();
+            } catch (RuntimeException e) {
+                internalError(e);
+            }
+        }
+    }
+
+    private void creationEnded() {
+        NcclProfiler p = ncclProfiler;
+        if (p != null) {
+            try {
+                p.creationEnded();
+            } catch (RuntimeException e) {
+                internalError(e);
+            }
         }
     }
 

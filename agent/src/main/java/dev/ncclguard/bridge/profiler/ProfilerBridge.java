@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,6 +54,15 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     /** The Java side of inits on Java threads, until their record is claimed. */
     private final Map<Long, InitSite> inits = new ConcurrentHashMap<>();
     private final NativeAccess notReleasable = new NotReleasable();
+    /** The library's records, read and claimed: the native part, or a test's stand-in. */
+    private final PluginView view;
+    /**
+     * Bridge creations in flight, by the kernel id of the thread making them (-1: unknown): the
+     * last init sequence read when each began. Records inited since, on that thread or on one of
+     * NCCL's, may be that creation's, whose claim has not come yet: not the plugin's alone while it
+     * lasts. Guarded by this.
+     */
+    private final Map<Long, Long> creating = new HashMap<>();
 
     /** One communicator as NCCL told its plugin. */
     record PluginRecord(long id, long commId, int rank, int nranks, int nNodes, long initSeq, long initMillis,
@@ -66,9 +76,58 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     private record InitSite(String thread, Throwable stack) {
     }
 
-    private ProfilerBridge(Tracker tracker, boolean stacks) {
+    /** What the bridge reads and claims in the plugin's records: the native part's, or a test's. */
+    interface PluginView {
+        int initsSince(long seq, long[] out);
+
+        int comms(long[] out);
+
+        void claim(long record);
+
+        int inFlight(long record, long[] out);
+
+        String[] inFlightNames(long record);
+    }
+
+    /** The native part's records. */
+    private static final class NativeView implements PluginView {
+        @Override
+        public int initsSince(long seq, long[] out) {
+            return Interposer.pluginInitsSince(seq, out);
+        }
+
+        @Override
+        public int comms(long[] out) {
+            return Interposer.pluginComms(out);
+        }
+
+        @Override
+        public void claim(long record) {
+            Interposer.pluginClaim(record);
+        }
+
+        @Override
+        public int inFlight(long record, long[] out) {
+            return Interposer.inFlight(record, out);
+        }
+
+        @Override
+        public String[] inFlightNames(long record) {
+            return Interposer.inFlightNames(record);
+        }
+    }
+
+    private ProfilerBridge(Tracker tracker, boolean stacks, PluginView view) {
         this.tracker = tracker;
         this.stacks = stacks;
+        this.view = view;
+    }
+
+    /** A bridge over {@code view}, set as the tracker's profiler: for tests that replay interleavings. */
+    static ProfilerBridge over(Tracker tracker, PluginView view) {
+        ProfilerBridge bridge = new ProfilerBridge(tracker, false, view);
+        tracker.ncclProfiler(bridge);
+        return bridge;
     }
 
     /**
@@ -106,7 +165,7 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
                     + " and work in flight at exit, are not reported");
             return null;
         }
-        ProfilerBridge bridge = new ProfilerBridge(tracker, stacks);
+        ProfilerBridge bridge = new ProfilerBridge(tracker, stacks, new NativeView());
         Interposer.pluginInits(bridge);
         tracker.ncclProfiler(bridge);
         tracker.inFlightSource(bridge);
@@ -126,10 +185,10 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     /** Reads the records inited since the last read. */
     private void poll() {
         long[] out = new long[R * 16];
-        int total = Interposer.pluginInitsSince(cursor, out);
+        int total = view.initsSince(cursor, out);
         if (total * R > out.length) {
             out = new long[R * total + R * 16];
-            total = Math.min(Interposer.pluginInitsSince(cursor, out), out.length / R);
+            total = Math.min(view.initsSince(cursor, out), out.length / R);
         }
         for (int i = 0; i < total; i++) {
             PluginRecord r = record(out, i);
@@ -150,7 +209,8 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
         long first = hint >= 0 ? hint >>> 32 : 0;
         long count = hint >= 0 ? hint & 0xffffffffL : 0;
         PluginRecord best = null;
-        long tid = hasCommId ? 0 : threadId();
+        PluginRecord own = null;
+        long tid = threadId();
         for (PluginRecord r : records.values()) {
             if ((r.flags() & CLAIMED) != 0 || (hint >= 0 && (r.id() < first || r.id() >= first + count))) {
                 continue;
@@ -160,7 +220,16 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
                     : hint >= 0 ? sameRank && (nranks < 0 || r.nranks() == nranks)
                     : sameRank && r.tid() == tid && (nranks < 0 || r.nranks() == nranks)) {
                 best = r; // the newest that fits
+                if (tid >= 0 && r.tid() == tid) {
+                    own = r;
+                }
             }
+        }
+        if (own != null) {
+            // a blocking init's record is inited on the calling thread: another's, of the same commId
+            // and rank (one unique id for many communicators), would leave this one to that thread's
+            // claim, a plugin-only leak until it comes
+            best = own;
         }
         if (best == null && hasCommId && hint >= 0 && count == 1) {
             best = unclaimed(records.get(first)); // the call's one init, whatever the computed id said
@@ -177,12 +246,47 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
         // a nonblocking init's plugin init runs on a thread of NCCL's, after the call returned
         poll();
         for (PluginRecord r : records.values()) {
-            if ((r.flags() & CLAIMED) == 0 && r.commId() == commId && (rank < 0 || r.rank() == rank)) {
+            // not a record a creation in flight will claim: one unique id for many communicators
+            // would give it to the wrong one, and that creation's claim would find its own taken
+            if ((r.flags() & CLAIMED) == 0 && r.commId() == commId && (rank < 0 || r.rank() == rank) && !pending(r)) {
                 take(r);
                 return r.id();
             }
         }
         return 0;
+    }
+
+    @Override
+    public void creationStarted() {
+        long tid = threadId();
+        synchronized (this) {
+            poll(); // every record inited from here on has a later sequence than cursor
+            creating.put(tid, cursor);
+        }
+    }
+
+    @Override
+    public void creationEnded() {
+        long tid = threadId();
+        synchronized (this) {
+            creating.remove(tid);
+        }
+    }
+
+    /**
+     * Whether {@code r} may be the record of a bridge's creation still in flight: inited after the
+     * creation began, on its thread or on one of NCCL's (a non-Java thread: ncclCommInitAll's, a
+     * nonblocking init's). Its claim comes when the call returns; until then it is nobody's leak,
+     * as a Java record of a call still in flight is not one either.
+     */
+    private boolean pending(PluginRecord r) {
+        for (Map.Entry<Long, Long> e : creating.entrySet()) {
+            long tid = e.getKey();
+            if (r.initSeq() > e.getValue() && (tid < 0 || tid == r.tid() || (r.flags() & JAVA_THREAD) == 0)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private PluginRecord unclaimed(PluginRecord r) {
@@ -192,7 +296,7 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     private void take(PluginRecord r) {
         records.put(r.id(), new PluginRecord(r.id(), r.commId(), r.rank(), r.nranks(), r.nNodes(), r.initSeq(),
                 r.initMillis(), r.flags() | CLAIMED, r.tid()));
-        Interposer.pluginClaim(r.id());
+        view.claim(r.id());
         inits.remove(r.id());
     }
 
@@ -225,17 +329,17 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     @Override
     public long inFlight(long record) {
         long[] out = new long[Interposer.IN_FLIGHT_LONGS];
-        return Interposer.inFlight(record, out);
+        return view.inFlight(record, out);
     }
 
     @Override
     public Map<String, Object> inFlightDetails(long record) {
         long[] out = new long[Interposer.IN_FLIGHT_LONGS];
-        int total = Interposer.inFlight(record, out);
+        int total = view.inFlight(record, out);
         if (total <= 0) {
             return null;
         }
-        String[] names = Interposer.inFlightNames(record);
+        String[] names = view.inFlightNames(record);
         return InFlight.details(out, names);
     }
 
@@ -274,16 +378,16 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     @Override
     public synchronized long[] unclaimedCounts() {
         long[] out = new long[R * Math.max(16, records.size() + 16)];
-        int total = Interposer.pluginInitsSince(0, out);
+        int total = view.initsSince(0, out);
         if (total * R > out.length) {
             out = new long[R * total + R * 16];
-            total = Math.min(Interposer.pluginInitsSince(0, out), out.length / R);
+            total = Math.min(view.initsSince(0, out), out.length / R);
         }
         long inited = 0;
         long finalized = 0;
         for (int i = 0; i < total; i++) {
             PluginRecord r = record(out, i);
-            if ((r.flags() & CLAIMED) == 0) {
+            if ((r.flags() & CLAIMED) == 0 && !pending(r)) {
                 inited++;
                 if (r.finalized()) {
                     finalized++;
@@ -303,17 +407,22 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
         long sum = 0;
         for (PluginRecord r : current()) {
             if (!r.finalized()) {
-                sum += Math.max(0, Interposer.inFlight(r.id(), work));
+                sum += Math.max(0, view.inFlight(r.id(), work));
             }
         }
         return sum;
     }
 
-    /** The records not finalized and not claimed now, as the library says. */
+    /**
+     * The records not finalized and not claimed now, as the library says, less those a bridge's
+     * creation in flight may still claim. Under this lock no creation begins or ends meanwhile, so
+     * a record read unclaimed here either is the plugin's alone or belongs to a creation that
+     * {@link #pending} sees.
+     */
     private List<PluginRecord> live() {
         List<PluginRecord> live = new ArrayList<>();
         for (PluginRecord r : current()) {
-            if ((r.flags() & (CLAIMED | FINALIZED)) == 0) {
+            if ((r.flags() & (CLAIMED | FINALIZED)) == 0 && !pending(r)) {
                 live.add(r);
             }
         }
@@ -324,10 +433,10 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     private List<PluginRecord> current() {
         poll();
         long[] out = new long[R * Math.max(16, records.size() + 16)];
-        int total = Interposer.pluginComms(out);
+        int total = view.comms(out);
         if (total * R > out.length) {
             out = new long[R * total + R * 16];
-            total = Math.min(Interposer.pluginComms(out), out.length / R);
+            total = Math.min(view.comms(out), out.length / R);
         }
         List<PluginRecord> all = new ArrayList<>(total);
         for (int i = 0; i < total; i++) {
@@ -342,7 +451,7 @@ public final class ProfilerBridge implements NcclProfiler, Interposer.PluginInit
     }
 
     /** The calling thread's id in the kernel's numbering (what the plugin records): /proc/thread-self. */
-    private static long threadId() {
+    static long threadId() {
         try {
             Path self = Files.readSymbolicLink(Path.of("/proc/thread-self"));
             return Long.parseLong(self.getFileName().toString());
