@@ -92,7 +92,7 @@ public final class NativePart {
      */
     public boolean interpose(Tracker tracker, List<String> suppressedLibraries) {
         InterposerBridge bridge = new InterposerBridge(tracker);
-        tracker.nativeSlots(new CSlots());
+        tracker.nativeSlots(new CSlots(bridge));
         Interposer.bridge = bridge;
         Interposer.suppressCallers(suppressedLibraries.toArray(new String[0]));
         WrappedNatives.listen(new WrappedNatives.Listener() { // a class, not a lambda: premain
