@@ -87,7 +87,7 @@ static entry *insert(uint64_t h, const ng_frame *f, int n) {
       ng_log_once(&full_logged,
                   "the stack depot holds %lld distinct creating stacks (stack-depot=%lld): creations from native "
                   "code at further Java stacks each call into Java, as before; their stacks stay exact, at an "
-                  "upcall's cost",
+                  "upcall's cost (a larger stack-depot= keeps more)",
                   (long long)c, (long long)max);
       return NULL;
     }
