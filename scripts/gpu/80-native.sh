@@ -148,6 +148,16 @@ else
     $(awk -v w="$untracked" 'BEGIN {exit !(w != "" && w <= 2)}'; echo $?) "see $f"
   check "NativeHotCalls: a creation with its Java stack <= 20 us added (${create:-?} us)" \
     $(awk -v w="$create" 'BEGIN {exit !(w != "" && w <= 20)}'; echo $?) "see $f"
+  # issue 28: a create + destroy pair at a Java stack seen before <= 0.5 us; a framework's operation
+  # (two fresh events, two records, an all-reduce, a query, two destroys) <= 0.5 us added on real cudart
+  check "NativeHotCalls: a creation pair at a repeated stack <= 0.5 us added (${create:-?} us)" \
+    $(awk -v w="$create" 'BEGIN {exit !(w != "" && w <= 0.5)}'; echo $?) "see $f"
+  fw=$(awk '/^framework op \(/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$f")
+  ratio=$(awk '/^framework op ratio/ {for (i = 1; i <= NF; i++) if ($i == "median") print $(i + 1)}' "$f")
+  fwstub=$(awk '/^framework op \(/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$n/hotcalls-stub.out")
+  say "NativeHotCalls, framework loop: real cudart ${fw:-?} us added per operation (wrapper / real ${ratio:-?}); stand-ins ${fwstub:-?} us"
+  check "NativeHotCalls: a framework operation on real cudart <= 0.5 us added (${fw:-?} us, ratio ${ratio:-?})" \
+    $(awk -v w="$fw" 'BEGIN {exit !(w != "" && w <= 0.5)}'; echo $?) "see $f"
 fi
 say ""
 say "native: $native_pass passed, $native_fail failed (logs and reports under $n)"

@@ -49,6 +49,7 @@ static int (*real_sync)(cudaStream_t);
 static int (*real_allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t);
 static int (*real_stream_query)(cudaStream_t);
 static int (*real_wait)(cudaStream_t, cudaEvent_t, unsigned);
+static int (*real_create_flags)(cudaEvent_t *, unsigned);
 
 static cudaStream_t stream;
 static cudaEvent_t event;       /* cudaEventDisableTiming, as events made to synchronize are */
@@ -76,13 +77,14 @@ EXPORT const char *hot_set_up(void) {
   real_record = (int (*)(cudaEvent_t, cudaStream_t))dlsym(cudart, "cudaEventRecord");
   real_create = (int (*)(cudaEvent_t *))dlsym(cudart, "cudaEventCreate");
   real_destroy = (int (*)(cudaEvent_t))dlsym(cudart, "cudaEventDestroy");
+  real_create_flags = (int (*)(cudaEvent_t *, unsigned))dlsym(cudart, "cudaEventCreateWithFlags");
   real_get_device = (int (*)(int *))dlsym(cudart, "cudaGetDevice");
   real_sync = (int (*)(cudaStream_t))dlsym(cudart, "cudaStreamSynchronize");
   real_allreduce = (int (*)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t))dlsym(nccl, "pncclAllReduce");
   ncclUniqueId id;
   if (cudaStreamCreate(&stream) != 0 || cudaEventCreateWithFlags(&event, 2 /* cudaEventDisableTiming */) != 0 ||
       cudaEventCreate(&timed_event) != 0 || ncclGetUniqueId(&id) != 0 ||
-      ncclCommInitRank(&comm, 1, id, 0) != 0 || cudaMalloc((void **)&buffer, 64 * sizeof(float)) != 0)
+      ncclCommInitRank(&comm, 1, id, 0) != 0 || cudaMalloc((void **)&buffer, 256 * sizeof(float)) != 0)
     return "setting up the stream, event, communicator or buffer failed";
   probe_init();
   return NULL;
@@ -311,6 +313,53 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_creations(JNIEnv
     }
   }
   return now_ns() - t0;
+}
+
+/* One operation of a framework's loop, as ProcessGroupNCCL makes it: two fresh events (timing
+ * off), one recorded before the collective and one after it, the collective, a query of the
+ * second, both destroyed. Through the PLT (the wrappers) or the real functions. */
+static void framework_op(int real) {
+  cudaEvent_t start, end;
+  if (real) {
+    real_create_flags(&start, 2);
+    real_create_flags(&end, 2);
+    real_record(start, stream);
+    real_allreduce(buffer, buffer, 256, 7, 0, comm, stream);
+    real_record(end, stream);
+    real_query(end);
+    real_destroy(start);
+    real_destroy(end);
+  } else {
+    cudaEventCreateWithFlags(&start, 2);
+    cudaEventCreateWithFlags(&end, 2);
+    cudaEventRecord(start, stream);
+    ncclAllReduce(buffer, buffer, 256, 7, 0, comm, stream);
+    cudaEventRecord(end, stream);
+    cudaEventQuery(end);
+    cudaEventDestroy(start);
+    cudaEventDestroy(end);
+  }
+}
+
+EXPORT void hot_framework(int real, jlong n) {
+  for (jlong i = 0; i < n; i++) framework_op(real);
+}
+
+/* The framework loop: the elapsed ns of `iters` operations, the stream synchronized every 256
+ * outside the timed part. */
+JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_framework(JNIEnv *env, jclass c, jboolean real,
+                                                                        jlong iters) {
+  (void)env, (void)c;
+  int64_t total = 0;
+  for (jlong done = 0; done < iters;) {
+    jlong n = iters - done < 256 ? iters - done : 256;
+    int64_t t0 = now_ns();
+    hot_framework(real, n);
+    total += now_ns() - t0;
+    real_sync(stream);
+    done += n;
+  }
+  return total;
 }
 
 /* Where this library's references went: the object defining what its PLT reached. */

@@ -16,6 +16,10 @@ typedef struct {
   void (*plugin_init)(int64_t record);
   /* whether the calling thread counts as a Java thread; NULL: every thread does */
   int (*java_thread)(void);
+  /* the calling thread's Java frames in place of AsyncGetCallTrace's, top first: (method, bci)
+   * pairs into frames (2 * max longs), a method 0 for one with no jmethodID yet; returns how many,
+   * -1 for none. NULL: no Java stacks, every creation calls exit */
+  int (*java_stack)(int64_t *frames, int max);
 } ncclguard_hooks;
 
 /* What the JNI natives of Interposer do, as C functions. Strings returned are malloc'ed. */
@@ -43,6 +47,13 @@ typedef struct {
   int (*in_flight)(int64_t record, int64_t *out, int n);
   void (*stats)(int64_t *out, int n);
   int (*function_id)(const char *name);
+  /* events created with a stack Java confirmed, no upcall made: taken over by Java (adopted),
+   * NCCLGUARD_ADOPT_LONGS longs each; returns how many were written (at most n) */
+  int (*adopt_events)(int64_t *out, int n);
+  /* the one such event of that handle: 1 when adopted into out */
+  int (*adopt_event)(int64_t handle, int64_t *out);
+  /* the depot's bound on distinct stacks (0: off) */
+  void (*stack_depot)(int64_t max);
 } ncclguard_api;
 
 /* Enters the test mode with these callbacks (NULL: no upcalls at all) and returns the natives. */
@@ -61,5 +72,13 @@ const ncclguard_api *ncclguard_test(const ncclguard_hooks *hooks);
 /* in_flight: collectives, p2p, oldest's kind (1 coll, 2 p2p, 0 none), its count (elements), its
  * age in ns, ops completed */
 #define NCCLGUARD_IN_FLIGHT_LONGS 6
+/* adopt_events: slot id, handle, function id, stack id, thread id, created (epoch ms), caller, device */
+#define NCCLGUARD_ADOPT_LONGS 8
+/* stats: callers, live event slots, live stream slots, exceptions cleared, real functions missing,
+ * upcalls, op sequence, stream owners, then: depot stacks, depot bytes, event slots ever made
+ * (the pool's high mark), stream slots ever made, events created with no upcall, of those
+ * destroyed with no upcall, of those adopted by Java, creations whose Java stack came from the
+ * memo of their JNI call (no walk), memos taken (ng_hotspot.c) */
+#define NCCLGUARD_STATS 17
 
 #endif

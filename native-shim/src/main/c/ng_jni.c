@@ -11,9 +11,12 @@
 #include "ng.h"
 #include "ng_bt.h"
 #include "ng_caller.h"
+#include "ng_hotspot.h"
 #include "ng_load.h"
 #include "ng_log.h"
+#include "ncclguard_test.h"
 #include "ng_prof.h"
+#include "ng_stack.h"
 #include "ng_track.h"
 #include "ng_upcall.h"
 #include "ng_watchdog.h"
@@ -56,6 +59,8 @@ static void JNICALL j_wrapped_natives(JNIEnv *env, jclass c, jobjectArray names)
   int n;
   char **s = strings(env, names, &n);
   if (s != NULL) ng_set_wrapped((const char *const *)s, n);
+  /* whose creations a stack's are (a Java bridge's or this one's) is asked again */
+  ng_stack_invalidate();
   free_strings(s, n);
 }
 
@@ -247,10 +252,42 @@ static jobjectArray JNICALL j_in_flight_names(JNIEnv *env, jclass c, jlong recor
 
 static void JNICALL j_stats(JNIEnv *env, jclass c, jlongArray out) {
   (void)c;
-  int64_t o[16] = {0};
-  ng_track_stats(o, 16);
+  int64_t o[NCCLGUARD_STATS] = {0};
+  ng_track_stats(o, NCCLGUARD_STATS);
   jsize len = (*env)->GetArrayLength(env, out);
-  (*env)->SetLongArrayRegion(env, out, 0, len < 16 ? len : 16, (const jlong *)o);
+  (*env)->SetLongArrayRegion(env, out, 0, len < NCCLGUARD_STATS ? len : NCCLGUARD_STATS, (const jlong *)o);
+}
+
+/* Fills out with NCCLGUARD_ADOPT_LONGS longs per adopted event; returns how many. */
+static jint JNICALL j_adopt_events(JNIEnv *env, jclass c, jlongArray out) {
+  (void)c;
+  jsize len = (*env)->GetArrayLength(env, out);
+  int n = len / NCCLGUARD_ADOPT_LONGS;
+  if (n <= 0) return 0;
+  int64_t *o = malloc(sizeof(int64_t) * (size_t)len);
+  if (o == NULL) return 0;
+  int done = ng_api_adopt_events(o, n);
+  (*env)->SetLongArrayRegion(env, out, 0, done * NCCLGUARD_ADOPT_LONGS, (const jlong *)o);
+  free(o);
+  return done;
+}
+
+static jint JNICALL j_adopt_event(JNIEnv *env, jclass c, jlong handle, jlongArray out) {
+  (void)c;
+  int64_t o[NCCLGUARD_ADOPT_LONGS];
+  if ((*env)->GetArrayLength(env, out) < NCCLGUARD_ADOPT_LONGS || !ng_api_adopt_event(handle, o)) return 0;
+  (*env)->SetLongArrayRegion(env, out, 0, NCCLGUARD_ADOPT_LONGS, (const jlong *)o);
+  return 1;
+}
+
+static jlong JNICALL j_lazy_live(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  return ng_api_lazy_live();
+}
+
+static void JNICALL j_stack_depot(JNIEnv *env, jclass c, jlong max) {
+  (void)env, (void)c;
+  ng_stack_set_max(max);
 }
 
 static jint JNICALL j_catalog_size(JNIEnv *env, jclass c) {
@@ -292,8 +329,17 @@ static const JNINativeMethod natives[] = {
     {"inFlightNames", "(J)[Ljava/lang/String;", (void *)j_in_flight_names},
     {"stats", "([J)V", (void *)j_stats},
     {"catalogSize", "()I", (void *)j_catalog_size},
+    {"adoptEvents", "([J)I", (void *)j_adopt_events},
+    {"adoptEvent", "(J[J)I", (void *)j_adopt_event},
+    {"lazyLive", "()J", (void *)j_lazy_live},
+    {"stackDepot", "(J)V", (void *)j_stack_depot},
     {"functionName", "(I)Ljava/lang/String;", (void *)j_function_name},
 };
+
+/* AsyncGetCallTrace walks only while ClassLoad is posted (ng_upcall.c enables it): nothing to do here */
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, jclass c) {
+  (void)jvmti, (void)env, (void)thread, (void)c;
+}
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
   (void)jvmti, (void)env;
@@ -303,6 +349,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *jvm, void *reserved) {
   (void)reserved;
   ng_up_set_vm(jvm);
+  ng_hs_set_vm(jvm);
   JNIEnv *env;
   if ((*jvm)->GetEnv(jvm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return JNI_VERSION_1_8;
   jvmtiEnv *jvmti;
@@ -310,9 +357,11 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *jvm, void *reserved) {
     jvmtiEventCallbacks callbacks;
     memset(&callbacks, 0, sizeof(callbacks));
     callbacks.VMDeath = on_vm_death;
+    callbacks.ClassLoad = on_class_load;
     if ((*jvmti)->SetEventCallbacks(jvmti, &callbacks, (jint)sizeof(callbacks)) != JVMTI_ERROR_NONE ||
         (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL) != JVMTI_ERROR_NONE)
       ng_log("no JVMTI VMDeath event: relying on the exit hook's dying()");
+    ng_up_set_jvmti(jvmti);
   }
   /* the class of the loader that loaded this library (FindClass in JNI_OnLoad uses it) */
   jclass c = (*env)->FindClass(env, INTERPOSER);

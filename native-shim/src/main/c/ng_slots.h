@@ -66,6 +66,10 @@ static inline int ng_ended(_Atomic uint32_t *l) { return (atomic_load_explicit(l
 /* ---------------------------------------------------------------- slots */
 #define NG_REF_C 1u /* C follows the handle (not destroyed, not moved to Java) */
 #define NG_REF_J 2u /* a Java record points at the slot */
+/* made by native code with a stack Java knows, no upcall made: Java has no record of it until it
+ * adopts the slot (a snapshot, or a Java call on the handle); a release that finds it makes no
+ * upcall either. Set and cleared with NG_REF_C's incarnation only. */
+#define NG_REF_LAZY 4u
 
 /* What event and stream slots share, first in both: what a hot call reads of any slot, in 32 bytes
  * of its first cache line. */
@@ -122,6 +126,13 @@ typedef struct {
    * reused since (event_pending reads the handle from the slot while it is still the record's) */
   _Atomic uint64_t stream_handle;
   ng_cold cold;
+  /* an event made with NG_REF_LAZY: what Java's record will say of its creation; under the map lock */
+  struct {
+    uint32_t stack, thread; /* depot id, thread id (ng_stack.h) */
+    int64_t created_ms;
+    uint64_t site; /* the ng_site, as Java's long caller */
+    int32_t fn;
+  } birth;
 } __attribute__((aligned(64))) ng_eslot; /* a slot never shares a cache line with another */
 _Static_assert(offsetof(ng_eslot, cold) == NG_COLD_AT && sizeof(ng_eslot) == 128,
                "a record's and a query's fields are in the first cache line, the cold ones in the second");

@@ -8,10 +8,14 @@
 #include "ng_load.h"
 #include "ng_log.h"
 #include "ng_prof.h"
+#include "ng_stack.h"
 #include "ng_track.h"
 #include "ng_upcall.h"
 
-static void set_wrapped(const char *const *names, int n) { ng_set_wrapped(names, n); }
+static void set_wrapped(const char *const *names, int n) {
+  ng_set_wrapped(names, n);
+  ng_stack_invalidate();
+}
 static void set_suppressed(const char *const *names, int n) { ng_set_suppressed(names, n); }
 
 static const ncclguard_api api = {
@@ -38,6 +42,9 @@ static const ncclguard_api api = {
     ng_prof_in_flight,
     ng_track_stats,
     ng_fn_id,
+    ng_api_adopt_events,
+    ng_api_adopt_event,
+    ng_stack_set_max,
 };
 
 NG_EXPORT const ncclguard_api *ncclguard_test(const ncclguard_hooks *h) {

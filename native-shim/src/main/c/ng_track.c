@@ -28,16 +28,20 @@
 #include "ng.h"
 #include "ng_bt.h"
 #include "ng_caller.h"
+#include "ng_hotspot.h"
 #include "ng_log.h"
 #include "ng_map.h"
 #include "ng_prof.h"
 #include "ng_slots.h"
+#include "ng_stack.h"
 #include "ng_track.h"
 #include "ng_upcall.h"
 
 __thread ng_thread ng_self;
 pthread_key_t ng_thread_key;
 static _Atomic uint32_t thread_ids;
+/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted */
+static _Atomic int64_t lazy_created, lazy_released, lazy_adopted;
 
 static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
   return i | (int)((inc & NG_INC_MASK) << NG_INDEX_BITS) | (p == &ng_spool ? NG_STREAM_SLOT_BIT : 0);
@@ -83,6 +87,7 @@ static int32_t slot_alloc(ng_pool *p) {
 /* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked. */
 static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
   ng_head *h = ng_slot_at(p, i);
+  if (refs & NG_REF_C) refs |= NG_REF_LAZY; /* C's end ends its lazy incarnation too */
   uint32_t before = atomic_fetch_and_explicit(&ng_cold_of(h)->refs, ~refs, memory_order_acq_rel);
   if ((before & refs) == 0 || (before & ~refs) != 0) return;
   if (!locked) ng_map_lock();
@@ -322,7 +327,7 @@ void ng_track_init(void) {
 }
 
 /* ---------------------------------------------------------------- the wrapped calls */
-enum { MODE_NONE, MODE_C, MODE_C_NEW, MODE_JAVA, MODE_UP };
+enum { MODE_NONE, MODE_C, MODE_C_NEW, MODE_JAVA, MODE_UP, MODE_LAZY };
 
 #define A(k, pos) ((pos) >= 0 ? (k)->a[(pos)] : 0)
 
@@ -511,6 +516,19 @@ static int up_exit(ng_call *k, int status, ng_site *site, int slot) {
   return ng_up_exit(k->fn, a, n + EXTRA_SLOTS, status, k->jtoken, site, slot);
 }
 
+/* A release of a lazy event (NG_REF_LAZY, Java has no record) takes its mark off first, so
+ * that no adoption takes it while the release runs; false if it is not (any longer) lazy. */
+static int lazy_release_starts(ng_head *h, uint32_t inc) {
+  _Atomic uint32_t *refs = &ng_cold_of(h)->refs;
+  uint32_t r = NG_REF_C | NG_REF_LAZY;
+  if (!atomic_compare_exchange_strong_explicit(refs, &r, NG_REF_C, memory_order_acq_rel, NG_ACQUIRE)) return 0;
+  if (atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc) return 1;
+  /* another incarnation's mark (the slot was reused since the lookup): put it back */
+  r = NG_REF_C;
+  atomic_compare_exchange_strong_explicit(refs, &r, NG_REF_C | NG_REF_LAZY, memory_order_acq_rel, NG_ACQUIRE);
+  return 0;
+}
+
 int ng_enter(ng_call *k, ng_caller *c, int fn) {
   const ng_positions *p = &ng_pos[fn];
   k->fn = fn;
@@ -548,6 +566,10 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
       int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
       k->key = event ? A(k, p->handle) : A(k, p->stream);
       if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
+      if (event && k->slot != NULL && lazy_release_starts((ng_head *)k->slot, k->inc)) {
+        k->mode = MODE_LAZY;
+        return 1; /* Java never had it: nothing to ask, nothing to tell */
+      }
     }
     k->device = ng_current_device();
     if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
@@ -623,20 +645,54 @@ void ng_exit(ng_call *k, int status) {
       return;
     }
     k->device = ng_current_device();
+    /* an event on a Java thread: its Java stack, without a JVM transition; a stack Java knows
+     * (and this thread) needs no upcall */
+    ng_stack_take st = {0, 0, 0, NULL};
+    int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
     uint32_t inc;
     ng_map_lock();
     int32_t i = effect == NG_EFFECT_EVENT_CREATE ? event_slot_new(h, k->device, &inc) : stream_slot_new(h, h, k->device, &inc);
+    if (lazy && i >= 0) {
+      ng_eslot *e = NG_ESLOT(i);
+      e->birth.stack = st.id;
+      e->birth.thread = st.thread;
+      e->birth.created_ms = ng_now_ms();
+      e->birth.site = (uint64_t)(uintptr_t)&k->caller->site;
+      e->birth.fn = k->fn;
+      atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
+    }
     ng_map_unlock();
+    if (lazy && i >= 0) {
+      atomic_fetch_add_explicit(&lazy_created, 1, NG_RELAXED);
+      return;
+    }
     if (ng_up_ready()) {
       ng_site *site = ng_site_of(k->caller);
       int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
-      if (up_exit(k, status, site, id) && i >= 0) java_holds(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
+      /* a creation's token: its stack's depot id and its thread's id, for Java to learn them */
+      k->jtoken = (int64_t)((uint64_t)st.thread << 32 | st.id);
+      if (up_exit(k, status, site, id) && i >= 0) {
+        java_holds(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
+        if (effect == NG_EFFECT_EVENT_CREATE) ng_stack_confirm(&st);
+      }
     }
     return;
   }
   case NG_EFFECT_EVENT_DESTROY:
   case NG_EFFECT_STREAM_DESTROY: {
     ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
+    if (k->mode == MODE_LAZY) {
+      if (status == 0) {
+        forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
+        atomic_fetch_add_explicit(&lazy_released, 1, NG_RELAXED);
+      } else {
+        /* still live: adoptable again */
+        uint32_t r = NG_REF_C;
+        atomic_compare_exchange_strong_explicit(&ng_cold_of((ng_head *)k->slot)->refs, &r, NG_REF_C | NG_REF_LAZY,
+                                                memory_order_acq_rel, NG_ACQUIRE);
+      }
+      return;
+    }
     if (status == 0 && k->slot != NULL) {
       forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
     } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !ng_special_stream(k->key))) {
@@ -867,6 +923,58 @@ int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int6
   return ((int (*)(int64_t, int64_t, int64_t, int64_t))real)(a0, a1, a2, a3);
 }
 
+/* Java takes over a lazy event: its record is made from what the slot says of its creation.
+ * Under the map lock, so that the slot's incarnation cannot change meanwhile. */
+static int adopt_locked(int32_t i, int64_t *out) {
+  ng_eslot *e = NG_ESLOT(i);
+  uint32_t r = NG_REF_C | NG_REF_LAZY;
+  if (!atomic_compare_exchange_strong_explicit(&e->cold.refs, &r, NG_REF_C | NG_REF_J, memory_order_acq_rel, NG_ACQUIRE))
+    return 0;
+  uint32_t inc = atomic_load_explicit(&e->h.inc, NG_ACQUIRE);
+  out[0] = slot_id(&ng_epool, i, inc);
+  out[1] = (int64_t)atomic_load_explicit(&e->h.handle, NG_RELAXED);
+  out[2] = e->birth.fn;
+  out[3] = e->birth.stack;
+  out[4] = e->birth.thread;
+  out[5] = e->birth.created_ms;
+  out[6] = (int64_t)e->birth.site;
+  out[7] = atomic_load_explicit(&e->cold.device, NG_RELAXED);
+  atomic_fetch_add_explicit(&lazy_adopted, 1, NG_RELAXED);
+  return 1;
+}
+
+int ng_api_adopt_events(int64_t *out, int n) {
+  int done = 0;
+  int32_t high = atomic_load_explicit(&ng_epool.high, NG_ACQUIRE);
+  /* in pieces, so that creations wait for one piece at most */
+  for (int32_t from = 0; from < high && done < n; from += 4096) {
+    ng_map_lock();
+    for (int32_t i = from; i < high && i < from + 4096 && done < n; i++) {
+      if (atomic_load_explicit(&NG_ESLOT(i)->cold.refs, NG_RELAXED) & NG_REF_LAZY) done += adopt_locked(i, out + (size_t)done * 8);
+    }
+    ng_map_unlock();
+  }
+  return done;
+}
+
+int ng_api_adopt_event(int64_t handle, int64_t *out) {
+  /* a Java call on a handle the tracker does not know: most are not lazy events, and need no lock */
+  uint64_t seen = ng_map_get(&ng_events, (uint64_t)handle);
+  if (seen < 2 || !(atomic_load_explicit(&NG_ESLOT((int32_t)(seen - 2))->cold.refs, NG_ACQUIRE) & NG_REF_LAZY)) return 0;
+  ng_map_lock();
+  uint64_t v = ng_map_get_locked(&ng_events, (uint64_t)handle);
+  int done = 0;
+  if (v >= 2 && atomic_load_explicit(&NG_ESLOT((int32_t)(v - 2))->h.key, NG_RELAXED) == (uint64_t)handle)
+    done = adopt_locked((int32_t)(v - 2), out);
+  ng_map_unlock();
+  return done;
+}
+
+int64_t ng_api_lazy_live(void) {
+  return atomic_load_explicit(&lazy_created, NG_RELAXED) - atomic_load_explicit(&lazy_released, NG_RELAXED) -
+         atomic_load_explicit(&lazy_adopted, NG_RELAXED);
+}
+
 void ng_track_stats(int64_t *out, int n) {
   int64_t v[] = {ng_callers_known(),
                  atomic_load_explicit(&ng_epool.live, NG_RELAXED),
@@ -875,6 +983,15 @@ void ng_track_stats(int64_t *out, int n) {
                  atomic_load_explicit(&ng_missing_real, NG_RELAXED),
                  atomic_load_explicit(&ng_upcalls, NG_RELAXED),
                  atomic_load_explicit(&ng_w.op_seq, NG_RELAXED),
-                 atomic_load_explicit(&ng_owners, NG_RELAXED)};
+                 atomic_load_explicit(&ng_owners, NG_RELAXED),
+                 ng_stack_count(),
+                 ng_stack_bytes(),
+                 atomic_load_explicit(&ng_epool.high, NG_RELAXED),
+                 atomic_load_explicit(&ng_spool.high, NG_RELAXED),
+                 atomic_load_explicit(&lazy_created, NG_RELAXED),
+                 atomic_load_explicit(&lazy_released, NG_RELAXED),
+                 atomic_load_explicit(&lazy_adopted, NG_RELAXED),
+                 ng_hs_memo_hits(),
+                 ng_hs_memo_takes()};
   for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) out[i] = v[i];
 }

@@ -46,6 +46,12 @@ void ng_api_release_slot(int slot);
 void ng_api_event_to_java(uint64_t handle);
 int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3);
 void ng_track_stats(int64_t *out, int n);
+/* Events made with no upcall (NG_REF_LAZY) taken over by Java: 8 longs each (ncclguard_test.h's
+ * NCCLGUARD_ADOPT_LONGS); all of them (at most n), or the one of a handle. */
+int ng_api_adopt_events(int64_t *out, int n);
+int ng_api_adopt_event(int64_t handle, int64_t *out);
+/* How many such events are live and not adopted now. */
+int64_t ng_api_lazy_live(void);
 
 #pragma GCC visibility pop
 

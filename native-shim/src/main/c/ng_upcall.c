@@ -4,8 +4,11 @@
  *
  * Nothing here calls into the JVM once it began to die (JVMTI VMDeath, the Java exit hook's
  * dying(), exit(3) or this library's destructor): the wrappers then only forward. */
+#include <dlfcn.h>
+#include <jvmti.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,6 +24,22 @@ static jmethodID m_enter, m_exit, m_hot_enter, m_hot_exit, m_seen, m_plugin_init
 static atomic_int java_ready;
 static const ncclguard_hooks *hooks;
 static pthread_key_t detach_key;
+
+/* HotSpot's AsyncGetCallTrace (forte.cpp), exported by libjvm: no JVM transition */
+typedef struct {
+  jint lineno;
+  jmethodID method_id;
+} asgct_frame;
+typedef struct {
+  JNIEnv *env_id;
+  jint num_frames;
+  asgct_frame *frames;
+} asgct_trace;
+static void (*asgct)(asgct_trace *, jint, void *);
+static jvmtiEnv *jvmti;
+static atomic_int class_load_on;
+/* ASGCT's answer when no JVMTI environment enabled ClassLoad (ticks_no_class_load) */
+#define ASGCT_NO_CLASS_LOAD (-1)
 
 /* A thread this library attached to the JVM (no Java frames of its own). */
 static __thread int attached;
@@ -187,4 +206,50 @@ void ng_up_plugin_init(int64_t record) {
   atomic_fetch_add_explicit(&ng_upcalls, 1, NG_RELAXED);
   (*env)->CallStaticVoidMethod(env, interposer, m_plugin_init, (jlong)record);
   ng_up_cleared(env);
+}
+
+void ng_up_set_jvmti(void *env) {
+  jvmti = (jvmtiEnv *)env;
+  asgct = (void (*)(asgct_trace *, jint, void *))dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+}
+
+int ng_up_java_frames(void *frames, int max) {
+  if (hooks != NULL) {
+    if (hooks->java_stack == NULL || (hooks->java_thread != NULL && !hooks->java_thread())) return -1;
+    int64_t *pairs = malloc(sizeof(int64_t) * 2 * (size_t)max);
+    if (pairs == NULL) return -1;
+    int n = hooks->java_stack(pairs, max);
+    asgct_frame *f = frames;
+    for (int i = 0; i < n && i < max; i++) {
+      f[i].method_id = (jmethodID)(uintptr_t)pairs[2 * i];
+      f[i].lineno = (jint)pairs[2 * i + 1];
+    }
+    free(pairs);
+    return n;
+  }
+  if (asgct == NULL || attached || vm == NULL || ng_is_dying()) return -1;
+  JNIEnv *env;
+  if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return -1;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    asgct_trace t = {env, 0, frames};
+    asgct(&t, max, NULL);
+    if (t.num_frames != ASGCT_NO_CLASS_LOAD || attempt > 0 || jvmti == NULL) return t.num_frames;
+    /* ASGCT walks only while some JVMTI environment posts ClassLoad: ours, from the first walk on */
+    if (atomic_exchange(&class_load_on, 1) == 0 &&
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, NULL) != JVMTI_ERROR_NONE) {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+int ng_up_make_method_ids(int n) {
+  if (hooks != NULL) return 0;
+  if (jvmti == NULL || ng_is_dying() || n <= 0) return 0;
+  jvmtiFrameInfo *f = malloc(sizeof(jvmtiFrameInfo) * (size_t)n);
+  if (f == NULL) return 0;
+  jint count = 0;
+  int ok = (*jvmti)->GetStackTrace(jvmti, NULL, 0, n, f, &count) == JVMTI_ERROR_NONE;
+  free(f);
+  return ok;
 }

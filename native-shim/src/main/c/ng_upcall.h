@@ -25,6 +25,15 @@ int64_t ng_up_hot_enter(int fn, uint64_t handle, uint64_t stream, ng_site *site,
 void ng_up_hot_exit(int fn, uint64_t handle, uint64_t stream, int status, int64_t token, ng_site *site);
 int ng_up_seen(int fn, uint64_t handle, int device, int slot, ng_site *site);
 void ng_up_plugin_init(int64_t record);
+/* The calling thread's Java frames, top first (AsyncGetCallTrace on a Java thread this library
+ * did not attach, or the test mode's java_stack): how many, or -1. ng_frame of ng_stack.h. */
+int ng_up_java_frames(void *frames, int max);
+/* A JVMTI stack trace of the calling thread (a JVM transition): the JVM then has a jmethodID for
+ * each of its first n frames' methods. 0 if it could not. */
+int ng_up_make_method_ids(int n);
+/* JNI_OnLoad: the JVMTI environment, for ng_up_java_frames (its ClassLoad event, which
+ * AsyncGetCallTrace requires, is enabled at the first walk) */
+void ng_up_set_jvmti(void *jvmti);
 
 /* At load: the key that detaches the threads this library attached, at their exit. */
 void ng_up_init(void);

@@ -192,7 +192,25 @@ static void h_plugin_init(int64_t record) {
 
 static int h_java_thread(void) { return !only_main_is_java || pthread_equal(pthread_self(), main_thread); }
 
-static const ncclguard_hooks recording = {h_enter, h_exit, h_hot_enter, h_hot_exit, h_seen, h_plugin_init, h_java_thread};
+/* The Java stack the test says the calling thread has: (method, bci) pairs; none (-1) unless a
+ * test sets one (then creations whose stack Java confirmed make no upcall). Per thread. */
+static __thread int64_t java_stack_frames[2 * 64];
+static __thread int java_stack_n = -1;
+
+static int h_java_stack(int64_t *frames, int max) {
+  if (java_stack_n < 0 || !h_java_thread()) return -1;
+  int n = java_stack_n < max ? java_stack_n : max;
+  memcpy(frames, java_stack_frames, sizeof(int64_t) * 2 * (size_t)n);
+  return n;
+}
+
+static inline void set_java_stack(const int64_t *pairs, int n) {
+  java_stack_n = n;
+  if (n > 0) memcpy(java_stack_frames, pairs, sizeof(int64_t) * 2 * (size_t)n);
+}
+
+static const ncclguard_hooks recording = {h_enter, h_exit, h_hot_enter, h_hot_exit, h_seen, h_plugin_init, h_java_thread,
+                                          h_java_stack};
 
 static const char *ng_fn_name_of(int fn) {
   static const char *names[256];

@@ -68,7 +68,9 @@ public final class Options {
             new Key("native", "on", "on or off", "track NCCL and CUDA calls made from native code (the interposer)"),
             new Key("nccl-profiler", "on", "on or off", "the agent's library is also NCCL's profiler plugin"),
             new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory",
-                    "where the native library is extracted"));
+                    "where the native library is extracted"),
+            new Key("stack-depot", "65536", "an integer from 0 (off) to 16777216",
+                    "distinct creating stacks the native part keeps; past it, creations take the slower exact path"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -350,6 +352,11 @@ public final class Options {
     }
 
     /** Where {@code key}'s value came from: "argument", "system property …", "environment variable …", "default". */
+    /** Distinct creating Java stacks the native part keeps for creations made from native code (0: none). */
+    public long stackDepot() {
+        return (Long) values.get("stack-depot");
+    }
+
     public String source(String key) {
         return sources.get(key);
     }
@@ -496,6 +503,8 @@ public final class Options {
                 return onOff(text);
             case "native-dir":
                 return nonEmpty(text);
+            case "stack-depot":
+                return stackDepot(text);
             case "timeout":
             case "pending-threshold":
                 return Timeout.parse(text);
@@ -535,6 +544,14 @@ public final class Options {
     private static Object exitCode(String text) {
         long code = digits(text, 0, text.length(), 3);
         return code >= 0 && code <= 255 ? (int) code : null;
+    }
+
+    /** The bound on distinct creating stacks the native part stores; 2^24 of them at most (their ids are 32-bit). */
+    private static final long MAX_STACK_DEPOT = 1L << 24;
+
+    private static Object stackDepot(String text) {
+        long n = digits(text, 0, text.length(), 8);
+        return n >= 0 && n <= MAX_STACK_DEPOT ? (Long) n : null;
     }
 
     /** The value of text[from, to) if it is 1 to {@code max} ASCII digits, else -1. */

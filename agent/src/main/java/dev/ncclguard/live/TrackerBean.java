@@ -89,12 +89,13 @@ final class TrackerBean implements TrackerMXBean {
 
     @Override
     public long getEventsCreated() {
-        return live.eventsCreated();
+        // with those native code made and the tracker never took over (no upcall: NativeCreations)
+        return live.eventsCreated() + state.tracker().unadoptedEventCounts()[0];
     }
 
     @Override
     public long getEventsDestroyed() {
-        return live.eventsDestroyed();
+        return live.eventsDestroyed() + state.tracker().unadoptedEventCounts()[1];
     }
 
     @Override

@@ -34,4 +34,32 @@ public interface NativeSlots {
 
     /** Per stream slot its pending ops (-1: not live). */
     void streamsPending(int[] slots, long[] out);
+
+    /**
+     * Takes over events native code made with no upcall ({@link NativeCreations}), 8 longs each:
+     * slot, handle, function id, stack id, thread id, created (epoch ms), caller, device. Returns
+     * how many were written; 0 where the native part makes none.
+     */
+    default int adoptEvents(long[] out) {
+        return 0;
+    }
+
+    /** The one such event of {@code handle}, into out: 1 if there was one. */
+    default int adoptEvent(long handle, long[] out) {
+        return 0;
+    }
+
+    /** Such events alive now and not taken over. */
+    default long unadoptedEvents() {
+        return 0;
+    }
+
+    /** Such events made, and of them released, with no upcall: 2 longs. */
+    default void unadoptedCounts(long[] out) {
+    }
+
+    /** The access of a native call site ({@code long caller}), for the records of such events. */
+    default NativeAccess access(long caller) {
+        return null;
+    }
 }

@@ -48,7 +48,13 @@ final class Streams {
     // --- what the calls of the hot path act on, found before the call ---
 
     EventRecord event(long handle) {
-        return events.get(handle);
+        EventRecord e = events.get(handle);
+        return e != null ? e : tracker.adoptedEvent(handle);
+    }
+
+    /** An event native code made with no upcall, taken over ({@link NativeCreations}). */
+    void adopted(EventRecord e) {
+        releaseSlotOf(events.put(e.handle, e));
     }
 
     StreamRecord stream(long handle) {
@@ -75,7 +81,7 @@ final class Streams {
 
     /** Before a cudaEventDestroy: the record's serial, or {@link Tracker#CLAIMED_BY_CLEANUP}. */
     long enterEventRelease(long handle) {
-        return Tracked.releaseToken(events.get(handle));
+        return Tracked.releaseToken(event(handle));
     }
 
     /** After a cudaEventDestroy: a success ends the record {@code token} names, a failure leaves it live. */
@@ -103,7 +109,7 @@ final class Streams {
     void recorded(NativeFunction fn, Object found, long event, long stream, long token, String bridge,
             NativeAccess access) {
         StreamRecord s = streamForWork(found, fn, event, stream, bridge, access);
-        EventRecord e = events.get(event);
+        EventRecord e = event(event);
         if (s.nativeSlot >= 0) {
             // a C stream: the record is C's, and the event's state follows its stream there
             int slot = (int) slots().exit(fn.id(), s.nativeSlot, event, Status.CUDA_SUCCESS, token);

@@ -59,6 +59,7 @@ public final class Tracker {
     private final long startedAtMillis;
 
     private final Communicators comms = new Communicators(this);
+    private final NativeCreations nativeCreations = new NativeCreations(this);
     private final Streams work = new Streams(this);
     /** NCCL's memory, registrations, windows and device communicators: made at the first such call, so premain loads none of it. */
     private volatile Resources resources;
@@ -481,6 +482,56 @@ public final class Tracker {
         }
     }
 
+    /**
+     * After an event's creation in native code whose record holds its C slot: that creation's
+     * stack (depot id {@code stack}) and thread ({@code thread}) are known now, and later creations
+     * with both make no upcall ({@link NativeCreations}).
+     */
+    public void nativeStackLearned(long handle, int stack, int thread) {
+        try {
+            EventRecord e = work.events.get(handle);
+            if (e != null) {
+                nativeCreations.learned(stack, thread, e);
+            }
+        } catch (RuntimeException e) {
+            internalError(e);
+        }
+    }
+
+    /** The events native code made with no upcall become records, before a look at all events. */
+    private void adoptNative() {
+        if (nativeCreations.any()) {
+            try {
+                nativeCreations.adoptAll(work, nativeSlots);
+            } catch (RuntimeException e) {
+                internalError(e);
+            }
+        }
+    }
+
+    /** A Java look-up of an event the tracker has no record of: one native code made with no upcall, or null. */
+    EventRecord adoptedEvent(long handle) {
+        if (!nativeCreations.any()) {
+            return null;
+        }
+        try {
+            return nativeCreations.adoptOne(work, nativeSlots, handle);
+        } catch (RuntimeException e) {
+            internalError(e);
+            return null;
+        }
+    }
+
+    /** Events native code made and released with no upcall (never adopted): made, released. */
+    public long[] unadoptedEventCounts() {
+        long[] out = new long[2];
+        NativeSlots n = nativeSlots;
+        if (n != null && nativeCreations.any()) {
+            n.unadoptedCounts(out);
+        }
+        return out;
+    }
+
     /** Whether the record of the event or stream {@code handle} holds C slot {@code slot}, after its creation. */
     public boolean holdsSlot(long handle, int slot) {
         try {
@@ -526,6 +577,7 @@ public final class Tracker {
 
     /** The leaks and counters now; consistent per handle while other threads keep calling. */
     public Snapshot snapshot() {
+        adoptNative();
         return Snapshots.of(this, comms, work, resources());
     }
 
@@ -563,7 +615,9 @@ public final class Tracker {
     }
 
     public int liveEvents() {
-        return work.events.size();
+        NativeSlots n = nativeSlots;
+        long unadopted = n != null && nativeCreations.any() ? n.unadoptedEvents() : 0;
+        return (int) Math.min(Integer.MAX_VALUE, work.events.size() + unadopted);
     }
 
     public int liveStreams() {
@@ -593,6 +647,7 @@ public final class Tracker {
      * and earlier calls (the first call that sees a record pending starts its clock).
      */
     public int eventsPendingLongerThan(long thresholdMillis) {
+        adoptNative();
         return gauges().eventsPendingLongerThan(thresholdMillis, now());
     }
 

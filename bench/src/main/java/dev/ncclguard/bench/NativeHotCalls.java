@@ -50,6 +50,9 @@ public final class NativeHotCalls {
 
     static native long creations(boolean real, long iters);
 
+    /** A framework's operation: two fresh events, records, an all-reduce, a query, two destroys (see native_hotcalls.c). */
+    static native long framework(boolean real, long iters);
+
     static native String boundTo();
 
     /** Counts of {@code iters} calls of loop {@code fn} into {@code out} (see COUNTER_NAMES); null, or why not. */
@@ -65,11 +68,13 @@ public final class NativeHotCalls {
         int rounds = 7;
         boolean counters = false;
         boolean probes = false;
+        boolean frameworkOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--agentless" -> agentless = args[++i];
                 case "--counters" -> counters = true;
                 case "--probes" -> probes = true;
+                case "--framework" -> frameworkOnly = true;
                 case "--iters" -> iters = Long.parseLong(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 default -> {
@@ -89,6 +94,11 @@ public final class NativeHotCalls {
             throw new IllegalStateException(failed);
         }
         System.out.println("NativeHotCalls: " + libs.origin + "; the JNI library's cudaEventQuery is " + boundTo());
+        if (frameworkOnly) {
+            pairs(iters, rounds);
+            framework(iters, rounds);
+            return;
+        }
         long allocated = 0;
         for (int fn = 0; fn < FUNCTIONS.length; fn++) {
             double[] wrapped = new double[rounds];
@@ -105,16 +115,8 @@ public final class NativeHotCalls {
         // the hot calls never enter the JVM: the timed rounds allocate nothing on the Java heap
         System.out.printf("Java heap allocated by this thread in the timed rounds (%d calls through the wrappers): %d bytes%n",
                 (long) FUNCTIONS.length * rounds * iters, allocated);
-        long pairs = Math.max(1000, iters / 50);
-        double[] wrapped = new double[rounds];
-        double[] real = new double[rounds];
-        creations(false, pairs / 10);
-        creations(true, pairs / 10);
-        for (int r = 0; r < rounds; r++) {
-            wrapped[r] = creations(false, pairs) / (double) pairs / 1000.0;
-            real[r] = creations(true, pairs) / (double) pairs / 1000.0;
-        }
-        report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
+        pairs(iters, rounds);
+        framework(iters, rounds);
         if (probes) {
             for (int p = 0; p < PROBES.length; p++) {
                 double[] w = new double[rounds];
@@ -165,6 +167,66 @@ public final class NativeHotCalls {
                 System.out.printf("  %-20s wrapper %9.3f, real %9.3f, added %9.3f%n", COUNTER_NAMES[i], wc, rc, wc - rc);
             }
         }
+    }
+
+    /** cudaEventCreate + cudaEventDestroy pairs from one Java stack, through the wrappers and the real functions. */
+    private static void pairs(long iters, int rounds) {
+        long pairs = Math.max(1000, iters / 50);
+        double[] wrapped = new double[rounds];
+        double[] real = new double[rounds];
+        creations(false, pairs / 10);
+        creations(true, pairs / 10);
+        long before = allocatedBytes();
+        for (int r = 0; r < rounds; r++) {
+            wrapped[r] = creations(false, pairs) / (double) pairs / 1000.0;
+            real[r] = creations(true, pairs) / (double) pairs / 1000.0;
+        }
+        long allocated = allocatedBytes() - before;
+        report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
+        System.out.printf("Java heap allocated in the timed pairs: %d bytes for %d pairs%n", allocated, rounds * pairs);
+    }
+
+    /**
+     * The framework loop (two fresh events, two records, an all-reduce, a query, two destroys per
+     * operation), through the wrappers and through the real functions in alternating pieces; per
+     * operation, and the ratio of the medians. Java heap allocated in the timed rounds is printed
+     * too: a creation whose stack was seen before must not enter the JVM.
+     */
+    private static void framework(long iters, int rounds) {
+        long ops = Math.max(2048, iters / 20);
+        long piece = Math.max(256, ops / PIECES);
+        framework(false, ops / 4);
+        framework(true, ops / 4);
+        double[] wrapped = new double[rounds];
+        double[] real = new double[rounds];
+        long before = allocatedBytes();
+        for (int r = 0; r < rounds; r++) {
+            long w = 0;
+            long n = 0;
+            long rr = 0;
+            for (int p = 0; p < PIECES; p++) {
+                if ((p & 1) == 0) {
+                    w += framework(false, piece);
+                    rr += framework(true, piece);
+                } else {
+                    rr += framework(true, piece);
+                    w += framework(false, piece);
+                }
+                n += piece;
+            }
+            wrapped[r] = w / (double) n / 1000.0;
+            real[r] = rr / (double) n / 1000.0;
+        }
+        long allocated = allocatedBytes() - before;
+        report("framework op (2 creates, 2 records, all-reduce, query, 2 destroys)", wrapped, real, "us");
+        double[] ratios = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            ratios[r] = wrapped[r] / real[r];
+        }
+        Arrays.sort(ratios);
+        System.out.printf("framework op ratio, wrapper / real: median %.3f (from %.3f to %.3f); Java heap allocated in "
+                + "the timed rounds: %d bytes for %d operations%n", ratios[rounds / 2], ratios[0], ratios[rounds - 1],
+                allocated, (long) rounds * PIECES * piece);
     }
 
     /** Pieces a round is cut into, wrapper and real alternating (which goes first flips each piece). */

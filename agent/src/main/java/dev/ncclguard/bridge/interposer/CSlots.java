@@ -1,9 +1,47 @@
 package dev.ncclguard.bridge.interposer;
 
+import dev.ncclguard.track.NativeAccess;
 import dev.ncclguard.track.NativeSlots;
 
 /** The tracker's way to the C slots: the library's natives, as they are. */
 final class CSlots implements NativeSlots {
+    /** Interposer.stats's indexes of events made, and released, with no upcall. */
+    private static final int LAZY_CREATED = 12;
+    private static final int LAZY_RELEASED = 13;
+
+    private final InterposerBridge bridge;
+
+    CSlots(InterposerBridge bridge) {
+        this.bridge = bridge;
+    }
+
+    @Override
+    public int adoptEvents(long[] out) {
+        return Interposer.adoptEvents(out);
+    }
+
+    @Override
+    public int adoptEvent(long handle, long[] out) {
+        return Interposer.adoptEvent(handle, out);
+    }
+
+    @Override
+    public long unadoptedEvents() {
+        return Interposer.lazyLive();
+    }
+
+    @Override
+    public void unadoptedCounts(long[] out) {
+        long[] stats = new long[16];
+        Interposer.stats(stats);
+        out[0] = stats[LAZY_CREATED];
+        out[1] = stats[LAZY_RELEASED];
+    }
+
+    @Override
+    public NativeAccess access(long caller) {
+        return bridge.access(caller);
+    }
     @Override
     public long token(int fn, int slot) {
         return Interposer.slotToken(fn, slot);

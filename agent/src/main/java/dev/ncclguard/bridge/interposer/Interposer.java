@@ -91,6 +91,14 @@ public final class Interposer {
 
     static native int catalogSize();
 
+    static native int adoptEvents(long[] out);
+
+    static native int adoptEvent(long handle, long[] out);
+
+    static native long lazyLive();
+
+    static native void stackDepot(long max);
+
     static native String functionName(int fn);
 
     // --- upcalls (C calls them, on the calling thread) ---

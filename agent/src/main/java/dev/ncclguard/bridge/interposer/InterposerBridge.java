@@ -2,6 +2,7 @@ package dev.ncclguard.bridge.interposer;
 
 import dev.ncclguard.bridge.CallProtocol;
 import dev.ncclguard.bridge.WrappedNatives;
+import dev.ncclguard.catalog.Change;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.log.Log;
 import dev.ncclguard.track.NativeAccess;
@@ -31,7 +32,7 @@ final class InterposerBridge {
         this.calls = new CallProtocol(tracker, BRIDGE, false);
     }
 
-    private NativeAccess access(long caller) {
+    NativeAccess access(long caller) {
         CallerAccess a = last;
         if (a != null && a.caller() == caller) {
             return a;
@@ -68,7 +69,16 @@ final class InterposerBridge {
             SlotArgs args = new SlotArgs(slots, slot);
             tracker.threadDevice(args.device());
             calls.exit(f, args, status, token, BRIDGE, access(caller));
-            return slot >= 0 && status == 0 && tracker.holdsSlot(args.handleOut(f.handle()), slot);
+            if (slot < 0 || status != 0) {
+                return false;
+            }
+            long handle = args.handleOut(f.handle());
+            boolean held = tracker.holdsSlot(handle, slot);
+            if (held && token != 0 && f.change() == Change.NEW_EVENT) {
+                // a creation's token: its stack's depot id and its thread's id (ng_track.c)
+                tracker.nativeStackLearned(handle, (int) token, (int) (token >>> 32));
+            }
+            return held;
         } catch (Throwable t) {
             Log.once("native-exit", "tracking failed in a native call, tracking goes on: " + t);
             return false;

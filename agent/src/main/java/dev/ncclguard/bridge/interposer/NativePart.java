@@ -92,7 +92,7 @@ public final class NativePart {
      */
     public boolean interpose(Tracker tracker, List<String> suppressedLibraries) {
         InterposerBridge bridge = new InterposerBridge(tracker);
-        tracker.nativeSlots(new CSlots());
+        tracker.nativeSlots(new CSlots(bridge));
         Interposer.bridge = bridge;
         Interposer.suppressCallers(suppressedLibraries.toArray(new String[0]));
         WrappedNatives.listen(new WrappedNatives.Listener() { // a class, not a lambda: premain
@@ -109,6 +109,11 @@ public final class NativePart {
         }
         interposing = true;
         return true;
+    }
+
+    /** Option stack-depot: the bound on distinct creating stacks of native creations (0: each takes an upcall). */
+    public void stackDepot(long max) {
+        Interposer.stackDepot(max);
     }
 
     public boolean interposing() {

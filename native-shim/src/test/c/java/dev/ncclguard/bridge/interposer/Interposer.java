@@ -41,6 +41,10 @@ public final class Interposer {
     public static native void stats(long[] out);
     public static native int catalogSize();
     public static native String functionName(int fn);
+    public static native int adoptEvents(long[] out);
+    public static native int adoptEvent(long handle, long[] out);
+    public static native long lazyLive();
+    public static native void stackDepot(long max);
 
     /** One upcall as the test saw it. */
     public record Upcall(String kind, String fn, long[] slots, int status, long token, long caller, int slot,

@@ -1,0 +1,39 @@
+/* The Java stacks of creations made from native code on Java threads, taken without entering the
+ * JVM and stored once in a depot (ng_stack.c). */
+#ifndef NG_STACK_H
+#define NG_STACK_H
+
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/* One Java frame as AsyncGetCallTrace gives it: its bytecode index (-3 for a native method) and
+ * its jmethodID (NULL: none made yet). ASGCT_CallFrame's layout. */
+typedef struct {
+  int32_t bci;
+  void *method;
+} ng_frame;
+
+/* What a creation learned of its Java stack: its depot id (0: none) and the thread's id (0: none). */
+typedef struct {
+  uint32_t id;
+  uint32_t thread;
+  int repeat; /* the stack and the thread were confirmed by Java before: no upcall needed */
+  void *entry;
+} ng_stack_take;
+
+/* The calling thread's Java stack, looked up (or stored) in the depot. Fills *t; returns t->repeat. */
+int ng_stack_now(ng_stack_take *t);
+/* Java held the handle created with t's stack: creations at that stack on this thread need no upcall from now on. */
+void ng_stack_confirm(const ng_stack_take *t);
+/* Java's wrapped natives changed: every stack must be confirmed again. */
+void ng_stack_invalidate(void);
+/* The bound on distinct stacks (0: the depot is off, every creation takes an upcall). */
+void ng_stack_set_max(int64_t max);
+/* Stacks stored, and their bytes. */
+int64_t ng_stack_count(void);
+int64_t ng_stack_bytes(void);
+
+#pragma GCC visibility pop
+
+#endif
