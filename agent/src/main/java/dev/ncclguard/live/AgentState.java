@@ -81,6 +81,7 @@ public final class AgentState {
     public synchronized void update(Options newOptions) {
         this.options = Objects.requireNonNull(newOptions);
         tracker.stacks(newOptions.stacks());
+        tracker.stacksMax(newOptions.stacksMax());
         dev.ncclguard.log.Log.configure(newOptions.logging() == Options.Logging.APPLICATION);
     }
 

@@ -69,6 +69,8 @@ public final class Tracker {
     private final AtomicLong internalErrors = new AtomicLong();
     /** Made at the first event or stream created with stacks on: a JVM that makes none never loads it. */
     private volatile CreationStacks creationStacks;
+    /** The depot's bound (option stacks-max); a change makes a new depot at the next creation. */
+    private volatile int stacksMax = CreationStacks.DEFAULT_MAX;
     private volatile Throwable firstInternalError;
     private volatile Gauges gauges;
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
@@ -99,6 +101,16 @@ public final class Tracker {
     /** Who is told of creations and releases from now on; {@link TrackerListener#NONE} for nobody. */
     public void listener(TrackerListener listener) {
         this.listener = Objects.requireNonNull(listener, "listener");
+    }
+
+    /** At most {@code max} distinct creating stacks of live events and streams are kept (stacks-max). */
+    public void stacksMax(int max) {
+        if (max != stacksMax) {
+            synchronized (this) {
+                stacksMax = max;
+                creationStacks = null;
+            }
+        }
     }
 
     /** Record the creating stack of handles created from now on, or not. */
@@ -679,13 +691,16 @@ public final class Tracker {
         return stacks ? creationStacks().share(new Throwable("creation stack")) : null;
     }
 
-    private CreationStacks creationStacks() {
+    CreationStacks creationStacks() {
         CreationStacks c = creationStacks;
         if (c == null) {
             synchronized (this) {
                 c = creationStacks;
                 if (c == null) {
-                    c = new CreationStacks();
+                    c = new CreationStacks(stacksMax, each -> {
+                        work.events.forEach(e -> each.accept(e.creation));
+                        work.streams.forEach(s -> each.accept(s.creation));
+                    });
                     creationStacks = c;
                 }
             }
