@@ -242,6 +242,26 @@ public final class Tracker {
      * @param access the library instance the call went to, kept with handles it creates
      */
     public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge, NativeAccess access) {
+        exit(fn, args, status, token, bridge, access, null);
+    }
+
+    /**
+     * Whether a successful call of {@code fn} is to hand {@link #exit} the creating stack it
+     * captured: an event's or a stream's, with stacks on. A bridge that captures it itself, in its
+     * own frame, spares the VM's walk the tracker's frames below it (docs/performance.md,
+     * "Creations through the Java bridges").
+     */
+    public boolean capturesStack(NativeFunction fn) {
+        Change c = fn.change();
+        return stacks && (c == Change.NEW_EVENT || c == Change.NEW_STREAM);
+    }
+
+    /**
+     * {@link #exit(NativeFunction, CallArgs, int, long, String, NativeAccess)} with the creating
+     * stack the bridge captured where {@link #capturesStack} says so (null: captured here if needed).
+     */
+    public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge, NativeAccess access,
+            Throwable stack) {
         if (fn == null || args == null) {
             return;
         }
@@ -255,7 +275,7 @@ public final class Tracker {
                 changedOnHandles(fn, status == 0 ? find(fn, handle, stream) : null, handle, stream, status, token,
                         bridge, access);
             } else {
-                changed(fn, args, status, token, bridge, access);
+                changed(fn, args, status, token, bridge, access, stack);
             }
         } catch (RuntimeException e) {
             internalError(e);
@@ -312,7 +332,7 @@ public final class Tracker {
 
     /** What any other call changed, read from its decoded arguments. */
     private void changed(NativeFunction fn, CallArgs args, int status, long token, String bridge,
-            NativeAccess access) {
+            NativeAccess access, Throwable stack) {
         switch (fn.change()) {
             case NEW_COMMUNICATOR -> {
                 if (succeededOrInProgress(status)) {
@@ -338,13 +358,13 @@ public final class Tracker {
             case RELEASE_COMMUNICATOR -> comms.released(fn, args.handle(fn.handle()), status, token, bridge);
             case NEW_EVENT -> {
                 if (status == 0) {
-                    work.eventCreated(fn, args, bridge, access);
+                    work.eventCreated(fn, args, bridge, access, stack);
                 }
             }
             case RELEASE_EVENT -> work.eventReleased(args.handle(fn.handle()), status, token);
             case NEW_STREAM -> {
                 if (status == 0) {
-                    work.streamCreated(fn, args, bridge, access);
+                    work.streamCreated(fn, args, bridge, access, stack);
                 }
             }
             case RELEASE_STREAM -> {
@@ -689,6 +709,11 @@ public final class Tracker {
      */
     Throwable sharedStack() {
         return stacks ? creationStacks().share(new Throwable("creation stack")) : null;
+    }
+
+    /** {@code captured} (a bridge's, see {@link #capturesStack}) as the depot keeps it; else as {@link #sharedStack}. */
+    Throwable sharedStack(Throwable captured) {
+        return captured != null ? creationStacks().share(captured) : sharedStack();
     }
 
     CreationStacks creationStacks() {
