@@ -71,7 +71,6 @@ public final class Installer {
         try {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
-            tracker.stacksMax(options.stacksMax());
             LiveMonitor live = LiveMonitor.listenTo(tracker);
             Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             Hooks.jna = new JnaBridge(tracker);

@@ -47,7 +47,6 @@ public final class Options {
             new Key("text", "stderr", "stderr, log, none or a file path (it may hold " + PLACEHOLDERS + ")"),
             new Key("exit-code", "0", "an integer from 0 to 255"),
             new Key("stacks", "on", "on or off"),
-            new Key("stacks-max", "65536", "an integer from 1 to 16777216"),
             new Key("timeout", "10s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"),
             new Key("logging", "stderr", "stderr or application"),
             new Key("bindings", "none", "none or the path of a bindings file"),
@@ -278,11 +277,6 @@ public final class Options {
         return (Boolean) values.get("stacks");
     }
 
-    /** The most distinct creating stacks of live events and streams kept. */
-    public int stacksMax() {
-        return (Integer) values.get("stacks-max");
-    }
-
     public Duration timeout() {
         return ((Timeout) values.get("timeout")).duration();
     }
@@ -463,8 +457,6 @@ public final class Options {
                 return OutputNames.problem(text) == null ? nonEmpty(text) : null;
             case "exit-code":
                 return exitCode(text);
-            case "stacks-max":
-                return stacksMax(text);
             case "stacks":
             case "native":
             case "nccl-profiler":
@@ -502,11 +494,6 @@ public final class Options {
 
     private static Object nonEmpty(String text) {
         return text.isEmpty() ? null : text;
-    }
-
-    private static Object stacksMax(String text) {
-        long max = digits(text, 0, text.length(), 8);
-        return max >= 1 && max <= 16_777_216 ? (int) max : null;
     }
 
     private static Object exitCode(String text) {

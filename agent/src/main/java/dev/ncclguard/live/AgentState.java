@@ -81,7 +81,6 @@ public final class AgentState {
     public synchronized void update(Options newOptions) {
         this.options = Objects.requireNonNull(newOptions);
         tracker.stacks(newOptions.stacks());
-        tracker.stacksMax(newOptions.stacksMax());
         dev.ncclguard.log.Log.configure(newOptions.logging() == Options.Logging.APPLICATION);
     }
 

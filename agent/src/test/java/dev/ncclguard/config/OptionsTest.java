@@ -50,7 +50,7 @@ class OptionsTest {
 
     @Test
     void everyKeyIsReadFromTheArgumentString() {
-        Options o = parse("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,stacks-max=65536,timeout=500ms,"
+        Options o = parse("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
                 + "logging=application,bindings=/tmp/b.txt,pending-threshold=2m");
         assertEquals(Options.Action.CLEANUP, o.action());
         assertEquals("/tmp/r-%p.json", o.report());
@@ -63,7 +63,7 @@ class OptionsTest {
         assertEquals(Options.Logging.APPLICATION, o.logging());
         assertEquals("/tmp/b.txt", o.bindings());
         assertEquals(Duration.ofMinutes(2), o.pendingThreshold());
-        assertEquals("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,stacks-max=65536,timeout=500ms,"
+        assertEquals("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
                 + "logging=application,bindings=/tmp/b.txt,suppress=none,pending-threshold=120000ms,native=on,nccl-profiler=on,native-dir=tmpdir", o.toString());
     }
 
@@ -113,7 +113,7 @@ class OptionsTest {
     @Test
     void unknownKeyListsTheValidOnes() {
         assertEquals("ncclguard: unknown option 'stack' (did you mean stacks? valid: action, report, text, exit-code, "
-                + "stacks, stacks-max, timeout, logging, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, config)", error("stack=on"));
+                + "stacks, timeout, logging, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, config)", error("stack=on"));
     }
 
     @Test
@@ -154,11 +154,8 @@ class OptionsTest {
         "timeout=99999999999999s | ncclguard: invalid value '99999999999999s' for option timeout: expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
         "logging=slf4j       | ncclguard: invalid value 'slf4j' for option logging: expected stderr or application",
         "stacks              | ncclguard: missing value for option stacks: expected on or off",
-        "stacks-max=0        | ncclguard: invalid value '0' for option stacks-max: expected an integer from 1 to 16777216",
-        "stacks-max=16777217 | ncclguard: invalid value '16777217' for option stacks-max: expected an integer from 1 to 16777216",
-        "stacks-max=1e6      | ncclguard: invalid value '1e6' for option stacks-max: expected an integer from 1 to 16777216",
-        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, stacks-max, timeout, logging, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, config)",
-        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, stacks-max, timeout, logging, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, config)",
+        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, config)",
+        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, config)",
     })
     void everyBadInputFailsWithItsOneLine(String args, String message) {
         assertEquals(message, error(args));
@@ -188,7 +185,7 @@ class OptionsTest {
 
     @Test
     void valuesCannotHoldACommaSinceItSeparatesArguments() {
-        assertEquals("ncclguard: unknown option 'b.json' (valid: action, report, text, exit-code, stacks, stacks-max, timeout, "
+        assertEquals("ncclguard: unknown option 'b.json' (valid: action, report, text, exit-code, stacks, timeout, "
                 + "logging, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, config)", error("report=/tmp/a,b.json"));
     }
 
@@ -236,7 +233,7 @@ class OptionsTest {
 
     @Test
     void keysAreListedInDocumentationOrder() {
-        assertEquals(List.of("action", "report", "text", "exit-code", "stacks", "stacks-max", "timeout", "logging", "bindings",
+        assertEquals(List.of("action", "report", "text", "exit-code", "stacks", "timeout", "logging", "bindings",
                 "suppress", "pending-threshold", "native", "nccl-profiler", "native-dir", "config"), Options.keys());
     }
 
