@@ -77,7 +77,8 @@ const ncclguard_api *ncclguard_test(const ncclguard_hooks *hooks);
 /* stats: callers, live event slots, live stream slots, exceptions cleared, real functions missing,
  * upcalls, op sequence, stream owners, then: depot stacks, depot bytes, event slots ever made
  * (the pool's high mark), stream slots ever made, events created with no upcall, of those
- * destroyed with no upcall, of those adopted by Java */
-#define NCCLGUARD_STATS 15
+ * destroyed with no upcall, of those adopted by Java, creations whose Java stack came from the
+ * memo of their JNI call (no walk), memos taken (ng_hotspot.c) */
+#define NCCLGUARD_STATS 17
 
 #endif

@@ -11,6 +11,7 @@
 #include "ng.h"
 #include "ng_bt.h"
 #include "ng_caller.h"
+#include "ng_hotspot.h"
 #include "ng_load.h"
 #include "ng_log.h"
 #include "ncclguard_test.h"
@@ -251,10 +252,10 @@ static jobjectArray JNICALL j_in_flight_names(JNIEnv *env, jclass c, jlong recor
 
 static void JNICALL j_stats(JNIEnv *env, jclass c, jlongArray out) {
   (void)c;
-  int64_t o[16] = {0};
-  ng_track_stats(o, 16);
+  int64_t o[NCCLGUARD_STATS] = {0};
+  ng_track_stats(o, NCCLGUARD_STATS);
   jsize len = (*env)->GetArrayLength(env, out);
-  (*env)->SetLongArrayRegion(env, out, 0, len < 16 ? len : 16, (const jlong *)o);
+  (*env)->SetLongArrayRegion(env, out, 0, len < NCCLGUARD_STATS ? len : NCCLGUARD_STATS, (const jlong *)o);
 }
 
 /* Fills out with NCCLGUARD_ADOPT_LONGS longs per adopted event; returns how many. */
@@ -348,6 +349,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *jvm, void *reserved) {
   (void)reserved;
   ng_up_set_vm(jvm);
+  ng_hs_set_vm(jvm);
   JNIEnv *env;
   if ((*jvm)->GetEnv(jvm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return JNI_VERSION_1_8;
   jvmtiEnv *jvmti;

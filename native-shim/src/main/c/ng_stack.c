@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ng.h"
+#include "ng_hotspot.h"
 #include "ng_log.h"
 #include "ng_stack.h"
 #include "ng_upcall.h"
@@ -22,6 +23,8 @@
 #define BUCKETS (1u << BUCKET_BITS)
 /* Throwable's default depth (MaxJavaStackTraceDepth); deeper stacks always take the upcall */
 #define MAX_FRAMES 1024
+/* ASGCT's bytecode index of a native method's frame */
+#define NG_BCI_NATIVE (-3)
 
 typedef struct entry {
   struct entry *next;
@@ -84,7 +87,7 @@ static entry *insert(uint64_t h, const ng_frame *f, int n) {
       ng_log_once(&full_logged,
                   "the stack depot holds %lld distinct creating stacks (stack-depot=%lld): creations from native "
                   "code at further Java stacks each call into Java, as before; their stacks stay exact, at an "
-                  "upcall's cost",
+                  "upcall's cost (a larger stack-depot= keeps more)",
                   (long long)c, (long long)max);
       return NULL;
     }
@@ -134,12 +137,19 @@ int ng_stack_now(ng_stack_take *t) {
   if (self_id == 0) self_id = atomic_fetch_add_explicit(&thread_ids, 1, NG_RELAXED) + 1;
   t->thread = self_id;
   if (atomic_load_explicit(&max_stacks, NG_RELAXED) == 0) return 0;
-  int n = walk();
-  if (n <= 0) return 0;
-  uint64_t h = hash_of(buf, n);
-  entry *e = find(h, buf, n);
-  if (e == NULL) e = insert(h, buf, n);
-  if (e == NULL) return 0;
+  /* the same JNI call as a walk before it: the same frames (ng_hotspot.c) */
+  entry *e = ng_hs_memo_get();
+  if (e == NULL) {
+    int n = walk();
+    if (n <= 0) return 0;
+    uint64_t h = hash_of(buf, n);
+    e = find(h, buf, n);
+    if (e == NULL) e = insert(h, buf, n);
+    if (e == NULL) return 0;
+    /* a JNI method's frame first: its return resets the handle block the memo lives in (not so
+     * for a downcall of java.lang.foreign, whose first frame is a Java method's) */
+    if (buf[0].bci == NG_BCI_NATIVE) ng_hs_memo_put(e);
+  }
   t->id = e->id;
   t->entry = e;
   uint32_t now = atomic_load_explicit(&epoch, NG_RELAXED);

@@ -28,6 +28,7 @@
 #include "ng.h"
 #include "ng_bt.h"
 #include "ng_caller.h"
+#include "ng_hotspot.h"
 #include "ng_log.h"
 #include "ng_map.h"
 #include "ng_prof.h"
@@ -987,6 +988,8 @@ void ng_track_stats(int64_t *out, int n) {
                  atomic_load_explicit(&ng_spool.high, NG_RELAXED),
                  atomic_load_explicit(&lazy_created, NG_RELAXED),
                  atomic_load_explicit(&lazy_released, NG_RELAXED),
-                 atomic_load_explicit(&lazy_adopted, NG_RELAXED)};
+                 atomic_load_explicit(&lazy_adopted, NG_RELAXED),
+                 ng_hs_memo_hits(),
+                 ng_hs_memo_takes()};
   for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) out[i] = v[i];
 }

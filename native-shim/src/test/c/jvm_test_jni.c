@@ -104,3 +104,46 @@ JNIEXPORT jlong JNICALL Java_nativetest_JvmNatives_createDestroy(JNIEnv *env, jc
   clock_gettime(CLOCK_MONOTONIC, &b);
   return (jlong)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
 }
+
+/* The memo test (MemoTest.java): n events made in one JNI call, MemoTest.gc() called back half way. */
+JNIEXPORT jlongArray JNICALL Java_nativetest_MemoNatives_create(JNIEnv *env, jclass c, jint n, jboolean gc) {
+  jlong *h = calloc((size_t)n, sizeof(jlong));
+  jclass test = gc ? (*env)->FindClass(env, "nativetest/MemoTest") : NULL;
+  jmethodID m = test != NULL ? (*env)->GetStaticMethodID(env, test, "gc", "()V") : NULL;
+  (void)c;
+  for (jint i = 0; i < n; i++) {
+    cudaEvent_t e = NULL;
+    if (m != NULL && i == n / 2) (*env)->CallStaticVoidMethod(env, test, m);
+    cudaEventCreate(&e);
+    h[i] = (jlong)(intptr_t)e;
+  }
+  jlongArray a = (*env)->NewLongArray(env, n);
+  if (a != NULL) (*env)->SetLongArrayRegion(env, a, 0, n, h);
+  free(h);
+  return a;
+}
+
+JNIEXPORT jlong JNICALL Java_nativetest_MemoNatives_innerCreate(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  cudaEvent_t e = NULL;
+  return cudaEventCreate(&e) == cudaSuccess ? (jlong)(intptr_t)e : 0;
+}
+
+/* n times: an event made here, then MemoTest.inner() (a creation in another native method). */
+JNIEXPORT jlongArray JNICALL Java_nativetest_MemoNatives_outer(JNIEnv *env, jclass c, jint n) {
+  (void)c;
+  jclass test = (*env)->FindClass(env, "nativetest/MemoTest");
+  jmethodID inner = test != NULL ? (*env)->GetStaticMethodID(env, test, "inner", "()J") : NULL;
+  if (inner == NULL) return NULL;
+  jlong *h = calloc((size_t)n * 2, sizeof(jlong));
+  for (jint i = 0; i < n; i++) {
+    cudaEvent_t e = NULL;
+    cudaEventCreate(&e);
+    h[2 * i] = (jlong)(intptr_t)e;
+    h[2 * i + 1] = (*env)->CallStaticLongMethod(env, test, inner);
+  }
+  jlongArray a = (*env)->NewLongArray(env, 2 * n);
+  if (a != NULL) (*env)->SetLongArrayRegion(env, a, 0, 2 * n, h);
+  free(h);
+  return a;
+}

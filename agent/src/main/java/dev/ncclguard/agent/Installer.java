@@ -130,6 +130,7 @@ public final class Installer {
             return null;
         }
         if (options.nativeInterposer()) {
+            part.stackDepot(options.stackDepot());
             part.interpose(tracker, options.suppressions().libraries());
         }
         if (options.ncclProfiler()) {

@@ -55,7 +55,8 @@ public final class Options {
             // the native part (bridge.interposer, bridge.profiler)
             new Key("native", "on", "on or off"),
             new Key("nccl-profiler", "on", "on or off"),
-            new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory"));
+            new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory"),
+            new Key("stack-depot", "65536", "an integer from 0 (off) to 16777216"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -318,6 +319,11 @@ public final class Options {
     }
 
     /** Where {@code key}'s value came from: "argument", "system property …", "environment variable …", "default". */
+    /** Distinct creating Java stacks the native part keeps for creations made from native code (0: none). */
+    public long stackDepot() {
+        return (Long) values.get("stack-depot");
+    }
+
     public String source(String key) {
         return sources.get(key);
     }
@@ -463,6 +469,8 @@ public final class Options {
                 return onOff(text);
             case "native-dir":
                 return nonEmpty(text);
+            case "stack-depot":
+                return stackDepot(text);
             case "timeout":
             case "pending-threshold":
                 return Timeout.parse(text);
@@ -499,6 +507,14 @@ public final class Options {
     private static Object exitCode(String text) {
         long code = digits(text, 0, text.length(), 3);
         return code >= 0 && code <= 255 ? (int) code : null;
+    }
+
+    /** The bound on distinct creating stacks the native part stores; 2^24 of them at most (their ids are 32-bit). */
+    private static final long MAX_STACK_DEPOT = 1L << 24;
+
+    private static Object stackDepot(String text) {
+        long n = digits(text, 0, text.length(), 8);
+        return n >= 0 && n <= MAX_STACK_DEPOT ? (Long) n : null;
     }
 
     /** The value of text[from, to) if it is 1 to {@code max} ASCII digits, else -1. */

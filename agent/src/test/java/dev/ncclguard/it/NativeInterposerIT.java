@@ -49,6 +49,31 @@ class NativeInterposerIT {
     }
 
     @Test
+    void eventsMadeInOneCallWithoutAnUpcallCarryTheirOwnCallersStack() throws Exception {
+        // 2 ranks x 3 iterations x (forward, backward): 100 events a call, the last left; after a
+        // stack's first creation the others are made in C alone (its memo per JNI call) and adopted
+        Path report = dir.resolve("events.json");
+        Output r = ChildJvm.sample().agent("report=" + report).run("ep-events", "--iters", "3");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode json = ReportJson.read(report);
+        List<JsonNode> leaks = ReportJson.leaks(json, "event");
+        assertEquals(12, leaks.size(), json.toString());
+        int forward = 0;
+        int backward = 0;
+        for (JsonNode leak : leaks) {
+            JsonNode stack = leak.path("stack");
+            assertEquals("dev.ncclguard.samples.ep.EpRuntime.timed(Native Method)", stack.path(0).asText(), leak.toString());
+            assertTrue(stack.path(1).asText().startsWith("dev.ncclguard.samples.EpSample.timedOps("), leak.toString());
+            String caller = stack.path(2).asText();
+            forward += caller.startsWith("dev.ncclguard.samples.EpSample.forward(") ? 1 : 0;
+            backward += caller.startsWith("dev.ncclguard.samples.EpSample.backward(") ? 1 : 0;
+            assertTrue(leak.path("thread").asText().startsWith("rank-"), leak.toString());
+        }
+        assertEquals(6, forward, json.toString());
+        assertEquals(6, backward, json.toString());
+    }
+
+    @Test
     void aCleanRunOfTheRuntimeReportsNoLeakAndCountsItsCommunicators() throws Exception {
         Path report = dir.resolve("clean.json");
         Output r = ChildJvm.sample().agent("report=" + report).run("ep-clean");

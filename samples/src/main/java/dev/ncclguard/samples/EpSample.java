@@ -33,6 +33,9 @@ final class EpSample {
                 + " (no Java frames there)");
         SCENARIOS.put("ep-inflight", "each rank dispatches a step and waits for it, then dispatches --iters more"
                 + " and exits at once: collectives still in flight at exit (NCCLEMU_OP_DELAY_US makes them last)");
+        SCENARIOS.put("ep-events", "each rank opens the runtime, then --iters times forward() and backward(), each"
+                + " making 100 events in one call of the runtime (through the same timedOps()), the last one left;"
+                + " closes the runtime: each leaked event's stack names its own caller");
         SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-stress", STRESS_WORKERS + " threads each open, dispatch, poll and close one-rank runtimes"
@@ -136,8 +139,12 @@ final class EpSample {
         }
         for (int i = 0; i < options.iterations(); i++) {
             step(runtime, handle);
+            if (scenario.equals("ep-events")) {
+                forward(handle);
+                backward(handle);
+            }
         }
-        if (scenario.endsWith("-clean")) {
+        if (scenario.endsWith("-clean") || scenario.equals("ep-events")) {
             int wrong = runtime.close(handle);
             if (wrong >= 0) {
                 throw new SampleFailure("rank " + rank + ": element " + wrong + " of the last step's result is wrong");
@@ -156,6 +163,23 @@ final class EpSample {
             return runtime.open(group, nranks, rank, rank, count, onLibraryThread);
         } catch (IllegalStateException e) {
             throw new SampleFailure("rank " + rank + ": " + e.getMessage());
+        }
+    }
+
+    // ep-events: two callers of one native site at the same depth
+    private static void forward(long handle) {
+        timedOps(handle);
+    }
+
+    private static void backward(long handle) {
+        timedOps(handle);
+    }
+
+    private static void timedOps(long handle) {
+        try {
+            EpRuntime.timed(handle, 100);
+        } catch (IllegalStateException e) {
+            throw new SampleFailure(e.getMessage());
         }
     }
 

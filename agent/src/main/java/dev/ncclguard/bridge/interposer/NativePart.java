@@ -111,6 +111,11 @@ public final class NativePart {
         return true;
     }
 
+    /** Option stack-depot: the bound on distinct creating stacks of native creations (0: each takes an upcall). */
+    public void stackDepot(long max) {
+        Interposer.stackDepot(max);
+    }
+
     public boolean interposing() {
         return interposing;
     }

@@ -37,6 +37,9 @@ public final class EpRuntime {
     /** Waits for the last step, checks its result, releases everything: -1, or the first wrong element. */
     public static native int close(long runtime);
 
+    /** n events made in this one call, each recorded, all but the last destroyed (left to process exit); n. */
+    public static native int timed(long runtime, int n);
+
     /** Whether the last step is done: cudaEventQuery on the runtime's event (0 done, 600 not yet). */
     public static native int poll(long runtime);
 
