@@ -71,6 +71,7 @@ public final class Installer {
         try {
             Log.configure(options.logging() == Options.Logging.APPLICATION);
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
+            tracker.stackDepot(options.stackDepot());
             LiveMonitor live = LiveMonitor.listenTo(tracker);
             Hooks.mainThread = premain ? Thread.currentThread() : launcherMainThread();
             Hooks.jna = new JnaBridge(tracker);

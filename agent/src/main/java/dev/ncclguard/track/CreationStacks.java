@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  *
  * <p>Entries hold their stack weakly: one no handle holds any more (nor the classes its frames
  * name) is collected, and its entry is dropped when next met or at a sweep. The depot is bounded
- * ({@code stacks-max}): when it is full, a sweep keeps only the stacks that live records hold
+ * (option {@code stack-depot}): when it is full, a sweep keeps only the stacks that live records hold
  * ({@code live}); if those still fill it, a handle created at a new stack gets {@link #notKept}
  * (its report says why) and one line says so, until a later sweep finds room. Lookups take no
  * lock (a ConcurrentHashMap); inserts and sweeps take the depot's. Why the walk itself stays:
@@ -91,9 +91,9 @@ final class CreationStacks {
         if (depot.size() >= max && !room()) {
             notKeptCount++;
             if (notKeptCount == 1) {
-                Log.warn("stacks-max=" + max + " distinct creating stacks are held by live events and streams:"
+                Log.warn("stack-depot=" + max + " distinct creating stacks are held by live events and streams:"
                         + " events and streams created at a new stack from now on are reported without it"
-                        + " (\"" + StackNotKept.line(max) + "\"); raise stacks-max to keep more");
+                        + " (\"" + StackNotKept.line(max) + "\"); a larger stack-depot= keeps more");
             }
             return notKept;
         }

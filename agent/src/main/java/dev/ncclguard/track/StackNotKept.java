@@ -3,7 +3,7 @@ package dev.ncclguard.track;
 import java.util.List;
 
 /**
- * The creating stack of an event or stream made at a new stack while stacks-max distinct stacks
+ * The creating stack of an event or stream made at a new stack while stack-depot distinct stacks
  * were held by live handles ({@link CreationStacks}): no frames, and one line for the report in
  * their place. Captures nothing.
  */
@@ -23,6 +23,6 @@ public final class StackNotKept extends Throwable {
     }
 
     static String line(int max) {
-        return "... not kept: " + max + " distinct creating stacks were live (stacks-max)";
+        return "... not kept: " + max + " distinct creating stacks were live (stack-depot)";
     }
 }

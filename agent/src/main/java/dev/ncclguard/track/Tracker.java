@@ -69,8 +69,8 @@ public final class Tracker {
     private final AtomicLong internalErrors = new AtomicLong();
     /** Made at the first event or stream created with stacks on: a JVM that makes none never loads it. */
     private volatile CreationStacks creationStacks;
-    /** The depot's bound (option stacks-max); a change makes a new depot at the next creation. */
-    private volatile int stacksMax = CreationStacks.DEFAULT_MAX;
+    /** The depot's bound (option stack-depot); a change makes a new depot at the next creation. */
+    private volatile int stackDepot = CreationStacks.DEFAULT_MAX;
     private volatile Throwable firstInternalError;
     private volatile Gauges gauges;
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
@@ -103,11 +103,15 @@ public final class Tracker {
         this.listener = Objects.requireNonNull(listener, "listener");
     }
 
-    /** At most {@code max} distinct creating stacks of live events and streams are kept (stacks-max). */
-    public void stacksMax(int max) {
-        if (max != stacksMax) {
+    /**
+     * At most {@code max} distinct creating stacks of live events and streams are kept (option
+     * stack-depot, which bounds the native part's depot too); 0: no bound.
+     */
+    public void stackDepot(long max) {
+        int bound = max <= 0 || max > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) max;
+        if (bound != stackDepot) {
             synchronized (this) {
-                stacksMax = max;
+                stackDepot = bound;
                 creationStacks = null;
             }
         }
@@ -722,7 +726,7 @@ public final class Tracker {
             synchronized (this) {
                 c = creationStacks;
                 if (c == null) {
-                    c = new CreationStacks(stacksMax, each -> {
+                    c = new CreationStacks(stackDepot, each -> {
                         work.events.forEach(e -> each.accept(e.creation));
                         work.streams.forEach(s -> each.accept(s.creation));
                     });

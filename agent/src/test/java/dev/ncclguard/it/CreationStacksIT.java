@@ -16,12 +16,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Creating stacks through the JNA bridge and the tracker's depot of them: each leak carries its
- * own stack, whether its stack repeated an earlier one or was new, and past stacks-max a new
+ * own stack, whether its stack repeated an earlier one or was new, and past stack-depot a new
  * stack is reported as not kept, with one line at the time.
  */
 class CreationStacksIT {
     private static final String APP = "dev.ncclguard.it.apps.DistinctStacksApp.";
-    private static final String NOT_KEPT = "... not kept: 3 distinct creating stacks were live (stacks-max)";
+    private static final String NOT_KEPT = "... not kept: 3 distinct creating stacks were live (stack-depot)";
 
     @TempDir
     Path dir;
@@ -59,9 +59,9 @@ class CreationStacksIT {
     }
 
     @Test
-    void pastStacksMaxANewStackIsReportedAsNotKeptWithOneLine() throws Exception {
+    void pastTheStackDepotANewStackIsReportedAsNotKeptWithOneLine() throws Exception {
         // the stream holds one of the three stacks, the first two depths the others
-        Output r = run(",stacks-max=3", "5", "2");
+        Output r = run(",stack-depot=3", "5", "2");
         List<JsonNode> events = ReportJson.leaks(ReportJson.read(dir.resolve("r.json")), "event");
         List<JsonNode> kept = new ArrayList<>();
         int notKept = 0;
@@ -75,6 +75,6 @@ class CreationStacksIT {
         assertEquals(List.of(0, 0, 1, 1), depths(kept));
         assertEquals(6, notKept, events.toString());
         String err = r.stderr();
-        assertEquals(1, err.split("stacks-max=3 distinct creating stacks are held", -1).length - 1, err);
+        assertEquals(1, err.split("stack-depot=3 distinct creating stacks are held", -1).length - 1, err);
     }
 }

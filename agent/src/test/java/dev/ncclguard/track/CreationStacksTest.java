@@ -145,9 +145,9 @@ class CreationStacksTest {
     }
 
     @Test
-    void pastStacksMaxANewStackIsNotKeptAndOneLineSaysSo() {
+    void pastTheStackDepotANewStackIsNotKeptAndOneLineSaysSo() {
         Driver d = new Driver(new Tracker());
-        d.tracker.stacksMax(5);
+        d.tracker.stackDepot(5);
         d.streamCreate(0x5000); // the stream the events are recorded on: one stack of the five
         String log = stderrOf(() -> {
             for (int i = 0; i < 7; i++) {
@@ -163,17 +163,29 @@ class CreationStacksTest {
         }
         assertSame(events.get(2).creation(), events.get(6).creation()); // still shared at the bound
         for (int i = 4; i < 6; i++) {
-            assertEquals(List.of("... not kept: 5 distinct creating stacks were live (stacks-max)"),
+            assertEquals(List.of("... not kept: 5 distinct creating stacks were live (stack-depot)"),
                     StackFrames.format(events.get(i).creation()));
         }
         assertEquals(2, d.tracker.creationStacks().notKeptCount());
-        assertEquals(1, log.split("stacks-max=5 distinct creating stacks", -1).length - 1, log);
+        assertEquals(1, log.split("stack-depot=5 distinct creating stacks", -1).length - 1, log);
+    }
+
+    @Test
+    void aStackDepotOfZeroKeepsEveryStack() {
+        Driver d = new Driver(new Tracker());
+        d.tracker.stackDepot(0); // as the native part's: no bound (there, no depot)
+        for (int i = 0; i < 20; i++) {
+            createAtDepth(d, 0xE000 + i, i);
+        }
+        assertEquals(Integer.MAX_VALUE, d.tracker.creationStacks().max());
+        assertEquals(20, d.tracker.creationStacks().size());
+        assertEquals(0, d.tracker.creationStacks().notKeptCount());
     }
 
     @Test
     void stacksOfReleasedHandlesMakeRoomAtTheBound() {
         Driver d = new Driver(new Tracker());
-        d.tracker.stacksMax(5);
+        d.tracker.stackDepot(5);
         d.streamCreate(0x5000); // the stream the events are recorded on: one stack of the five
         List<Throwable> kept = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
