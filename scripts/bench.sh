@@ -6,6 +6,7 @@
 #   agent-path  the agent's own work per call, without JNA or the native call (JMH AgentPath), and
 #               the native-method bridge's next to the tracker's alone (JMH NativeBridgePath)
 #   onoff       whole JNA calls, tracking on and off in alternating blocks of one JVM (TrackingOnOff)
+#   creations   creation pairs through JNA interface, JNA direct and JNI: unplugged, stacks=off, stacks=on (CreationsOnOff)
 #   startup     JVM start to exit of a sample that loads JNA (hyperfine if installed, startup-paired.py, ProcessBench)
 #   exit        exit with 100,000 leaked events: until the reports are written
 #   memory      heap per live handle, stacks=off
@@ -19,8 +20,8 @@ parts=()
 for a in "$@"; do
   case $a in
     --quick) quick=1 ;;
-    jmh|agent-path|onoff|startup|exit|memory) parts+=("$a") ;;
-    *) echo "usage: scripts/bench.sh [--quick] [jmh|agent-path|onoff|startup|exit|memory]..." >&2; exit 2 ;;
+    jmh|agent-path|onoff|creations|startup|exit|memory) parts+=("$a") ;;
+    *) echo "usage: scripts/bench.sh [--quick] [jmh|agent-path|onoff|creations|startup|exit|memory]..." >&2; exit 2 ;;
   esac
 done
 [ ${#parts[@]} -eq 0 ] && parts=(jmh agent-path onoff startup exit memory)
@@ -70,6 +71,10 @@ for part in "${parts[@]}"; do
         java -javaagent:"$agent"=text=none,stacks=off -Dncclguard.emu="$emu" -cp "$benchjar" \
           dev.ncclguard.bench.TrackingOnOff "$pairs" 50
       done | tee "$out/onoff.md"
+      ;;
+    creations)
+      java -javaagent:"$agent"=text=none -Dncclguard.emu="$emu" -cp "$benchjar" \
+        dev.ncclguard.bench.CreationsOnOff "$pairs" 30 | tee "$out/creations.md"
       ;;
     startup)
       if command -v hyperfine >/dev/null; then

@@ -77,6 +77,7 @@ public final class Installer {
                 Log.debug("options: " + options + sources(options));
             }
             Tracker tracker = new Tracker(new Tracker.Config(options.stacks(), new WallClock()));
+            tracker.stackDepot(options.stackDepot());
             LiveMonitor live = LiveMonitor.listenTo(tracker);
             if (options.debug()) {
                 tracker.listener(new DebugListener(live));

@@ -42,7 +42,8 @@ final class Preload implements Runnable {
         "dev.ncclguard.bridge.BindingValues$ObjectArrayReader", "dev.ncclguard.bridge.BindingValues$BufferReader",
         "dev.ncclguard.bridge.BindingValues$SegmentReader", "dev.ncclguard.bridge.JnaHandles",
         "dev.ncclguard.track.CommIds", "dev.ncclguard.track.CreationStacks",
-        "dev.ncclguard.track.CreationStacks$Entry", "dev.ncclguard.live.JfrGate", "dev.ncclguard.track.CommLife",
+        "dev.ncclguard.track.CreationStacks$Key", "dev.ncclguard.track.CreationStacks$Held",
+        "dev.ncclguard.live.JfrGate", "dev.ncclguard.track.CommLife",
     };
 
     private final String[] names;

@@ -103,7 +103,9 @@ public final class CallProtocol {
             return;
         }
         try {
-            tracker.exit(fn, args, status, token, bridge, access);
+            // captured in this frame, not the tracker's: four frames fewer for the VM to walk
+            Throwable stack = status == 0 && fn != null && tracker.capturesStack(fn) ? new Throwable("creation stack") : null;
+            tracker.exit(fn, args, status, token, bridge, access, stack);
         } catch (Throwable t) {
             failed(exitFailed, fn, t);
         }

@@ -81,6 +81,7 @@ public final class AgentState {
     public synchronized void update(Options newOptions) {
         this.options = Objects.requireNonNull(newOptions);
         tracker.stacks(newOptions.stacks());
+        tracker.stackDepot(newOptions.stackDepot());
         dev.ncclguard.log.Log.configure(newOptions.logging() == Options.Logging.APPLICATION);
     }
 

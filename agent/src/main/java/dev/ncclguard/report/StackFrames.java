@@ -1,5 +1,6 @@
 package dev.ncclguard.report;
 
+import dev.ncclguard.track.StackNotKept;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -37,6 +38,9 @@ public final class StackFrames {
         if (creation == null) {
             return List.of();
         }
+        if (creation instanceof StackNotKept notKept) {
+            return notKept.lines();
+        }
         return format(creation.getStackTrace());
     }
 
@@ -55,6 +59,9 @@ public final class StackFrames {
         public List<String> format(Throwable creation) {
             if (creation == null) {
                 return List.of();
+            }
+            if (creation instanceof StackNotKept notKept) {
+                return notKept.lines();
             }
             List<String> frames = byCapture.get(creation);
             if (frames == null) {

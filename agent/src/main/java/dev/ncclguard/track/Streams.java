@@ -68,11 +68,11 @@ final class Streams {
 
     // --- events ---
 
-    void eventCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+    void eventCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access, Throwable stack) {
         long h = args.handleOut(fn.handle());
         if (h != 0) {
             EventRecord e = new EventRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(),
-                    tracker.now(), tracker.sharedStack(), tracker.currentDevice(), access);
+                    tracker.now(), tracker.sharedStack(stack), tracker.currentDevice(), access);
             e.nativeSlot = args.nativeSlot();
             releaseSlotOf(events.put(h, e));
             tracker.listener().eventCreated(h);
@@ -195,11 +195,11 @@ final class Streams {
 
     // --- streams ---
 
-    void streamCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access) {
+    void streamCreated(NativeFunction fn, CallArgs args, String bridge, NativeAccess access, Throwable stack) {
         long h = args.handleOut(fn.handle());
         if (h != 0 && !isSpecialStream(h)) {
             StreamRecord s = new StreamRecord(h, tracker.nextSerial(), fn.symbol(), bridge, Tracker.threadName(),
-                    tracker.now(), tracker.sharedStack(), tracker.currentDevice(), access, opSeq);
+                    tracker.now(), tracker.sharedStack(stack), tracker.currentDevice(), access, opSeq);
             s.nativeSlot = args.nativeSlot();
             releaseSlotOf(streams.put(h, s));
             tracker.listener().streamCreated(h);

@@ -69,6 +69,8 @@ public final class Tracker {
     private final AtomicLong internalErrors = new AtomicLong();
     /** Made at the first event or stream created with stacks on: a JVM that makes none never loads it. */
     private volatile CreationStacks creationStacks;
+    /** The depot's bound (option stack-depot); a change makes a new depot at the next creation. */
+    private volatile int stackDepot = CreationStacks.DEFAULT_MAX;
     private volatile Throwable firstInternalError;
     private volatile Gauges gauges;
     /** Set by the first tracked call: a JVM that never touched NCCL or CUDA gets no text report. */
@@ -99,6 +101,20 @@ public final class Tracker {
     /** Who is told of creations and releases from now on; {@link TrackerListener#NONE} for nobody. */
     public void listener(TrackerListener listener) {
         this.listener = Objects.requireNonNull(listener, "listener");
+    }
+
+    /**
+     * At most {@code max} distinct creating stacks of live events and streams are kept (option
+     * stack-depot, which bounds the native part's depot too); 0: no bound.
+     */
+    public void stackDepot(long max) {
+        int bound = max <= 0 || max > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) max;
+        if (bound != stackDepot) {
+            synchronized (this) {
+                stackDepot = bound;
+                creationStacks = null;
+            }
+        }
     }
 
     /** Record the creating stack of handles created from now on, or not. */
@@ -233,6 +249,26 @@ public final class Tracker {
      * @param access the library instance the call went to, kept with handles it creates
      */
     public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge, NativeAccess access) {
+        exit(fn, args, status, token, bridge, access, null);
+    }
+
+    /**
+     * Whether a successful call of {@code fn} is to hand {@link #exit} the creating stack it
+     * captured: an event's or a stream's, with stacks on. A bridge that captures it itself, in its
+     * own frame, spares the VM's walk the tracker's frames below it (docs/performance.md,
+     * "Creations through the Java bridges").
+     */
+    public boolean capturesStack(NativeFunction fn) {
+        Change c = fn.change();
+        return stacks && (c == Change.NEW_EVENT || c == Change.NEW_STREAM);
+    }
+
+    /**
+     * {@link #exit(NativeFunction, CallArgs, int, long, String, NativeAccess)} with the creating
+     * stack the bridge captured where {@link #capturesStack} says so (null: captured here if needed).
+     */
+    public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge, NativeAccess access,
+            Throwable stack) {
         if (fn == null || args == null) {
             return;
         }
@@ -246,7 +282,7 @@ public final class Tracker {
                 changedOnHandles(fn, status == 0 ? find(fn, handle, stream) : null, handle, stream, status, token,
                         bridge, access);
             } else {
-                changed(fn, args, status, token, bridge, access);
+                changed(fn, args, status, token, bridge, access, stack);
             }
         } catch (RuntimeException e) {
             internalError(e);
@@ -339,7 +375,7 @@ public final class Tracker {
 
     /** What any other call changed, read from its decoded arguments. */
     private void changed(NativeFunction fn, CallArgs args, int status, long token, String bridge,
-            NativeAccess access) {
+            NativeAccess access, Throwable stack) {
         switch (fn.change()) {
             case NEW_COMMUNICATOR -> {
                 if (succeededOrInProgress(status)) {
@@ -365,13 +401,13 @@ public final class Tracker {
             case RELEASE_COMMUNICATOR -> comms.released(fn, args.handle(fn.handle()), status, token, bridge);
             case NEW_EVENT -> {
                 if (status == 0) {
-                    work.eventCreated(fn, args, bridge, access);
+                    work.eventCreated(fn, args, bridge, access, stack);
                 }
             }
             case RELEASE_EVENT -> work.eventReleased(args.handle(fn.handle()), status, token);
             case NEW_STREAM -> {
                 if (status == 0) {
-                    work.streamCreated(fn, args, bridge, access);
+                    work.streamCreated(fn, args, bridge, access, stack);
                 }
             }
             case RELEASE_STREAM -> {
@@ -718,13 +754,21 @@ public final class Tracker {
         return stacks ? creationStacks().share(new Throwable("creation stack")) : null;
     }
 
-    private CreationStacks creationStacks() {
+    /** {@code captured} (a bridge's, see {@link #capturesStack}) as the depot keeps it; else as {@link #sharedStack}. */
+    Throwable sharedStack(Throwable captured) {
+        return captured != null ? creationStacks().share(captured) : sharedStack();
+    }
+
+    CreationStacks creationStacks() {
         CreationStacks c = creationStacks;
         if (c == null) {
             synchronized (this) {
                 c = creationStacks;
                 if (c == null) {
-                    c = new CreationStacks();
+                    c = new CreationStacks(stackDepot, each -> {
+                        work.events.forEach(e -> each.accept(e.creation));
+                        work.streams.forEach(s -> each.accept(s.creation));
+                    });
                     creationStacks = c;
                 }
             }
