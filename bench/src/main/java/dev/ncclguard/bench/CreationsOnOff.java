@@ -4,9 +4,9 @@ import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
-import dev.ncclguard.bootstrap.Hooks;
-import dev.ncclguard.bootstrap.JnaSink;
-import dev.ncclguard.bootstrap.NativeSink;
+import dev.ncclguard.bootstrap.state.HookState;
+import dev.ncclguard.bootstrap.state.JnaSink;
+import dev.ncclguard.bootstrap.state.NativeSink;
 import dev.ncclguard.samples.jni.JniCudart;
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,7 +26,7 @@ import java.util.Locale;
 /**
  * cudaEventCreate + cudaEventDestroy pairs through the Java bridges (JNA interface, JNA direct,
  * JNI), in one JVM under the agent, in alternating blocks of three states: the bridge unplugged
- * ({@code Hooks.jna} or {@code Hooks.natives} null), tracked with stacks=off, tracked with
+ * ({@code HookState.jna} or {@code HookState.natives} null), tracked with stacks=off, tracked with
  * stacks=on (the tracker's switch, reached by reflection). Paired blocks share the machine's
  * conditions, which forks on a loaded machine do not; their ratios and differences resolve what
  * stacks add to a creation (docs/performance.md, "Creations through the Java bridges").
@@ -77,8 +77,8 @@ public final class CreationsOnOff {
     }
 
     private static void run(int rounds, long blockNanos) throws Exception {
-        JnaSink jna = Hooks.jna;
-        NativeSink natives = Hooks.natives;
+        JnaSink jna = HookState.jna;
+        NativeSink natives = HookState.natives;
         if (jna == null) {
             throw new IllegalStateException("run under -javaagent:ncclguard-agent.jar: its JNA bridge is not plugged in");
         }
@@ -116,9 +116,9 @@ public final class CreationsOnOff {
                     states[s] = () -> {
                         boolean plugged = state == 1 || state == 2;
                         if (viaJna) {
-                            Hooks.jna = plugged ? jna : null;
+                            HookState.jna = plugged ? jna : null;
                         } else {
-                            Hooks.natives = plugged ? natives : null;
+                            HookState.natives = plugged ? natives : null;
                         }
                         invoke(stacks, tracker, state == 2);
                     };
@@ -138,8 +138,8 @@ public final class CreationsOnOff {
                         }
                     }
                 }
-                Hooks.jna = jna;
-                Hooks.natives = natives;
+                HookState.jna = jna;
+                HookState.natives = natives;
                 for (int s = 0; s < STATES.length; s++) {
                     List<Double> added = new ArrayList<>();
                     for (int r = 0; r < rounds; r++) {
@@ -150,8 +150,8 @@ public final class CreationsOnOff {
                 }
             }
         } finally {
-            Hooks.jna = jna;
-            Hooks.natives = natives;
+            HookState.jna = jna;
+            HookState.natives = natives;
         }
     }
 
