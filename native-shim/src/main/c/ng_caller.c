@@ -354,7 +354,18 @@ static ng_caller *probe(uintptr_t r, ng_caller_slot **free_slot) {
  * the PLT or -fno-plt's GOT), which is the plain case; another definition of a catalog function
  * (an interposer's ncclX, NCCL's own: the call went through it); or some other function F, which
  * made the call to the wrapper as a tail call: F is the caller. An indirect call is the return
- * address's object's. */
+ * address's object's.
+ * call_target decodes that instruction, per architecture: the function a direct call reached (its
+ * PLT entry followed to the GOT slot's value), or 0 where the target is not known (a call through
+ * a register, an instruction it does not know, another architecture: no decoding there, every call
+ * is its return address's object's). A GOT slot is read only when it lies in the calling object. */
+static int in_object(uintptr_t p, uintptr_t obj_base) {
+  Dl_info info;
+  return dladdr((void *)p, &info) != 0 && (uintptr_t)info.dli_fbase == obj_base;
+}
+
+#if defined(__x86_64__)
+/* A PLT entry ([endbr64] [bnd] jmp *disp32(%rip)): its GOT slot's value; t itself when not one. */
 static uintptr_t plt_target(uintptr_t t, uintptr_t obj_base) {
   const unsigned char *p = (const unsigned char *)t;
   if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) p += 4; /* endbr64 */
@@ -363,10 +374,68 @@ static uintptr_t plt_target(uintptr_t t, uintptr_t obj_base) {
   int32_t disp;
   memcpy(&disp, p + 2, 4);
   uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)disp;
-  Dl_info info;
-  if (dladdr((void *)slot, &info) == 0 || (uintptr_t)info.dli_fbase != obj_base) return 0;
+  if (!in_object(slot, obj_base)) return 0;
   return *(const uintptr_t *)slot;
 }
+
+/* call rel32 (e8), or -fno-plt's call *disp32(%rip) (ff 15) */
+static uintptr_t call_target(uintptr_t ret, uintptr_t obj_base) {
+  const unsigned char *r = (const unsigned char *)ret;
+  if (r[-5] == 0xe8) {
+    int32_t rel;
+    memcpy(&rel, r - 4, 4);
+    uintptr_t t = ret + (intptr_t)rel;
+    return in_object(t, obj_base) ? plt_target(t, obj_base) : 0;
+  }
+  if (r[-6] == 0xff && r[-5] == 0x15) {
+    int32_t disp;
+    memcpy(&disp, r - 4, 4);
+    uintptr_t slot = ret + (intptr_t)disp;
+    return in_object(slot, obj_base) ? *(const uintptr_t *)slot : 0;
+  }
+  return 0;
+}
+#elif defined(__aarch64__)
+/* A PLT entry (ARM IHI 0056, and binutils' elfNN-aarch64.c):
+ *   [bti c]  adrp x16, page(slot)  ldr x17, [x16, #pageoff(slot)]  add x16, x16, #pageoff(slot)
+ *   [autia1716 | autib1716]  br x17
+ * its GOT slot's value; t itself when not one. */
+#define A64_BTI_C 0xd503245fu
+#define A64_AUTIA1716 0xd503219fu
+#define A64_AUTIB1716 0xd50321dfu
+static uintptr_t plt_target(uintptr_t t, uintptr_t obj_base) {
+  const uint32_t *p = (const uint32_t *)t;
+  if (p[0] == A64_BTI_C) p++;
+  uint32_t adrp = p[0], ldr = p[1], add = p[2], br = p[3];
+  if (br == A64_AUTIA1716 || br == A64_AUTIB1716) br = p[4];
+  if ((adrp & 0x9f00001fu) != 0x90000010u /* adrp x16 */ || (ldr & 0xffc003ffu) != 0xf9400211u /* ldr x17, [x16, #imm12*8] */ ||
+      (add & 0xffc003ffu) != 0x91000210u /* add x16, x16, #imm12 */ || br != 0xd61f0220u /* br x17 */)
+    return t; /* not a PLT entry: a function of the object */
+  /* adrp: immhi (bits 23:5) : immlo (bits 30:29), signed, in 4 KiB pages from the entry's page */
+  uint32_t imm21 = ((adrp >> 5) & 0x7ffffu) << 2 | ((adrp >> 29) & 3u);
+  int64_t pages = (int64_t)((int32_t)(imm21 << 11) >> 11);
+  uintptr_t slot = ((uintptr_t)p & ~(uintptr_t)0xfff) + (uintptr_t)(pages * 4096) + (uintptr_t)((ldr >> 10) & 0xfffu) * 8;
+  if (!in_object(slot, obj_base)) return 0;
+  return *(const uintptr_t *)slot;
+}
+
+/* bl imm26 (a call through the PLT, or to a function of the object); blr xN (a pointer, or
+ * -fno-plt's GOT load some instructions before, which is not followed) and anything else: unknown */
+static uintptr_t call_target(uintptr_t ret, uintptr_t obj_base) {
+  uint32_t insn;
+  memcpy(&insn, (const void *)(ret - 4), 4);
+  if ((insn & 0xfc000000u) != 0x94000000u) return 0;
+  int64_t words = (int64_t)((int32_t)(insn << 6) >> 6); /* imm26, signed, in instructions */
+  uintptr_t t = ret - 4 + (uintptr_t)(words * 4);
+  return in_object(t, obj_base) ? plt_target(t, obj_base) : 0;
+}
+#else
+/* no decoding: every call is its return address's object's */
+static uintptr_t call_target(uintptr_t ret, uintptr_t obj_base) {
+  (void)ret, (void)obj_base;
+  return 0;
+}
+#endif
 
 static int catalog_id(const char *name) {
   if (name == NULL) return -1;
@@ -376,21 +445,7 @@ static int catalog_id(const char *name) {
 }
 
 static void classify(ng_caller *c, uintptr_t ret, uintptr_t obj_base) {
-  const unsigned char *r = (const unsigned char *)ret;
-  uintptr_t target = 0;
-  if (r[-5] == 0xe8) {
-    int32_t rel;
-    memcpy(&rel, r - 4, 4);
-    uintptr_t t = ret + (intptr_t)rel;
-    Dl_info ti;
-    if (dladdr((void *)t, &ti) != 0 && (uintptr_t)ti.dli_fbase == obj_base) target = plt_target(t, obj_base);
-  } else if (r[-6] == 0xff && r[-5] == 0x15) {
-    int32_t disp;
-    memcpy(&disp, r - 4, 4);
-    uintptr_t slot = ret + (intptr_t)disp;
-    Dl_info si;
-    if (dladdr((void *)slot, &si) != 0 && (uintptr_t)si.dli_fbase == obj_base) target = *(const uintptr_t *)slot;
-  }
+  uintptr_t target = call_target(ret, obj_base);
   if (target == 0) return; /* through a pointer, or not read: the return address's object */
   Dl_info fi;
   const ElfW(Sym) *sym = NULL;

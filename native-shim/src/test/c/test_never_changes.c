@@ -5,6 +5,7 @@
  * calls, synchronizes) runs in a process of its own without the agent and in one with it, loaded
  * and promoted as the JVM does: what the application saw must be the same, and the calls must be
  * tracked where docs/usage.md says (the handle's upcalls, the calling library). */
+#include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -138,7 +139,19 @@ static void run_once(int link, int way, int with_agent) {
       snprintf(args, sizeof(args), "%d,%d,%d,%d", link, way, with_agent, shared_fd);
       ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
       self[n > 0 ? n : 0] = '\0';
-      execl(self, self, "--run", args, (char *)NULL);
+      /* under an emulator (qemu-user, the Makefile's RUN, passed as NG_TEST_RUN) the program is
+       * started through it again: the kernel cannot run another architecture's code itself */
+      char run[512], *cmd[16];
+      int ncmd = 0;
+      const char *runner = getenv("NG_TEST_RUN");
+      snprintf(run, sizeof(run), "%s", runner != NULL ? runner : "");
+      for (char *save, *w = strtok_r(run, " ", &save); w != NULL && ncmd < 12; w = strtok_r(NULL, " ", &save)) cmd[ncmd++] = w;
+      cmd[ncmd++] = self;
+      cmd[ncmd++] = "--run";
+      cmd[ncmd++] = args;
+      cmd[ncmd] = NULL;
+      execvp(cmd[0], cmd);
+      fprintf(stderr, "cannot start %s: %s\n", cmd[0], strerror(errno));
       _exit(127);
     }
     run_app(link, way, with_agent);
