@@ -43,6 +43,10 @@ typedef struct {
   int (*in_flight)(int64_t record, int64_t *out, int n);
   void (*stats)(int64_t *out, int n);
   int (*function_id)(const char *name);
+  /* Interposer.patchImports: the import slots of loaded objects from now on; objects patched now */
+  int (*patch_imports)(void);
+  /* objects patched, slots written, slots left (not writable) */
+  void (*patch_stats)(long out[3]);
 } ncclguard_api;
 
 /* Enters the test mode with these callbacks (NULL: no upcalls at all) and returns the natives. */

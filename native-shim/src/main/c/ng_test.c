@@ -7,6 +7,7 @@
 #include "ng_caller.h"
 #include "ng_load.h"
 #include "ng_log.h"
+#include "ng_patch.h"
 #include "ng_prof.h"
 #include "ng_track.h"
 #include "ng_upcall.h"
@@ -38,6 +39,8 @@ static const ncclguard_api api = {
     ng_prof_in_flight,
     ng_track_stats,
     ng_fn_id,
+    ng_patch_start,
+    ng_patch_stats,
 };
 
 NG_EXPORT const ncclguard_api *ncclguard_test(const ncclguard_hooks *h) {
