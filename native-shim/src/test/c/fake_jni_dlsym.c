@@ -1,9 +1,11 @@
 /* fake_jni.h's library as TensorFlow's and XLA's NCCL stubs are: linked against neither NCCL nor
- * cudart, it dlopens libnccl.so.2 and libcudart.so.13 (next to it: NG_EMU's directory, from its
- * RUNPATH) and takes each function from dlsym on those handles. */
+ * cudart, it dlopens libnccl.so.2 and libcudart.so.13 (by path, from NG_EMU: the thread sanitizer's
+ * dlopen interceptor searches its own RUNPATH, not the caller's) and takes each function from dlsym
+ * on those handles. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fake_jni.h"
@@ -21,9 +23,15 @@ static void *fn(void *h, const char *name) {
 #define NCCL(name) ((__typeof__(&name))fn(nccl, #name))
 #define CUDART(name) ((__typeof__(&name))fn(cudart, #name))
 
+static void *open_emulated(const char *name) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s", getenv("NG_EMU"), name);
+  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
 __attribute__((constructor)) static void open_libraries(void) {
-  nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  cudart = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+  nccl = open_emulated("libnccl.so.2");
+  cudart = open_emulated("libcudart.so.13");
   if (nccl == NULL || cudart == NULL) abort();
 }
 

@@ -130,7 +130,7 @@ public final class Installer {
             return null;
         }
         if (options.nativeInterposer()) {
-            part.interpose(tracker, options.suppressions().libraries());
+            part.interpose(tracker, options.suppressions().libraries(), options.nativePatch());
         }
         if (options.ncclProfiler()) {
             profiler = ProfilerBridge.install(part, tracker, options.stacks());

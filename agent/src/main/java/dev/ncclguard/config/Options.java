@@ -54,6 +54,7 @@ public final class Options {
             new Key("pending-threshold", "60s", "a duration from 1ms to 24h such as 500ms, 10s or 2m"),
             // the native part (bridge.interposer, bridge.profiler)
             new Key("native", "on", "on or off"),
+            new Key("native-patch", "on", "on or off"),
             new Key("nccl-profiler", "on", "on or off"),
             new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory"));
 
@@ -306,6 +307,15 @@ public final class Options {
         return (Boolean) values.get("native");
     }
 
+    /**
+     * Whether the native part also patches the import slots of loaded libraries (those loaded before
+     * it, -z now, -fno-plt, RTLD_DEEPBIND) and hooks their dlopen and dlsym; off: only libraries
+     * that bind to it through the global scope are seen.
+     */
+    public boolean nativePatch() {
+        return (Boolean) values.get("native-patch");
+    }
+
     /** Whether NCCL loads the agent's native library as its profiler plugin. */
     public boolean ncclProfiler() {
         return (Boolean) values.get("nccl-profiler");
@@ -459,6 +469,7 @@ public final class Options {
                 return exitCode(text);
             case "stacks":
             case "native":
+            case "native-patch":
             case "nccl-profiler":
                 return onOff(text);
             case "native-dir":
