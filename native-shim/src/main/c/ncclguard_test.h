@@ -54,6 +54,10 @@ typedef struct {
   int (*adopt_event)(int64_t handle, int64_t *out);
   /* the depot's bound on distinct stacks (0: off) */
   void (*stack_depot)(int64_t max);
+  /* Interposer.patchImports: the import slots of loaded objects from now on; objects patched now */
+  int (*patch_imports)(void);
+  /* objects patched, slots written, slots left (not writable) */
+  void (*patch_stats)(long out[3]);
 } ncclguard_api;
 
 /* Enters the test mode with these callbacks (NULL: no upcalls at all) and returns the natives. */

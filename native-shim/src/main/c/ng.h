@@ -2,7 +2,9 @@
  *   ng.c          the process's words and the catalog as tables: the state every file shares
  *   ng_log.c      logging, clocks, plain threads, the last error Java reads
  *   ng_map.c      the maps from handles to C slots (lock-free reads, locked writes)
+ *   ng_elf.c      loaded objects read in memory: dynamic symbols, relocations, version needs
  *   ng_caller.c   who called (the caller cache), where the real function is, the gates, dying
+ *   ng_patch.c    import-slot patching of loaded objects, the dlopen/dlsym/dlvsym hooks
  *   ng_slots.c    the C slots' pools, maps and stream owners, the hot paths' out-of-line parts
  *   ng_track.c    what each wrapped call does to the slots, and Java's view of them
  *   ng_wrap.c     the wrappers, expanded from the catalog's generated header (ng_catalog.h)

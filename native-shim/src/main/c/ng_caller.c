@@ -26,6 +26,7 @@
 
 #include "ng.h"
 #include "ng_caller.h"
+#include "ng_elf.h"
 #include "ng_log.h"
 
 ng_caller_slot ng_callers[NG_CALLERS];
@@ -56,7 +57,7 @@ static const char *const nvidia_prefixes[] = {
     "libcurand", "libcusolver", "libcusparse", "libnvrtc", "libnvJitLink", "libcupti",
     "libnvToolsExt", "libnvshmem", "libnvidia-", "libcufile",  NULL};
 
-static int is_nvidia(const char *name) {
+int ng_is_nvidia_name(const char *name) {
   for (int i = 0; nvidia_prefixes[i] != NULL; i++) {
     if (strncmp(name, nvidia_prefixes[i], strlen(nvidia_prefixes[i])) == 0) return 1;
   }
@@ -73,142 +74,25 @@ static int inside_self(const void *p) {
   return p != NULL && dladdr(p, &info) != 0 && (uintptr_t)info.dli_fbase == ng_self_base;
 }
 
-/* ---------------------------------------------------------------- objects in memory, no handles
- * An object's dynamic symbols are read where the dynamic linker mapped them (dl_iterate_phdr,
- * PT_DYNAMIC): no dlopen, so no reference that would keep an object the application dlcloses. */
-typedef struct {
-  uintptr_t bias;
-  const char *name;
-  const struct dl_phdr_info *info;
-  const ElfW(Sym) *symtab;
-  const char *strtab;
-  const uint32_t *gnu_hash;
-  const ElfW(Word) *hash;
-  const ElfW(Half) *versym;
-  const ElfW(Dyn) *dyn;
-} image;
+/* ---------------------------------------------------------------- functions looked up by name
+ * An object that took a catalog function from dlsym(handle, name) (ng_patch.c's hook gave it the
+ * wrapper) calls it through a pointer: it names the function although its dynamic symbols do not,
+ * and its calls reach the definition dlsym found in that handle. Under lock; an entry goes when its
+ * object or the definition's is unloaded (sweep_locked). */
+typedef struct named_fn {
+  uintptr_t base;
+  char *path;
+  int fn;
+  uintptr_t real;
+  struct named_fn *next;
+} named_fn;
+static named_fn *named_fns;
 
-/* glibc relocates the d_ptr entries it uses in place; a vDSO's or a read-only .dynamic's are offsets */
-static uintptr_t dyn_addr(const image *im, ElfW(Addr) v) { return v < im->bias ? v + im->bias : v; }
-
-static int image_of(const struct dl_phdr_info *info, image *im) {
-  memset(im, 0, sizeof(*im));
-  im->bias = info->dlpi_addr;
-  im->name = info->dlpi_name != NULL ? info->dlpi_name : "";
-  im->info = info;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) im->dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+static const named_fn *named_by(uintptr_t base, int fn) {
+  for (const named_fn *n = named_fns; n != NULL; n = n->next) {
+    if (n->base == base && n->fn == fn) return n;
   }
-  if (im->dyn == NULL) return 0;
-  for (const ElfW(Dyn) *d = im->dyn; d->d_tag != DT_NULL; d++) {
-    switch (d->d_tag) {
-    case DT_SYMTAB: im->symtab = (const ElfW(Sym) *)dyn_addr(im, d->d_un.d_ptr); break;
-    case DT_STRTAB: im->strtab = (const char *)dyn_addr(im, d->d_un.d_ptr); break;
-    case DT_GNU_HASH: im->gnu_hash = (const uint32_t *)dyn_addr(im, d->d_un.d_ptr); break;
-    case DT_HASH: im->hash = (const ElfW(Word) *)dyn_addr(im, d->d_un.d_ptr); break;
-    case DT_VERSYM: im->versym = (const ElfW(Half) *)dyn_addr(im, d->d_un.d_ptr); break;
-    default: break;
-    }
-  }
-  return im->symtab != NULL && im->strtab != NULL && (im->gnu_hash != NULL || im->hash != NULL);
-}
-
-static int image_contains(const image *im, uintptr_t p) {
-  const struct dl_phdr_info *info = im->info;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-    if (ph->p_type == PT_LOAD && p >= start && p < start + ph->p_memsz) return 1;
-  }
-  return 0;
-}
-
-/* Whether sym is a function defined there; the default version wins over a hidden one. */
-static int better(const image *im, uint32_t i, const ElfW(Sym) *best, int best_hidden) {
-  const ElfW(Sym) *sym = &im->symtab[i];
-  int type = ELF64_ST_TYPE(sym->st_info), bind = ELF64_ST_BIND(sym->st_info);
-  if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0 || (type != STT_FUNC && type != STT_NOTYPE) ||
-      (bind != STB_GLOBAL && bind != STB_WEAK))
-    return 0;
-  int hidden = im->versym != NULL && (im->versym[i] & 0x8000);
-  return best == NULL || (best_hidden && !hidden);
-}
-
-/* The address of the function an object defines under that name itself (not its dependencies), or 0. */
-static uintptr_t image_lookup(const image *im, const char *name) {
-  const ElfW(Sym) *best = NULL;
-  int best_hidden = 0;
-  if (im->gnu_hash != NULL) {
-    const uint32_t *gh = im->gnu_hash;
-    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
-    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
-    const uint32_t *chain = buckets + nbuckets;
-    uint32_t h = 5381;
-    for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; c++) h = h * 33 + *c;
-    if (nbuckets == 0) return 0;
-    uint32_t i = buckets[h % nbuckets];
-    if (i < symoffset) return 0;
-    for (;; i++) {
-      uint32_t h2 = chain[i - symoffset];
-      if ((h | 1) == (h2 | 1) && strcmp(im->strtab + im->symtab[i].st_name, name) == 0 && better(im, i, best, best_hidden)) {
-        best = &im->symtab[i];
-        best_hidden = im->versym != NULL && (im->versym[i] & 0x8000);
-      }
-      if (h2 & 1) break;
-    }
-  } else {
-    uint32_t h = 0;
-    for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; c++) {
-      h = (h << 4) + *c;
-      uint32_t g = h & 0xf0000000u;
-      if (g != 0) h ^= g >> 24;
-      h &= ~g;
-    }
-    const ElfW(Word) *hash = im->hash;
-    ElfW(Word) nbucket = hash[0];
-    const ElfW(Word) *bucket = hash + 2, *chain = bucket + nbucket;
-    if (nbucket == 0) return 0;
-    for (ElfW(Word) i = bucket[h % nbucket]; i != STN_UNDEF; i = chain[i]) {
-      if (strcmp(im->strtab + im->symtab[i].st_name, name) == 0 && better(im, i, best, best_hidden)) {
-        best = &im->symtab[i];
-        best_hidden = im->versym != NULL && (im->versym[i] & 0x8000);
-      }
-    }
-  }
-  return best != NULL ? im->bias + best->st_value : 0;
-}
-
-/* Whether an object names fn in its dynamic symbols: defines it, or imports it (an import is
- * before the GNU hash's first hashed symbol; with DT_HASH, anywhere). */
-static int image_references(const image *im, int fn) {
-  const char *name = ng_fn_name[fn];
-  if (image_lookup(im, name) != 0) return 1;
-  uint32_t n = 0;
-  if (im->gnu_hash != NULL) n = im->gnu_hash[1];
-  else if (im->hash != NULL) n = im->hash[1];
-  for (uint32_t i = 1; i < n; i++) {
-    const char *s = im->strtab + im->symtab[i].st_name;
-    if (s[0] == name[0] && strcmp(s, name) == 0) return 1;
-  }
-  return 0;
-}
-
-/* Runs f on every loaded object's image (this library's too) until it answers non-zero. */
-typedef int (*image_fn)(const image *im, void *data);
-struct each {
-  image_fn f;
-  void *data;
-};
-static int each_cb(struct dl_phdr_info *info, size_t size, void *p) {
-  (void)size;
-  struct each *e = p;
-  image im;
-  if (!image_of(info, &im)) return 0;
-  return e->f(&im, e->data);
-}
-static int each_image(image_fn f, void *data) {
-  struct each e = {f, data};
-  return dl_iterate_phdr(each_cb, &e);
+  return NULL;
 }
 
 /* ---------------------------------------------------------------- the objects that called */
@@ -221,10 +105,10 @@ static ng_object *object_listed(uintptr_t base) {
 
 /* Whether an object carries NCCL inside it (linked statically): its NCCL API is exported, or its
  * read-only data has the environment variable NCCL reads for its profiler plugin. */
-static int scan_nccl_inside(const image *im, void *data) {
+static int scan_nccl_inside(const ng_image *im, void *data) {
   ng_object *o = data;
-  if (!image_contains(im, o->base)) return 0;
-  if (image_lookup(im, "pncclGetVersion") != 0) {
+  if (!ng_image_contains(im, o->base)) return 0;
+  if (ng_image_lookup(im, "pncclGetVersion") != 0) {
     o->own_defs = 1;
     return 1;
   }
@@ -256,9 +140,9 @@ int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 /* An object's __dso_handle (crtbeginS.o's `void *__dso_handle = &__dso_handle;`, first in its .data):
  * the handlers registered with it run when the object is dlclosed. Words of its writable data that
  * point at themselves; a wrong one costs a handler that runs at exit only. */
-static int hook_unload(const image *im, void *data) {
+static int hook_unload(const ng_image *im, void *data) {
   ng_object *o = data;
-  if (!image_contains(im, o->base)) return 0;
+  if (!ng_image_contains(im, o->base)) return 0;
   const struct dl_phdr_info *info = im->info;
   int hooked = 0;
   for (int i = 0; i < info->dlpi_phnum && hooked < 4; i++) {
@@ -286,10 +170,10 @@ static ng_object *object_at(uintptr_t base, const char *path) {
   o->path = strdup(path != NULL ? path : "");
   if (o->path == NULL) o->path = "";
   o->name = base_name(o->path);
-  o->nvidia = base == ng_self_base || is_nvidia(o->name);
+  o->nvidia = base == ng_self_base || ng_is_nvidia_name(o->name);
   if (base != 0) {
-    if (!o->nvidia) each_image(scan_nccl_inside, o);
-    if (base != ng_self_base) each_image(hook_unload, o);
+    if (!o->nvidia) ng_each_image(scan_nccl_inside, o);
+    if (base != ng_self_base) ng_each_image(hook_unload, o);
   }
   o->next = objects;
   objects = o;
@@ -558,12 +442,12 @@ int ng_set_wrapped(const char *const *names, int n) { return set_list(&wrapped, 
  * scope (so every plain reference binds to it, and a call that reached this library skipped it:
  * RTLD_NEXT from it or after it), and it is not NCCL's or cudart's own (NCCL's archive defines
  * pncclX at ncclX's address; a library named as NVIDIA's is theirs). */
-static int forwarder(const image *im, uintptr_t d, const char *name, int nccl) {
-  if (is_nvidia(base_name(im->name))) return 0;
+static int forwarder(const ng_image *im, uintptr_t d, const char *name, int nccl) {
+  if (ng_is_nvidia_name(base_name(im->name))) return 0;
   if (nccl) {
     char pname[128];
     snprintf(pname, sizeof(pname), "p%s", name);
-    if (image_lookup(im, pname) == d) return 0;
+    if (ng_image_lookup(im, pname) == d) return 0;
   }
   return (uintptr_t)dlsym(RTLD_DEFAULT, name) == d;
 }
@@ -579,29 +463,29 @@ struct want {
 
 /* fn's definition in im: pnccl* (never a forwarder: this library defines none), then the plain
  * name unless it is a forwarder's. */
-static uintptr_t definition_in(const image *im, int fn, int pnccl_only) {
+static uintptr_t definition_in(const ng_image *im, int fn, int pnccl_only) {
   if ((uintptr_t)im->bias == ng_self_base && ng_self_base != 0) return 0;
   const char *name = ng_fn_name[fn];
   if (ng_fn_nccl[fn]) {
     char pname[128];
     snprintf(pname, sizeof(pname), "p%s", name);
-    uintptr_t p = image_lookup(im, pname);
+    uintptr_t p = ng_image_lookup(im, pname);
     if (p != 0 && !inside_self((void *)p)) return p;
   }
   if (pnccl_only) return 0;
-  uintptr_t p = image_lookup(im, name);
+  uintptr_t p = ng_image_lookup(im, name);
   if (p == 0 || inside_self((void *)p) || forwarder(im, p, name, ng_fn_nccl[fn])) return 0;
   return p;
 }
 
-static int find_own(const image *im, void *data) {
+static int find_own(const ng_image *im, void *data) {
   struct want *w = data;
-  if (!image_contains(im, w->base)) return 0;
+  if (!ng_image_contains(im, w->base)) return 0;
   w->found = definition_in(im, w->fn, 0);
   return 1;
 }
 
-static int find_needed(const image *im, void *data) {
+static int find_needed(const ng_image *im, void *data) {
   struct want *w = data;
   const char *n = im->name[0] != '\0' ? base_name(im->name) : "";
   if (strcmp(n, w->needed) != 0) return 0;
@@ -609,14 +493,14 @@ static int find_needed(const image *im, void *data) {
   return w->found != 0;
 }
 
-static int find_by_prefix(const image *im, void *data) {
+static int find_by_prefix(const ng_image *im, void *data) {
   struct want *w = data;
   if (strncmp(base_name(im->name), w->prefix, strlen(w->prefix)) != 0) return 0;
   w->found = definition_in(im, w->fn, 0);
   return w->found != 0;
 }
 
-static int find_any(const image *im, void *data) {
+static int find_any(const ng_image *im, void *data) {
   struct want *w = data;
   w->found = definition_in(im, w->fn, w->pass == 1);
   return w->found != 0;
@@ -628,9 +512,9 @@ struct needs {
   const char *names[32];
   int n;
 };
-static int collect_needed(const image *im, void *data) {
+static int collect_needed(const ng_image *im, void *data) {
   struct needs *s = data;
-  if (!image_contains(im, s->base)) return 0;
+  if (!ng_image_contains(im, s->base)) return 0;
   for (const ElfW(Dyn) *d = im->dyn; d->d_tag != DT_NULL && s->n < 32; d++) {
     if (d->d_tag == DT_NEEDED) s->names[s->n++] = im->strtab + d->d_un.d_val;
   }
@@ -640,7 +524,7 @@ struct base_of_name {
   const char *name;
   uintptr_t base;
 };
-static int find_base(const image *im, void *data) {
+static int find_base(const ng_image *im, void *data) {
   struct base_of_name *b = data;
   if (strcmp(base_name(im->name), b->name) != 0) return 0;
   for (int i = 0; i < im->info->dlpi_phnum; i++) {
@@ -654,19 +538,19 @@ static int find_base(const image *im, void *data) {
 
 static uintptr_t in_dependencies(uintptr_t base, int fn) {
   struct needs first = {base, {0}, 0};
-  each_image(collect_needed, &first);
+  ng_each_image(collect_needed, &first);
   for (int i = 0; i < first.n; i++) {
     struct want w = {fn, 0, first.names[i], NULL, 0, 0};
-    if (each_image(find_needed, &w) && w.found != 0) return w.found;
+    if (ng_each_image(find_needed, &w) && w.found != 0) return w.found;
   }
   for (int i = 0; i < first.n; i++) {
     struct base_of_name b = {first.names[i], 0};
-    if (!each_image(find_base, &b)) continue;
+    if (!ng_each_image(find_base, &b)) continue;
     struct needs second = {b.base, {0}, 0};
-    each_image(collect_needed, &second);
+    ng_each_image(collect_needed, &second);
     for (int j = 0; j < second.n; j++) {
       struct want w = {fn, 0, second.names[j], NULL, 0, 0};
-      if (each_image(find_needed, &w) && w.found != 0) return w.found;
+      if (ng_each_image(find_needed, &w) && w.found != 0) return w.found;
     }
   }
   return 0;
@@ -676,6 +560,12 @@ static uintptr_t in_dependencies(uintptr_t base, int fn) {
 static void *resolve_locked(ng_object *o, int fn) {
   const char *name = ng_fn_name[fn];
   void *p = NULL;
+  /* 0. what dlsym found in the handle it asked, for an object that looked the function up by name */
+  const named_fn *nf = o->base != 0 ? named_by(o->base, fn) : NULL;
+  if (nf != NULL) {
+    atomic_store_explicit(&o->real[fn], (void *)nf->real, NG_RELEASE);
+    return (void *)nf->real;
+  }
   /* 1. after this library in the global scope */
   if (ng_fn_nccl[fn]) {
     char pname[128];
@@ -688,19 +578,19 @@ static void *resolve_locked(ng_object *o, int fn) {
   /* 2. its own definition; 3. its dependencies' */
   if (p == NULL && known) {
     struct want w = {fn, o->base, NULL, NULL, 0, 0};
-    each_image(find_own, &w);
+    ng_each_image(find_own, &w);
     p = (void *)w.found;
     if (p == NULL) p = (void *)in_dependencies(o->base, fn);
   }
   /* 4. the loaded NCCL or CUDA runtime by name; 5. any object, pnccl* first */
   if (p == NULL) {
     struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : "libcudart.so", 0, 0};
-    each_image(find_by_prefix, &w);
+    ng_each_image(find_by_prefix, &w);
     p = (void *)w.found;
   }
   for (int pass = 1; pass >= 0 && p == NULL; pass--) {
     struct want w = {fn, 0, NULL, NULL, pass, 0};
-    each_image(find_any, &w);
+    ng_each_image(find_any, &w);
     p = (void *)w.found;
   }
   if (p != NULL) atomic_store_explicit(&o->real[fn], p, NG_RELEASE);
@@ -721,10 +611,10 @@ struct refs {
   int fn;
   int found;
 };
-static int find_refs(const image *im, void *data) {
+static int find_refs(const ng_image *im, void *data) {
   struct refs *r = data;
-  if (!image_contains(im, r->base)) return 0;
-  r->found = image_references(im, r->fn);
+  if (!ng_image_contains(im, r->base)) return 0;
+  r->found = ng_image_references(im, r->fn);
   return 1;
 }
 
@@ -734,8 +624,9 @@ static int find_refs(const image *im, void *data) {
  * at a site's first function, before anything of it reaches Java. */
 static void check_tail_call(ng_caller *c, int fn) {
   if (atomic_load_explicit(&c->fn, NG_RELAXED) != -2 || c->via >= 0 || c->obj->nvidia || c->obj->base == 0) return;
+  if (named_by(c->obj->base, fn) != NULL) return; /* it looked fn up by name: its own call */
   struct refs r = {c->obj->base, fn, 1};
-  each_image(find_refs, &r);
+  ng_each_image(find_refs, &r);
   if (r.found) return;
   c->obj = object_at(0, "");
   free(c->sym);
@@ -821,6 +712,46 @@ static void sweep_locked(void) {
     else cp = &(*cp)->next;
   }
   atomic_store_explicit(&get_device, NULL, NG_RELAXED);
+  for (named_fn **np = &named_fns; *np != NULL;) {
+    named_fn *n = *np;
+    Dl_info info;
+    if (dladdr((void *)n->base, &info) == 0 || (uintptr_t)info.dli_fbase != n->base ||
+        strcmp(info.dli_fname != NULL ? info.dli_fname : "", n->path) != 0 || dladdr((void *)n->real, &info) == 0) {
+      *np = n->next;
+      free(n->path);
+      free(n);
+    } else {
+      np = &n->next;
+    }
+  }
+}
+
+void ng_caller_named(uintptr_t at, int fn, uintptr_t real) {
+  Dl_info info;
+  if (fn < 0 || real == 0 || dladdr((void *)at, &info) == 0 || info.dli_fbase == NULL) return;
+  uintptr_t base = (uintptr_t)info.dli_fbase;
+  pthread_mutex_lock(&lock);
+  sweep_locked();
+  named_fn *n = (named_fn *)named_by(base, fn);
+  if (n == NULL && (n = calloc(1, sizeof(*n))) != NULL) {
+    n->path = strdup(info.dli_fname != NULL ? info.dli_fname : "");
+    if (n->path == NULL) {
+      free(n);
+      n = NULL;
+    } else {
+      n->base = base;
+      n->fn = fn;
+      n->next = named_fns;
+      named_fns = n;
+    }
+  }
+  if (n != NULL && n->real != real) {
+    n->real = real;
+    /* the sites of the object that forward fn elsewhere look it up again (every gate closes now,
+     * the next slow path sweeps) */
+    on_unload(NULL);
+  }
+  pthread_mutex_unlock(&lock);
 }
 
 _Atomic uint64_t ng_gate_words[NG_FN_COUNT];
@@ -876,10 +807,10 @@ struct named {
   const char *name;
   uintptr_t found;
 };
-static int find_cudart_named(const image *im, void *data) {
+static int find_cudart_named(const ng_image *im, void *data) {
   struct named *n = data;
   if (strncmp(base_name(im->name), "libcudart.so", 12) != 0) return 0;
-  n->found = image_lookup(im, n->name);
+  n->found = ng_image_lookup(im, n->name);
   return n->found != 0;
 }
 
@@ -889,7 +820,7 @@ int ng_current_device(void) {
     pthread_mutex_lock(&lock);
     sweep_locked();
     struct named n = {"cudaGetDevice", 0};
-    each_image(find_cudart_named, &n);
+    ng_each_image(find_cudart_named, &n);
     void *p = (void *)n.found;
     if (p == NULL) p = dlsym(RTLD_NEXT, "cudaGetDevice");
     if (p != NULL && !inside_self(p)) atomic_store_explicit(&get_device, p, NG_RELEASE);

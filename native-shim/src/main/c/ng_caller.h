@@ -69,6 +69,11 @@ extern ng_object ng_default_object;
 void *ng_real_default(int fn);
 /* The real cudaGetDevice (not a catalog function), or NULL. */
 int ng_current_device(void);
+/* Whether a file's base name is NCCL's, CUDA's or another NVIDIA library's. */
+int ng_is_nvidia_name(const char *name);
+/* The object containing `at` took catalog function fn from dlsym on a handle, where it is defined
+ * at `real`: its calls of fn through that pointer are its own, and forward there. */
+void ng_caller_named(uintptr_t at, int fn, uintptr_t real);
 int ng_set_suppressed(const char *const *names, int n);
 int ng_set_wrapped(const char *const *names, int n);
 int ng_callers_known(void);

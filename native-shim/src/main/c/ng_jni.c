@@ -15,6 +15,7 @@
 #include "ng_load.h"
 #include "ng_log.h"
 #include "ncclguard_test.h"
+#include "ng_patch.h"
 #include "ng_prof.h"
 #include "ng_stack.h"
 #include "ng_track.h"
@@ -26,6 +27,11 @@
 static jboolean JNICALL j_promote(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   return (jboolean)ng_promote();
+}
+
+static jint JNICALL j_patch_imports(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  return ng_patch_start();
 }
 
 static jstring JNICALL j_last_error(JNIEnv *env, jclass c) {
@@ -302,6 +308,7 @@ static jstring JNICALL j_function_name(JNIEnv *env, jclass c, jint fn) {
 
 static const JNINativeMethod natives[] = {
     {"promote", "()Z", (void *)j_promote},
+    {"patchImports", "()I", (void *)j_patch_imports},
     {"lastError", "()Ljava/lang/String;", (void *)j_last_error},
     {"wrappedNatives", "([Ljava/lang/String;)V", (void *)j_wrapped_natives},
     {"suppressCallers", "([Ljava/lang/String;)V", (void *)j_suppress_callers},

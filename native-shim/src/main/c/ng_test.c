@@ -7,6 +7,7 @@
 #include "ng_caller.h"
 #include "ng_load.h"
 #include "ng_log.h"
+#include "ng_patch.h"
 #include "ng_prof.h"
 #include "ng_stack.h"
 #include "ng_track.h"
@@ -45,6 +46,8 @@ static const ncclguard_api api = {
     ng_api_adopt_events,
     ng_api_adopt_event,
     ng_stack_set_max,
+    ng_patch_start,
+    ng_patch_stats,
 };
 
 NG_EXPORT const ncclguard_api *ncclguard_test(const ncclguard_hooks *h) {

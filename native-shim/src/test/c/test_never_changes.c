@@ -11,7 +11,7 @@
 
 #include "agent_test.h"
 
-enum { WAY_PLAIN, WAY_TAIL, WAY_POINTER, WAY_THREAD, WAY_FORK, WAY_OTHER, WAY_EXPORTED_TAIL, WAY_DLCLOSE };
+enum { WAY_PLAIN, WAY_TAIL, WAY_POINTER, WAY_THREAD, WAY_FORK, WAY_OTHER, WAY_EXPORTED_TAIL, WAY_DLCLOSE, WAY_ATTACH };
 enum { LINK_DYNAMIC, LINK_STATIC_EXPORTED, LINK_STATIC_HIDDEN };
 static const char *const app_libs[] = {"libng_app_dyn.so", "libng_app_sexp.so", "libng_app_shid.so"};
 
@@ -73,17 +73,19 @@ static int c_seen(int fn, int64_t handle, int device, int slot, int64_t caller) 
 static void c_plugin_init(int64_t record) { (void)record; }
 static const ncclguard_hooks counting = {c_enter, c_exit, c_hot_enter, c_hot_exit, c_seen, c_plugin_init, NULL, NULL};
 
+static void start_agent(void) {
+  load_agent(&counting, 1);
+  fn_init = fn_id("ncclCommInitRank");
+  fn_destroy = fn_id("ncclCommDestroy");
+  fn_abort = fn_id("ncclCommAbort");
+}
+
 /* The run itself, in its own process: the agent or not, then the application as a JVM loads it. */
 static void run_app(int link, int way, int with_agent) {
   shared->pid = getpid();
   alarm(60);
   void *other = way == WAY_OTHER ? dlopen("libng_other.so", RTLD_NOW | RTLD_NOLOAD) : NULL;
-  if (with_agent) {
-    load_agent(&counting, 1);
-    fn_init = fn_id("ncclCommInitRank");
-    fn_destroy = fn_id("ncclCommDestroy");
-    fn_abort = fn_id("ncclCommAbort");
-  }
+  if (with_agent && way != WAY_ATTACH) start_agent();
   char line[512];
   size_t len = 0;
   int cycles = way == WAY_DLCLOSE ? 3 : 1;
@@ -105,6 +107,16 @@ static void run_app(int link, int way, int with_agent) {
       int ri = init(&comm, id);
       int rd = tail_destroy(comm);
       len += (size_t)snprintf(shared->out + len, sizeof(shared->out) - len, "%s; exported tail: init %d destroy %d; ", line, ri, rd);
+    } else if (way == WAY_ATTACH) {
+      /* the application's library loaded and used before an attach: its slots are bound by then */
+      run(WAY_PLAIN, line, sizeof(line));
+      len += (size_t)snprintf(shared->out + len, sizeof(shared->out) - len, "before the attach: %s; ", line);
+      if (with_agent) {
+        start_agent();
+        if (ng->patch_imports() <= 0) len += (size_t)snprintf(shared->out + len, sizeof(shared->out) - len, "nothing patched; ");
+      }
+      run(WAY_PLAIN, line, sizeof(line));
+      len += (size_t)snprintf(shared->out + len, sizeof(shared->out) - len, "%s; ", line);
     } else {
       run(way == WAY_OTHER || way == WAY_DLCLOSE ? WAY_PLAIN : way, line, sizeof(line));
       len += (size_t)snprintf(shared->out + len, sizeof(shared->out) - len, "%s; ", line);
@@ -213,7 +225,8 @@ static void cell(int link, int way, int inits, const char *init_lib, const char 
   static void name##_through_pointers(void) { cell(link, WAY_POINTER, inits, lib, lib); }           \
   static void name##_on_a_pthread(void) { cell(link, WAY_THREAD, inits, lib, lib); }                \
   static void name##_in_a_fork_child(void) { cell(link, WAY_FORK, inits, lib, lib); }               \
-  static void name##_dlclosed_and_opened_again(void) { cell(link, WAY_DLCLOSE, inits, lib, lib); }
+  static void name##_dlclosed_and_opened_again(void) { cell(link, WAY_DLCLOSE, inits, lib, lib); } \
+  static void name##_loaded_and_used_before_an_attach(void) { cell(link, WAY_ATTACH, inits, lib, lib); }
 
 CELLS(dynamic, LINK_DYNAMIC, 2, "libng_app_dyn.so")
 CELLS(static_exported, LINK_STATIC_EXPORTED, 2, "libng_app_sexp.so")
@@ -230,7 +243,8 @@ static void static_hidden_behind_another_interposer(void) { cell(LINK_STATIC_HID
 #define ROW(name) {#name "_plain", name##_plain, NULL, NULL}, {#name "_tail_calls", name##_tail_calls, NULL, NULL}, \
     {#name "_through_pointers", name##_through_pointers, NULL, NULL}, {#name "_on_a_pthread", name##_on_a_pthread, NULL, NULL}, \
     {#name "_in_a_fork_child", name##_in_a_fork_child, NULL, NULL}, \
-    {#name "_dlclosed_and_opened_again", name##_dlclosed_and_opened_again, NULL, NULL}
+    {#name "_dlclosed_and_opened_again", name##_dlclosed_and_opened_again, NULL, NULL}, \
+    {#name "_loaded_and_used_before_an_attach", name##_loaded_and_used_before_an_attach, NULL, NULL}
 
 static const struct test_case cases[] = {
     ROW(dynamic),

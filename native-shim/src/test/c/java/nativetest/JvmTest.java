@@ -70,6 +70,8 @@ public final class JvmTest {
         check(Interposer.catalogSize() > 40 && "ncclCommInitRank".equals(Interposer.functionName(0)),
                 "the natives are registered on Interposer");
         check(Interposer.promote(), "promote() puts the library in the global scope");
+        // the JVM's own objects get the dlopen hook: System.load goes through it from here on
+        check(Interposer.patchImports() > 0, "patchImports() patches the loaded objects");
         System.load(args[1]);
 
         long event = JvmNatives.createEvent();

@@ -146,7 +146,7 @@ public final class Installer {
         }
         if (options.nativeInterposer()) {
             part.stackDepot(options.stackDepot());
-            part.interpose(tracker, options.suppressions().libraries());
+            part.interpose(tracker, options.suppressions().libraries(), options.nativePatch());
         }
         if (options.ncclProfiler()) {
             profiler = ProfilerBridge.install(part, tracker, options.stacks());

@@ -42,6 +42,17 @@ public final class WrappedNatives {
         }
     }
 
+    /**
+     * Whether native method {@code method} of class {@code binaryName} is one a Java bridge tracks:
+     * wrapped, or (after an attach) reached at its call sites under its own name.
+     */
+    public static boolean has(String binaryName, String method) {
+        String name = jniShortName(binaryName, method);
+        synchronized (NAMES) {
+            return NAMES.contains(name);
+        }
+    }
+
     /** Listens from now on, and hears the names so far at once. */
     public static void listen(Listener l) {
         String[] all;

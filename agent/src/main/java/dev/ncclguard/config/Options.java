@@ -66,11 +66,13 @@ public final class Options {
                     "how long an event may stay pending before the MBean counts it"),
             // the native part (bridge.interposer, bridge.profiler)
             new Key("native", "on", "on or off", "track NCCL and CUDA calls made from native code (the interposer)"),
+            new Key("native-patch", "on", "on or off",
+                    "also patch the import slots of loaded libraries (after an attach, dlsym, RTLD_DEEPBIND, -z now)"),
             new Key("nccl-profiler", "on", "on or off", "the agent's library is also NCCL's profiler plugin"),
             new Key("native-dir", "tmpdir", "tmpdir (java.io.tmpdir) or the path of a directory",
                     "where the native library is extracted"),
             new Key("stack-depot", "65536", "an integer from 0 (off) to 16777216",
-                    "distinct creating stacks the native part keeps; past it, creations take the slower exact path"));
+                    "distinct creating stacks kept (native and Java depots); past it, a new stack is not kept"));
 
     private static final Map<String, Key> BY_NAME = new LinkedHashMap<>();
 
@@ -340,6 +342,15 @@ public final class Options {
         return (Boolean) values.get("native");
     }
 
+    /**
+     * Whether the native part also patches the import slots of loaded libraries (those loaded before
+     * it, -z now, -fno-plt, RTLD_DEEPBIND) and hooks their dlopen and dlsym; off: only libraries
+     * that bind to it through the global scope are seen.
+     */
+    public boolean nativePatch() {
+        return (Boolean) values.get("native-patch");
+    }
+
     /** Whether NCCL loads the agent's native library as its profiler plugin. */
     public boolean ncclProfiler() {
         return (Boolean) values.get("nccl-profiler");
@@ -499,6 +510,7 @@ public final class Options {
                 return exitCode(text);
             case "stacks":
             case "native":
+            case "native-patch":
             case "nccl-profiler":
                 return onOff(text);
             case "native-dir":

@@ -153,7 +153,7 @@ class ConfigFileTest {
     void anUnknownKeyInTheFileIsNamedWithTheFile() throws IOException {
         String config = file("reprot=/tmp/x.json\n");
         assertEquals("ncclguard: invalid config file '" + config + "' for option config: unknown option 'reprot' "
-                + "(valid: action, report, text, exit-code, stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, stack-depot); "
+                + "(valid: action, report, text, exit-code, stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, native-patch, nccl-profiler, native-dir, stack-depot); "
                 + "expected a readable properties file of key=value lines", error("config=" + config, NONE, NONE));
     }
 

@@ -64,7 +64,7 @@ class OptionsTest {
         assertEquals("/tmp/b.txt", o.bindings());
         assertEquals(Duration.ofMinutes(2), o.pendingThreshold());
         assertEquals("action=cleanup,report=/tmp/r-%p.json,text=none,exit-code=3,stacks=off,timeout=500ms,"
-                + "logging=application,log-level=info,bindings=/tmp/b.txt,suppress=none,pending-threshold=120000ms,native=on,nccl-profiler=on,native-dir=tmpdir,stack-depot=65536", o.toString());
+                + "logging=application,log-level=info,bindings=/tmp/b.txt,suppress=none,pending-threshold=120000ms,native=on,native-patch=on,nccl-profiler=on,native-dir=tmpdir,stack-depot=65536", o.toString());
     }
 
     @Test
@@ -113,7 +113,7 @@ class OptionsTest {
     @Test
     void unknownKeyListsTheValidOnes() {
         assertEquals("ncclguard: unknown option 'stack' (did you mean stacks? valid: action, report, text, exit-code, "
-                + "stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, stack-depot, config)", error("stack=on"));
+                + "stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, native-patch, nccl-profiler, native-dir, stack-depot, config)", error("stack=on"));
     }
 
     @Test
@@ -154,8 +154,8 @@ class OptionsTest {
         "timeout=99999999999999s | ncclguard: invalid value '99999999999999s' for option timeout: expected a duration from 1ms to 24h such as 500ms, 10s or 2m",
         "logging=slf4j       | ncclguard: invalid value 'slf4j' for option logging: expected stderr or application",
         "stacks              | ncclguard: missing value for option stacks: expected on or off",
-        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, stack-depot, config)",
-        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, stack-depot, config)",
+        "verbose             | ncclguard: unknown option 'verbose' (valid: action, report, text, exit-code, stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, native-patch, nccl-profiler, native-dir, stack-depot, config)",
+        "=on                 | ncclguard: unknown option '' (valid: action, report, text, exit-code, stacks, timeout, logging, log-level, bindings, suppress, pending-threshold, native, native-patch, nccl-profiler, native-dir, stack-depot, config)",
     })
     void everyBadInputFailsWithItsOneLine(String args, String message) {
         assertEquals(message, error(args));
@@ -186,7 +186,7 @@ class OptionsTest {
     @Test
     void valuesCannotHoldACommaSinceItSeparatesArguments() {
         assertEquals("ncclguard: unknown option 'b.json' (valid: action, report, text, exit-code, stacks, timeout, "
-                + "logging, log-level, bindings, suppress, pending-threshold, native, nccl-profiler, native-dir, stack-depot, config)", error("report=/tmp/a,b.json"));
+                + "logging, log-level, bindings, suppress, pending-threshold, native, native-patch, nccl-profiler, native-dir, stack-depot, config)", error("report=/tmp/a,b.json"));
     }
 
     @Test
@@ -234,7 +234,7 @@ class OptionsTest {
     @Test
     void keysAreListedInDocumentationOrder() {
         assertEquals(List.of("action", "report", "text", "exit-code", "stacks", "timeout", "logging", "log-level", "bindings",
-                "suppress", "pending-threshold", "native", "nccl-profiler", "native-dir", "stack-depot", "config"), Options.keys());
+                "suppress", "pending-threshold", "native", "native-patch", "nccl-profiler", "native-dir", "stack-depot", "config"), Options.keys());
     }
 
     @Test

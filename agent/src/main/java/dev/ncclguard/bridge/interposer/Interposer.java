@@ -37,6 +37,9 @@ public final class Interposer {
 
     static native boolean promote();
 
+    /** The import slots of loaded libraries from now on (native-patch=on); objects patched now. */
+    static native int patchImports();
+
     static native String lastError();
 
     static native void wrappedNatives(String[] names);

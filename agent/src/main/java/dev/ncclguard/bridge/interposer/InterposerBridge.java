@@ -135,11 +135,15 @@ final class InterposerBridge {
      * only once a native method was wrapped.
      */
     private static boolean calledByWrappedNative() {
-        String prefix = WrappedNatives.prefix();
-        if (!WrappedNatives.any() || prefix == null) {
+        if (!WrappedNatives.any()) {
             return false;
         }
+        String prefix = WrappedNatives.prefix();
+        // a wrapped native runs under the prefix; one of a class loaded before an attach keeps its
+        // name (its call sites were rewritten), and its library's slots are patched: the same calls
         return WALKER.walk(frames -> frames.dropWhile(f -> f.getClassName().startsWith(OWN)).findFirst()
-                .map(f -> f.getMethodName().startsWith(prefix)).orElse(false));
+                .map(f -> prefix != null && f.getMethodName().startsWith(prefix)
+                        || f.isNativeMethod() && WrappedNatives.has(f.getClassName(), f.getMethodName()))
+                .orElse(false));
     }
 }

@@ -29,6 +29,7 @@ public final class NativePart {
 
     private final Path path;
     private volatile boolean interposing;
+    private volatile boolean patching;
 
     private NativePart(Path path) {
         this.path = path;
@@ -87,10 +88,12 @@ public final class NativePart {
     /**
      * Option native=on: the tracker hears of native calls from now on, calls of the libraries
      * named in {@code suppressedLibraries} and of the JNI entry points the Java bridges wrap are
-     * left out, and the library is promoted to the global scope. False after one line when the
-     * promotion failed (the Java bridges and the profiler plugin go on).
+     * left out, and the library is promoted to the global scope; with {@code patch} (option
+     * native-patch) the import slots of the libraries already loaded, and of those loaded later
+     * through a patched dlopen, are pointed at it too. False after one line when the promotion
+     * failed (the Java bridges and the profiler plugin go on).
      */
-    public boolean interpose(Tracker tracker, List<String> suppressedLibraries) {
+    public boolean interpose(Tracker tracker, List<String> suppressedLibraries, boolean patch) {
         InterposerBridge bridge = new InterposerBridge(tracker);
         tracker.nativeSlots(new CSlots(bridge));
         Interposer.bridge = bridge;
@@ -108,6 +111,15 @@ public final class NativePart {
             return false;
         }
         interposing = true;
+        if (patch) {
+            try {
+                Interposer.patchImports();
+                patching = true;
+            } catch (LinkageError e) {
+                Log.warn("the native part does not patch loaded libraries (" + e + "); libraries loaded from now on"
+                        + " are seen as before");
+            }
+        }
         return true;
     }
 
@@ -143,7 +155,13 @@ public final class NativePart {
         if (!interposing) {
             return "calls made in native code (libncclguard.so): NOT seen (native=off, or the line on stderr)";
         }
+        if (patching) {
+            return "calls made in native code (libncclguard.so " + path + "): seen from libraries loaded from now on"
+                    + (attached ? " and from those loaded before the attach (their handles made before it are"
+                            + " unknown)" : "") + ", their import slots patched (native-patch=off turns that off)";
+        }
         return "calls made in native code (libncclguard.so " + path + "): seen from libraries loaded "
-                + (attached ? "after the attach (references bound before it are not)" : "from now on");
+                + (attached ? "after the attach (references bound before it are not; native-patch=off)"
+                        : "from now on, through the global scope (native-patch=off)");
     }
 }

@@ -13,6 +13,7 @@ public final class Interposer {
 
     // --- natives (JNI_OnLoad registers them) ---
     public static native boolean promote();
+    public static native int patchImports();
     public static native String lastError();
     public static native void wrappedNatives(String[] names);
     public static native void suppressCallers(String[] names);
