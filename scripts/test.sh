@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 logs=target/test-logs
 mkdir -p "$logs"
 start=$SECONDS
-say() { printf 'test.sh [%02d:%02d] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; }
+said=$SECONDS
+say() { printf 'test.sh [%02d:%02d] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; said=$SECONDS; }
 
 if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ]; then sudo=; elif command -v sudo >/dev/null 2>&1; then sudo=sudo; else
@@ -42,7 +43,7 @@ mvn -B -ntp -Dstyle.color=never -T 2 verify "$@" >"$logs/mvn.log" 2>&1 &
 mvn=$!
 
 # A line per module, per test phase and per test summary, every error line as it comes; a progress
-# line when 30 s pass without one.
+# line when 30 s pass without one (Maven may print lines this shows none of: the C tests' own).
 phase="starting"
 while true; do
   if IFS= read -r -t 30 line; then
@@ -62,6 +63,7 @@ while true; do
       *"  Passed: "*|*".. FAILED"*|*".. SUCCESS"*) say "  ${line#\[*\] }" ;;
       *"[INFO] BUILD SUCCESS"*|*"[INFO] BUILD FAILURE"*) printf '%s\n' "$line" ;;
     esac
+    [ $((SECONDS - said)) -lt 30 ] || say "... still at: $phase"
   else
     # read timed out (no line for 30 s), or the log ended with Maven
     kill -0 "$mvn" 2>/dev/null || break
