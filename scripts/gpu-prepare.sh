@@ -25,7 +25,7 @@ rm -rf .gpu/stub-gpu && cp -r bench/target/stub-gpu .gpu/stub-gpu
 cp samples/bindings/jni.txt .gpu/bindings-jni.txt
 # the JDK's jni.h for scripts/gpu/80-native.sh, which links the EP runtime there with its libnccl_static.a
 rm -rf .gpu/jdk-include && cp -r "$jdk/include" .gpu/jdk-include
-# scripts/gpu/84-torch.sh's Java client (no javac travels; its JNI library is compiled there with gcc)
+# scripts/gpu/85-torch.sh's Java client (no javac travels; its JNI library is compiled there with gcc)
 rm -rf .gpu/torch && mkdir -p .gpu/torch
 "$jdk/bin/javac" --release 17 -d .gpu/torch scripts/gpu/torch/TorchClient.java
 # JavaCPP's CUDA presets for the javacpp bridge (about 6.5 MB: the linux-x86_64 JNI libraries only)

@@ -1,7 +1,7 @@
 import java.util.Locale;
 
 /**
- * A real NCCL client in a JVM for scripts/gpu/84-torch.sh (part "torch" of scripts/gpu-check.sh):
+ * A real NCCL client in a JVM for scripts/gpu/85-torch.sh (part "torch" of scripts/gpu-check.sh):
  * PyTorch's ProcessGroupNCCL driven from Java through an embedded CPython (torch_jni.c), on the
  * calling Java thread, so that the agent's native part sees libtorch's NCCL and CUDA calls with the
  * Java frames that entered the JNI library ({@code TorchClient.runPython(Native Method)}).

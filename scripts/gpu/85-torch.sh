@@ -18,11 +18,11 @@
 # is compiled here with gcc. Overrides: TORCH_VENV (/opt/torch/.venv), TORCH_LIBPYTHON
 # (/usr/lib/x86_64-linux-gnu/libpython3.X.so of the venv's 3.X), TORCH_PYTHONHOME (/usr),
 # TORCH_TIMEOUT (300 s per JVM).
-# Sourced by scripts/gpu-check.sh (part "torch"), or run alone: scripts/gpu/84-torch.sh [OUTDIR].
+# Sourced by scripts/gpu-check.sh (part "torch"), or run alone: scripts/gpu/85-torch.sh [OUTDIR].
 if [ -z "${log:-}" ]; then
   set -u
   cd "$(dirname "$0")/../.."
-  out=${1:-${OUT:?usage: scripts/gpu/84-torch.sh OUTDIR (or set OUT)}}
+  out=${1:-${OUT:?usage: scripts/gpu/85-torch.sh OUTDIR (or set OUT)}}
   . scripts/gpu/lib.sh
   gpu_env "$out"
   say "# ncclguard with PyTorch in a JVM on $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
