@@ -35,18 +35,18 @@ if ! scripts/aarch64-tools.sh >"$logs/aarch64-tools.log" 2>&1; then
   exit 2
 fi
 
-# Two modules at a time where the reactor allows it: the samples build beside native-shim's C tests,
-# and the plugin's, the JUnit extension's, micrometer's and bench's builds beside each other once
-# the agent is built (the agent's own tests run alone). No colour, no download progress.
-say "mvn -T 2 verify $* (log: $logs/mvn.log)"
-mvn -B -ntp -Dstyle.color=never -T 2 verify "$@" >"$logs/mvn.log" 2>&1 &
-mvn=$!
-
 # A line per module, per test phase and per test summary, every error line as it comes; a progress
 # line when 30 s pass without one (Maven may print lines this shows none of: the C tests' own).
-phase="starting"
-while true; do
-  if IFS= read -r -t 30 line; then
+show() {
+  local phase="starting" line rc
+  while true; do
+    IFS= read -r -t 30 line
+    rc=$?
+    if [ "$rc" -gt 128 ]; then # no line for 30 s
+      say "... still at: $phase"
+      continue
+    fi
+    [ "$rc" -eq 0 ] || break # the end of Maven's output
     case "$line" in
       *"[INFO] Building "*"["*/*"]"*)
         phase=$(sed -E 's/.*\[INFO\] Building (.*[^ ]) +\[([0-9]+\/[0-9]+)\].*/\2 \1/' <<<"$line")
@@ -64,15 +64,20 @@ while true; do
       *"[INFO] BUILD SUCCESS"*|*"[INFO] BUILD FAILURE"*) printf '%s\n' "$line" ;;
     esac
     [ $((SECONDS - said)) -lt 30 ] || say "... still at: $phase"
-  else
-    # read timed out (no line for 30 s), or the log ended with Maven
-    kill -0 "$mvn" 2>/dev/null || break
-    say "... still at: $phase"
-  fi
-done < <(tail -n +1 -F --pid="$mvn" "$logs/mvn.log" 2>/dev/null)
+  done
+}
 
-status=0
-wait "$mvn" || status=$?
+# Two modules at a time where the reactor allows it: the samples build beside native-shim's C tests,
+# and the plugin's, the JUnit extension's, micrometer's and bench's builds beside each other once
+# the agent is built (the agent's own tests run alone). No colour, no download progress.
+# Maven runs in the foreground of this script, piped: a command started with & in a script would
+# have SIGINT ignored (POSIX, for asynchronous lists without job control), and so would every JVM
+# it starts, which the tests of a SIGINT'ed application need to receive.
+say "mvn -T 2 verify $* (log: $logs/mvn.log)"
+set +e
+mvn -B -ntp -Dstyle.color=never -T 2 verify "$@" 2>&1 | tee "$logs/mvn.log" | show
+status=${PIPESTATUS[0]}
+set -e
 if [ "$status" -ne 0 ]; then
   # the failed tests' own reports hold their whole stack traces and output
   mapfile -t failed < <(grep -l -E '<<< (FAILURE|ERROR)!' -- */target/surefire-reports/*.txt */target/failsafe-reports/*.txt 2>/dev/null || true)
