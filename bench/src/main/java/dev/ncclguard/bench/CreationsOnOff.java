@@ -8,16 +8,10 @@ import dev.ncclguard.bootstrap.state.HookState;
 import dev.ncclguard.bootstrap.state.JnaSink;
 import dev.ncclguard.bootstrap.state.NativeSink;
 import dev.ncclguard.samples.jni.JniCudart;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -42,7 +36,6 @@ import java.util.Locale;
  */
 public final class CreationsOnOff {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-    private static final String JNI_LIBRARY = "dev/ncclguard/samples/jni/linux-x86_64/libncclguard-samples-jni.so";
     private static final String[] STATES = {"off", "stacks=off", "stacks=on", "throwable"};
 
     /** cuda_runtime_api.h by JNA direct mapping. */
@@ -86,7 +79,7 @@ public final class CreationsOnOff {
         Object tracker = trackerOf(jna);
         try (GpuSession gpu = GpuSession.open()) {
             Native.register(DirectCudart.class, NativeLibrary.getInstance(gpu.libs.cudartName));
-            loadJni();
+            NativeMethodCalls.loadJni();
             PointerByReference ref = new PointerByReference();
             long[] out = new long[1];
             List<String> names = List.of("JNA interface", "JNA direct", "JNI");
@@ -191,20 +184,6 @@ public final class CreationsOnOff {
     private static Method trackerSwitch(Object bridge) throws ReflectiveOperationException {
         Object tracker = trackerOf(bridge);
         return tracker.getClass().getMethod("stacks", boolean.class);
-    }
-
-    private static void loadJni() {
-        try (InputStream in = CreationsOnOff.class.getClassLoader().getResourceAsStream(JNI_LIBRARY)) {
-            if (in == null) {
-                throw new IllegalStateException("no " + JNI_LIBRARY + " on the class path");
-            }
-            Path file = Files.createTempFile("ncclguard-bench-jni", ".so");
-            file.toFile().deleteOnExit();
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            System.load(file.toString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     private static int calibrate(Runnable pair, long blockNanos) {

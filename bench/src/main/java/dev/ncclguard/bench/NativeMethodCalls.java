@@ -73,7 +73,7 @@ public class NativeMethodCalls {
     }
 
     /** The samples' JNI library, bound by soname to the NCCL and cudart that JNA loaded first. */
-    private static void loadJni() {
+    static void loadJni() {
         try (InputStream in = NativeMethodCalls.class.getClassLoader().getResourceAsStream(JNI_LIBRARY)) {
             if (in == null) {
                 throw new IllegalStateException("no " + JNI_LIBRARY + " on the class path");
