@@ -3,7 +3,7 @@
 # a communicator made on a pthread of the library, NCCL's profiler plugin loaded with the interposer
 # off, the report's commIds equal to NCCL's INFO lines, the runtime linked with this machine's
 # libnccl_static.a (plugin only), and NativeHotCalls under the agent on real cudart.
-# Each check prints one "PASS:" or "FAIL:" line; everything else goes to the log.
+# Each pcheck prints one "PASS:" or "FAIL:" line; everything else goes to the log.
 # Sourced by scripts/gpu-check.sh, or run alone: scripts/gpu/80-native.sh [OUTDIR] (default $OUT),
 # after scripts/gpu-prepare.sh (.gpu/, with the JDK's include/ in .gpu/jdk-include).
 if [ -z "${log:-}" ]; then
@@ -14,79 +14,56 @@ if [ -z "${log:-}" ]; then
   gpu_env "$out"
   say "# ncclguard native part on $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 fi
-n=$reports/native
-mkdir -p "$n"
-native_pass=0 native_fail=0
-check() { # check NAME CONDITION-RESULT(0/1) WHY
-  if [ "$2" -eq 0 ]; then say "PASS: native $1"; native_pass=$((native_pass + 1))
-  else say "FAIL: native $1: $3"; native_fail=$((native_fail + 1)); fi
-}
-# nrun NAME AGENT_OPTIONS [ENV=V...] -- JAVA_ARGS...: one JVM, its output in $n/NAME.out and in the log
-nrun() {
-  local name=$1 opts=$2; shift 2
-  local envs=()
-  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local agentarg=()
-  [ "$opts" != none ] && agentarg=("-javaagent:$agent=$opts")
-  say ""
-  say "### native $name"
-  say "\$ ${envs[*]} java ${agentarg[*]} $*"
-  env "${envs[@]}" "$java" "${agentarg[@]}" "$@" >"$n/$name.out" 2>&1
-  local rc=$?
-  cat "$n/$name.out" >>"$log"
-  say "exit status $rc"
-  for f in "$n/$name"*.json; do [ -f "$f" ] && { echo "--- $(basename "$f")" >>"$log"; cat "$f" >>"$log"; echo >>"$log"; }; done
-  return $rc
-}
+part_begin native "$reports/native"
+n=$part_dir
 # count PATTERN FILE: lines of FILE matching the extended regex
 count() { grep -cE "$1" "$2" 2>/dev/null || true; }
 ep=(-jar "$samples")
 
 # 1. leaky: the communicator, stream and event made in C, each with the Java frame that entered it
-nrun ep-leaky "report=$n/ep-leaky.json" NCCL_DEBUG=WARN -- "${ep[@]}" ep-leaky --ranks 1
+prun ep-leaky "report=$n/ep-leaky.json" NCCL_DEBUG=WARN -- "${ep[@]}" ep-leaky --ranks 1
 f=$n/ep-leaky.json
 c=$(count '"bridge": "native"' "$f"); l=$(count '"callerLibrary": "libep_runtime.so"' "$f")
 s=$(count '"dev.ncclguard.samples.ep.EpRuntime.open\(Native Method\)"' "$f")
-check "ep-leaky: comm, stream and event reported through the interposer with libep_runtime.so and the Java frame" \
+pcheck "ep-leaky: comm, stream and event reported through the interposer with libep_runtime.so and the Java frame" \
   $([ "$c" -eq 3 ] && [ "$l" -eq 3 ] && [ "$s" -eq 3 ]; echo $?) "bridge native $c, callerLibrary $l, EpRuntime.open frames $s (want 3 each)"
 
 # 2. clean: nothing leaked, the communicator created and released
-nrun ep-clean "report=$n/ep-clean.json" NCCL_DEBUG=WARN -- "${ep[@]}" ep-clean --ranks 1
+prun ep-clean "report=$n/ep-clean.json" NCCL_DEBUG=WARN -- "${ep[@]}" ep-clean --ranks 1
 f=$n/ep-clean.json
-check "ep-clean: no leak, 1 communicator created and released" \
+pcheck "ep-clean: no leak, 1 communicator created and released" \
   $(grep -q '"leaks": \[ \]\|"leaks": \[\]' "$f" && grep -q '"commsCreated": 1,' "$f" && grep -q '"commsReleased": 1,' "$f"; echo $?) \
   "see $f"
 
 # 3. cleanup: the agent destroys the leaked communicator; NCCL's INFO line says so
-nrun ep-cleanup "action=cleanup,report=$n/ep-cleanup.json" NCCL_DEBUG=INFO -- "${ep[@]}" ep-leaky --ranks 1
+prun ep-cleanup "action=cleanup,report=$n/ep-cleanup.json" NCCL_DEBUG=INFO -- "${ep[@]}" ep-leaky --ranks 1
 f=$n/ep-cleanup.json
 d=$(count '"cleanup": "destroyed"' "$f"); i=$(count 'NCCL INFO comm 0x[0-9a-f]+ rank 0 nRanks 1 .*Destroy COMPLETE|NCCL INFO .*ncclCommDestroy.*COMPLETE|Destroy COMPLETE' "$n/ep-cleanup.out")
-check "ep-cleanup: the communicator destroyed by the agent, NCCL's INFO line confirms it" \
+pcheck "ep-cleanup: the communicator destroyed by the agent, NCCL's INFO line confirms it" \
   $([ "$d" -ge 1 ] && [ "$i" -ge 1 ]; echo $?) "cleanup destroyed $d, NCCL destroy INFO lines $i"
 
 # 4. a communicator made on a pthread of the library: the native caller, no Java stack
-nrun ep-pthread "report=$n/ep-pthread.json" NCCL_DEBUG=WARN -- "${ep[@]}" ep-pthread --ranks 1
+prun ep-pthread "report=$n/ep-pthread.json" NCCL_DEBUG=WARN -- "${ep[@]}" ep-pthread --ranks 1
 f=$n/ep-pthread.json
-check "ep-pthread: the communicator carries a native backtrace from libep_runtime.so" \
+pcheck "ep-pthread: the communicator carries a native backtrace from libep_runtime.so" \
   $(grep -q '"libep_runtime.so+0x' "$f"; echo $?) "no nativeStack frame of libep_runtime.so in $f"
 
 # 5. NCCL loads the plugin with the interposer off; the communicator is seen by the plugin alone
-nrun ep-plugin-only "native=off,report=$n/ep-plugin-only.json" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV -- "${ep[@]}" ep-leaky --ranks 1
+prun ep-plugin-only "native=off,report=$n/ep-plugin-only.json" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV -- "${ep[@]}" ep-leaky --ranks 1
 f=$n/ep-plugin-only.json
 p=$(count 'Successfully loaded external profiler plugin|PROFILER/Plugin: Loaded ncclguard' "$n/ep-plugin-only.out")
 b=$(count '"bridge": "nccl-profiler"' "$f")
-check "plugin loaded by real NCCL with native=off, the communicator reported through it" \
+pcheck "plugin loaded by real NCCL with native=off, the communicator reported through it" \
   $([ "$p" -ge 1 ] && [ "$b" -eq 1 ]; echo $?) "plugin INFO lines $p, nccl-profiler leaks $b"
 
 # 6. the report's commId is NCCL's (its Init COMPLETE line), from the interposer and from the plugin
 for case in ep-leaky:native=on ep-plugin-only:native=off; do
   name=${case%%:*}-ids; opt=${case#*:}
-  nrun "$name" "$opt,text=none,report=$n/$name.json" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT -- "${ep[@]}" ep-leaky --ranks 1
+  prun "$name" "$opt,text=none,report=$n/$name.json" NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT -- "${ep[@]}" ep-leaky --ranks 1
   printed=$(sed -n 's/.*commId 0x\([0-9a-f]*\) - Init COMPLETE.*/\1/p' "$n/$name.out" | head -1)
   printed=$(printf '%016s' "$printed" | tr ' ' 0)
   reported=$(sed -n 's/.*"commId": "\([0-9a-f]*\)".*/\1/p' "$n/$name.json" | head -1)
-  check "commId with $opt equals NCCL's Init COMPLETE line" \
+  pcheck "commId with $opt equals NCCL's Init COMPLETE line" \
     $([ -n "$reported" ] && [ "$printed" = "$reported" ]; echo $?) "NCCL printed $printed, the report says ${reported:-nothing}"
 done
 
@@ -95,23 +72,23 @@ static_lib=$n/libep_runtime_static.so
 nccl_a=${NCCL_STATIC_A:-/usr/lib/x86_64-linux-gnu/libnccl_static.a}
 cudart_dir=${CUDART_DIR:-$(dirname "$(ls /usr/local/cuda/targets/x86_64-linux/lib/libcudart.so* /usr/local/cuda*/lib64/libcudart.so* 2>/dev/null | head -1)" 2>/dev/null)}
 if [ ! -f "$nccl_a" ] || [ ! -d .gpu/jdk-include ]; then
-  check "static NCCL sample built" 1 "missing $nccl_a or .gpu/jdk-include (scripts/gpu-prepare.sh)"
+  pcheck "static NCCL sample built" 1 "missing $nccl_a or .gpu/jdk-include (scripts/gpu-prepare.sh)"
 elif ! gcc -std=gnu11 -O2 -fPIC -DEP_STATIC -I.gpu/jdk-include -I.gpu/jdk-include/linux -pthread -shared \
     -Wl,--exclude-libs,ALL -o "$static_lib" samples/src/main/c/ep_runtime.c "$nccl_a" \
     -L"$cudart_dir" -l:libcudart.so.13 -lstdc++ -lm -ldl -lrt >>"$log" 2>&1; then
-  check "static NCCL sample built" 1 "gcc failed against $nccl_a (see the log)"
+  pcheck "static NCCL sample built" 1 "gcc failed against $nccl_a (see the log)"
 else
-  check "static NCCL sample built against $nccl_a" 0 ""
+  pcheck "static NCCL sample built against $nccl_a" 0 ""
   sp=-Dncclguard.samples.ep.staticLibrary=$static_lib
-  nrun ep-static-leaky "report=$n/ep-static-leaky.json" NCCL_DEBUG=WARN -- "$sp" "${ep[@]}" ep-static-leaky --ranks 1
+  prun ep-static-leaky "report=$n/ep-static-leaky.json" NCCL_DEBUG=WARN -- "$sp" "${ep[@]}" ep-static-leaky --ranks 1
   f=$n/ep-static-leaky.json
   b=$(count '"bridge": "nccl-profiler"' "$f"); s=$(count '"dev.ncclguard.samples.ep.EpStaticRuntime.open\(Native Method\)"' "$f")
   r=$(count 'ncclguard cannot release it' "$n/ep-static-leaky.out")
-  check "static NCCL: the communicator reported by the plugin with the Java frame and the cannot-release line" \
+  pcheck "static NCCL: the communicator reported by the plugin with the Java frame and the cannot-release line" \
     $([ "$b" -eq 1 ] && [ "$s" -ge 1 ] && [ "$r" -ge 1 ]; echo $?) "nccl-profiler leaks $b, EpStaticRuntime.open frames $s, cannot-release lines $r"
-  nrun ep-static-clean "report=$n/ep-static-clean.json" NCCL_DEBUG=WARN -- "$sp" "${ep[@]}" ep-static-clean --ranks 1
+  prun ep-static-clean "report=$n/ep-static-clean.json" NCCL_DEBUG=WARN -- "$sp" "${ep[@]}" ep-static-clean --ranks 1
   f=$n/ep-static-clean.json
-  check "static NCCL clean: no leak" $(grep -q '"leaks": \[ \]\|"leaks": \[\]' "$f"; echo $?) "see $f"
+  pcheck "static NCCL clean: no leak" $(grep -q '"leaks": \[ \]\|"leaks": \[\]' "$f"; echo $?) "see $f"
 fi
 
 # 8. NativeHotCalls under the agent: the C loop through the PLT (the wrappers) vs the real functions,
@@ -122,14 +99,14 @@ bench=${bench:-.gpu/ncclguard-bench.jar}
 stub=${stub:-.gpu/stub-gpu}
 hot_worst() { awk '/^(cudaEventQuery|cudaEventRecord|ncclAllReduce)/ {for (i = 1; i <= NF; i++) if ($i == "added") {v = $(i + 1); if (v > w) w = v}} END {print w + 0}' "$1"; }
 if [ ! -f "$bench" ] || [ ! -f "$stub/libcudart.so.13" ]; then
-  check "NativeHotCalls" 1 "no $bench or $stub (scripts/gpu-prepare.sh)"
+  pcheck "NativeHotCalls" 1 "no $bench or $stub (scripts/gpu-prepare.sh)"
 else
-  nrun hotcalls-stub "text=none" -- "-Dncclguard.emu=$stub" -cp "$bench" dev.ncclguard.bench.NativeHotCalls --rounds 15 --iters 2000000
+  prun hotcalls-stub "text=none" -- "-Dncclguard.emu=$stub" -cp "$bench" dev.ncclguard.bench.NativeHotCalls --rounds 15 --iters 2000000
   f=$n/hotcalls-stub.out
   worst=$(hot_worst "$f")
-  check "NativeHotCalls, stand-in libraries: <= 20 ns of the agent's own work per tracked hot call (worst ${worst:-?} ns)" \
+  pcheck "NativeHotCalls, stand-in libraries: <= 20 ns of the agent's own work per tracked hot call (worst ${worst:-?} ns)" \
     $(awk -v w="$worst" 'BEGIN {exit !(w != "" && w <= 20)}'; echo $?) "see $f"
-  nrun hotcalls "text=none" -- -cp "$bench" dev.ncclguard.bench.NativeHotCalls --rounds 15 --probes
+  prun hotcalls "text=none" -- -cp "$bench" dev.ncclguard.bench.NativeHotCalls --rounds 15 --probes
   f=$n/hotcalls.out
   # the host's state for these figures: what 128 plain adds after a real record cost now (5-12 ns on
   # these hosts when their real calls run fast, 17-26 ns when they run 1.5-2 x slower)
@@ -142,22 +119,22 @@ else
   worst=$(grep -v '(timing event)' "$f" | hot_worst /dev/stdin)
   untracked=$(awk '/^cudaGetDevice/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$f")
   create=$(awk '/^cudaEventCreate/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$f")
-  check "NativeHotCalls, real cudart: <= 20 ns added per tracked hot call (worst ${worst:-?} ns)" \
+  pcheck "NativeHotCalls, real cudart: <= 20 ns added per tracked hot call (worst ${worst:-?} ns)" \
     $(awk -v w="$worst" 'BEGIN {exit !(w != "" && w <= 20)}'; echo $?) "see $f"
-  check "NativeHotCalls: untracked cudaGetDevice adds ~0 (${untracked:-?} ns, <= 2)" \
+  pcheck "NativeHotCalls: untracked cudaGetDevice adds ~0 (${untracked:-?} ns, <= 2)" \
     $(awk -v w="$untracked" 'BEGIN {exit !(w != "" && w <= 2)}'; echo $?) "see $f"
-  check "NativeHotCalls: a creation with its Java stack <= 20 us added (${create:-?} us)" \
+  pcheck "NativeHotCalls: a creation with its Java stack <= 20 us added (${create:-?} us)" \
     $(awk -v w="$create" 'BEGIN {exit !(w != "" && w <= 20)}'; echo $?) "see $f"
   # issue 28: a create + destroy pair at a Java stack seen before <= 0.5 us; a framework's operation
   # (two fresh events, two records, an all-reduce, a query, two destroys) <= 0.5 us added on real cudart
-  check "NativeHotCalls: a creation pair at a repeated stack <= 0.5 us added (${create:-?} us)" \
+  pcheck "NativeHotCalls: a creation pair at a repeated stack <= 0.5 us added (${create:-?} us)" \
     $(awk -v w="$create" 'BEGIN {exit !(w != "" && w <= 0.5)}'; echo $?) "see $f"
   fw=$(awk '/^framework op \(/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$f")
   ratio=$(awk '/^framework op ratio/ {for (i = 1; i <= NF; i++) if ($i == "median") print $(i + 1)}' "$f")
   fwstub=$(awk '/^framework op \(/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$n/hotcalls-stub.out")
   say "NativeHotCalls, framework loop: real cudart ${fw:-?} us added per operation (wrapper / real ${ratio:-?}); stand-ins ${fwstub:-?} us"
-  check "NativeHotCalls: a framework operation on real cudart <= 0.5 us added (${fw:-?} us, ratio ${ratio:-?})" \
+  pcheck "NativeHotCalls: a framework operation on real cudart <= 0.5 us added (${fw:-?} us, ratio ${ratio:-?})" \
     $(awk -v w="$fw" 'BEGIN {exit !(w != "" && w <= 0.5)}'; echo $?) "see $f"
 fi
 say ""
-say "native: $native_pass passed, $native_fail failed (logs and reports under $n)"
+part_end

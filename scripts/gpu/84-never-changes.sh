@@ -18,33 +18,8 @@ if [ -z "${log:-}" ]; then
   gpu_env "$out"
   say "# ncclguard never changes the application, on $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 fi
-nc=$reports/never-changes
-mkdir -p "$nc"
-nc_pass=0 nc_fail=0
-nc_check() { # nc_check NAME CONDITION-RESULT(0/1) WHY
-  if [ "$2" -eq 0 ]; then say "PASS: never-changes $1"; nc_pass=$((nc_pass + 1))
-  else say "FAIL: never-changes $1: $3"; nc_fail=$((nc_fail + 1)); fi
-}
-# ncrun NAME AGENT_OPTIONS [ENV=V...] -- JAVA_ARGS...: one JVM, its output in $nc/NAME.out and the log;
-# AGENT_OPTIONS "none": without the agent. Returns the JVM's exit status.
-ncrun() {
-  local name=$1 opts=$2; shift 2
-  local envs=()
-  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local agentarg=()
-  [ "$opts" != none ] && agentarg=("-javaagent:$agent=$opts")
-  say ""
-  say "### never-changes $name"
-  say "\$ ${envs[*]} java ${agentarg[*]} $*"
-  env "${envs[@]}" "$java" "${agentarg[@]}" "$@" >"$nc/$name.out" 2>&1
-  local rc=$?
-  cat "$nc/$name.out" >>"$log"
-  say "exit status $rc"
-  for f in "$nc/$name"*.json; do [ -f "$f" ] && { echo "--- $(basename "$f")" >>"$log"; cat "$f" >>"$log"; echo >>"$log"; }; done
-  return $rc
-}
-no_leak() { grep -q '"leaks": \[ \]\|"leaks": \[\]' "$1" 2>/dev/null; }
+part_begin never-changes "$reports/never-changes"
+nc=$part_dir
 ep=(-jar "$samples")
 
 # 1. static NCCL, exported, with a tail-called destroy
@@ -52,57 +27,57 @@ tail_lib=$nc/libep_runtime_static_tail.so
 nccl_a=${NCCL_STATIC_A:-/usr/lib/x86_64-linux-gnu/libnccl_static.a}
 cudart_dir=${CUDART_DIR:-$(dirname "$(ls /usr/local/cuda/targets/x86_64-linux/lib/libcudart.so* /usr/local/cuda*/lib64/libcudart.so* 2>/dev/null | head -1)" 2>/dev/null)}
 if [ ! -f "$nccl_a" ] || [ ! -d .gpu/jdk-include ]; then
-  nc_check "static NCCL tail-call runtime built" 1 "missing $nccl_a or .gpu/jdk-include (scripts/gpu-prepare.sh)"
+  pcheck "static NCCL tail-call runtime built" 1 "missing $nccl_a or .gpu/jdk-include (scripts/gpu-prepare.sh)"
 elif ! gcc -std=gnu11 -O2 -fPIC -DEP_STATIC -DEP_TAIL_CLOSE -I.gpu/jdk-include -I.gpu/jdk-include/linux -pthread -shared \
     -o "$tail_lib" samples/src/main/c/ep_runtime.c "$nccl_a" \
     -L"$cudart_dir" -l:libcudart.so.13 -lstdc++ -lm -ldl -lrt >>"$log" 2>&1; then
-  nc_check "static NCCL tail-call runtime built" 1 "gcc failed against $nccl_a (see the log)"
+  pcheck "static NCCL tail-call runtime built" 1 "gcc failed against $nccl_a (see the log)"
 else
   exported=$(nm -D --defined-only "$tail_lib" | grep -cE ' T p?ncclCommDestroy$')
   jumps=$(objdump -d --no-show-raw-insn "$tail_lib" | awk '/EpStaticRuntime_close>:/ {on=1; next} on && /^$/ {exit} on' | grep -cE 'jmp .*<p?ncclCommDestroy(@plt)?>')
-  nc_check "static NCCL tail-call runtime built against $nccl_a: NCCL's API exported, close ends in a jump to ncclCommDestroy" \
+  pcheck "static NCCL tail-call runtime built against $nccl_a: NCCL's API exported, close ends in a jump to ncclCommDestroy" \
     $([ "$exported" -ge 1 ] && [ "$jumps" -ge 1 ]; echo $?) "exported ncclCommDestroy $exported, jumps in close $jumps"
   sp=(-Dncclguard.samples.ep.staticLibrary="$tail_lib" -Dncclguard.samples.ep.tailClose=true)
-  ncrun static-tail-clean-without none NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-clean --ranks 1
+  prun static-tail-clean-without none NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-clean --ranks 1
   rc0=$?
-  ncrun static-tail-clean "report=$nc/static-tail-clean.json" NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-clean --ranks 1
+  prun static-tail-clean "report=$nc/static-tail-clean.json" NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-clean --ranks 1
   rc=$?
   f=$nc/static-tail-clean.json
   m=$(grep -c 'no loaded .* defines it' "$nc/static-tail-clean.out")
-  nc_check "static NCCL, tail-called destroy, clean: exit 0 as without the agent ($rc0), no leak, no failed call" \
+  pcheck "static NCCL, tail-called destroy, clean: exit 0 as without the agent ($rc0), no leak, no failed call" \
     $([ "$rc" -eq 0 ] && [ "$rc0" -eq 0 ] && no_leak "$f" && [ "$m" -eq 0 ]; echo $?) "exit $rc (without $rc0), missing-function lines $m, see $f"
-  ncrun static-tail-leaky "report=$nc/static-tail-leaky.json" NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-leaky --ranks 1
+  prun static-tail-leaky "report=$nc/static-tail-leaky.json" NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-leaky --ranks 1
   rc=$?
   f=$nc/static-tail-leaky.json
   l=$(grep -cE '"kind": "comm"' "$f" 2>/dev/null || true)
-  nc_check "static NCCL, tail-call runtime, leaky: exit 0, the communicator reported" \
+  pcheck "static NCCL, tail-call runtime, leaky: exit 0, the communicator reported" \
     $([ "$rc" -eq 0 ] && [ "$l" -ge 1 ]; echo $?) "exit $rc, comm leaks $l"
-  ncrun static-tail-cleanup "action=cleanup,report=$nc/static-tail-cleanup.json" NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-leaky --ranks 1
+  prun static-tail-cleanup "action=cleanup,report=$nc/static-tail-cleanup.json" NCCL_DEBUG=WARN -- "${sp[@]}" "${ep[@]}" ep-static-leaky --ranks 1
   rc=$?
   f=$nc/static-tail-cleanup.json
   d=$(grep -cE '"cleanup": "(destroyed|aborted)"' "$f" 2>/dev/null || true)
   cf=$(sed -n 's/.*"cleanupFailed": \([0-9]*\).*/\1/p' "$f" | head -1)
-  nc_check "static NCCL, tail-call runtime, cleanup: exit 0, the communicator destroyed, nothing failed" \
+  pcheck "static NCCL, tail-call runtime, cleanup: exit 0, the communicator destroyed, nothing failed" \
     $([ "$rc" -eq 0 ] && [ "$d" -ge 1 ] && [ "${cf:-1}" -eq 0 ]; echo $?) "exit $rc, destroyed $d, cleanupFailed ${cf:-none}"
 fi
 
 # 2. the DeepEP-style runtime under another interposer in LD_PRELOAD
 other=$nc/libng_other.so
 if ! gcc -std=gnu11 -O2 -fPIC -shared -Iabi -o "$other" native-shim/src/test/c/other_interposer.c -ldl >>"$log" 2>&1; then
-  nc_check "second interposer built" 1 "gcc failed (see the log)"
+  pcheck "second interposer built" 1 "gcc failed (see the log)"
 else
-  ncrun other-clean-without none LD_PRELOAD="$other" NCCL_DEBUG=WARN -- "${ep[@]}" ep-clean --ranks 1
+  prun other-clean-without none LD_PRELOAD="$other" NCCL_DEBUG=WARN -- "${ep[@]}" ep-clean --ranks 1
   rc0=$?
-  ncrun other-clean "report=$nc/other-clean.json" LD_PRELOAD="$other" NCCL_DEBUG=WARN -- "${ep[@]}" ep-clean --ranks 1
+  prun other-clean "report=$nc/other-clean.json" LD_PRELOAD="$other" NCCL_DEBUG=WARN -- "${ep[@]}" ep-clean --ranks 1
   rc=$?
   f=$nc/other-clean.json
-  nc_check "DeepEP-style runtime under a second LD_PRELOAD interposer: exit 0 as without the agent ($rc0), no leak" \
+  pcheck "DeepEP-style runtime under a second LD_PRELOAD interposer: exit 0 as without the agent ($rc0), no leak" \
     $([ "$rc" -eq 0 ] && [ "$rc0" -eq 0 ] && no_leak "$f"; echo $?) "exit $rc (without $rc0; 139 is the loop this fixed), see $f"
-  ncrun other-leaky "report=$nc/other-leaky.json" LD_PRELOAD="$other" NCCL_DEBUG=WARN -- "${ep[@]}" ep-leaky --ranks 1
+  prun other-leaky "report=$nc/other-leaky.json" LD_PRELOAD="$other" NCCL_DEBUG=WARN -- "${ep[@]}" ep-leaky --ranks 1
   rc=$?
   f=$nc/other-leaky.json
   l=$(grep -cE '"kind": "comm"' "$f" 2>/dev/null || true)
-  nc_check "DeepEP-style runtime under a second interposer, leaky: exit 0, the communicator reported" \
+  pcheck "DeepEP-style runtime under a second interposer, leaky: exit 0, the communicator reported" \
     $([ "$rc" -eq 0 ] && [ "$l" -ge 1 ]; echo $?) "exit $rc, comm leaks $l"
 fi
-say "never-changes: $nc_pass passed, $nc_fail failed"
+part_end

@@ -27,13 +27,8 @@ if [ -z "${log:-}" ]; then
   gpu_env "$out"
   say "# ncclguard with PyTorch in a JVM on $(hostname), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 fi
-t=$reports/torch
-mkdir -p "$t"
-torch_pass=0 torch_fail=0
-tcheck() { # tcheck NAME CONDITION-RESULT(0/1) WHY
-  if [ "$2" -eq 0 ]; then say "PASS: torch $1"; torch_pass=$((torch_pass + 1))
-  else say "FAIL: torch $1: $3"; torch_fail=$((torch_fail + 1)); fi
-}
+part_begin torch "$reports/torch"
+t=$part_dir
 torch_venv=${TORCH_VENV:-/opt/torch/.venv}
 torch_site=$(ls -d "$torch_venv"/lib/python3*/site-packages 2>/dev/null | head -1)
 torch_py=$torch_venv/bin/python3
@@ -134,10 +129,10 @@ torch_pythonhome=${TORCH_PYTHONHOME:-/usr}
 if [ -z "$torch_site" ] || [ ! -x "$torch_py" ] || [ -z "$torch_libpython" ] || [ ! -f "$torch_libpython" ]; then
   say "SKIP: torch: needs a venv with torch ($torch_venv: site-packages ${torch_site:-missing}) and its libpython (${torch_libpython:-no /usr/lib/x86_64-linux-gnu/lib$torch_pyver.so})"
 elif [ ! -f "$torch_classes/TorchClient.class" ] || [ ! -d .gpu/jdk-include ]; then
-  tcheck "client built" 1 "missing $torch_classes/TorchClient.class or .gpu/jdk-include (scripts/gpu-prepare.sh)"
+  pcheck "client built" 1 "missing $torch_classes/TorchClient.class or .gpu/jdk-include (scripts/gpu-prepare.sh)"
 elif ! gcc -std=gnu11 -O2 -Wall -fPIC -shared -I.gpu/jdk-include -I.gpu/jdk-include/linux \
     -o "$t/libtorchclient.so" scripts/gpu/torch/torch_jni.c -ldl -lpthread >>"$log" 2>&1; then
-  tcheck "client built" 1 "gcc failed on scripts/gpu/torch/torch_jni.c (see the log)"
+  pcheck "client built" 1 "gcc failed on scripts/gpu/torch/torch_jni.c (see the log)"
 else
   say "torch: venv $torch_venv ($torch_site), libpython $torch_libpython, PYTHONHOME $torch_pythonhome"
   "$torch_py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tee -a "$log"
@@ -146,7 +141,7 @@ else
   trun probe none -- probe
   rc=$?
   p=$(grep -c '^TORCHCLIENT probe python=' "$t/probe.out")
-  tcheck "embedded CPython runs from two Java threads" $([ "$rc" -eq 0 ] && [ "$p" -eq 3 ]; echo $?) \
+  pcheck "embedded CPython runs from two Java threads" $([ "$rc" -eq 0 ] && [ "$p" -eq 3 ]; echo $?) \
     "exit status $rc, $p of 3 probe lines (see $t/probe.out)"
 
   # 2. leaky: both communicators reported with the Java frame that entered the JNI library
@@ -155,7 +150,7 @@ else
   found=$(treport leaky "$t/leaky.json"); ok=$?
   say "leaky: $(sed -n 's/^TORCHCLIENT \(torch=.*\) thread=.*/\1/p' "$t/leaky.out"), libraries $(sed -n 's/^TORCHCLIENT libraries: //p' "$t/leaky.out")"
   say "leaky: $found"
-  tcheck "leaky: ncclCommInitRankConfig and ncclCommSplit reported, first frame TorchClient.runPython(Native Method)" \
+  pcheck "leaky: ncclCommInitRankConfig and ncclCommSplit reported, first frame TorchClient.runPython(Native Method)" \
     $([ "$ok" -eq 0 ] && grep -q '^TORCHCLIENT done mode=leaky' "$t/leaky.out"; echo $?) "exit status $rc; $found$(terr leaky)"
 
   # 3. clean: destroy_process_group() releases both, nothing reported
@@ -163,7 +158,7 @@ else
   rc=$?
   found=$(treport clean "$t/clean.json"); ok=$?
   say "clean: $found"
-  tcheck "clean: no leak after destroy_process_group(), exit 0" $([ "$ok" -eq 0 ] && [ "$rc" -eq 0 ]; echo $?) \
+  pcheck "clean: no leak after destroy_process_group(), exit 0" $([ "$ok" -eq 0 ] && [ "$rc" -eq 0 ]; echo $?) \
     "exit status $rc; $found$(terr clean)"
 
   # 4. cleanup: the agent destroys both while ProcessGroupNCCL's watchdog still runs
@@ -173,7 +168,7 @@ else
   d=$(grep -c 'Destroy COMPLETE' "$t/cleanup.out")
   w=$(sed -n 's/^TORCHCLIENT threads at return: //p' "$t/cleanup.out")
   say "cleanup: $found; NCCL Destroy COMPLETE lines $d; torch threads as the Java method returned: ${w:-none seen}"
-  tcheck "cleanup: both destroyed by the agent with the watchdog running, NCCL's Destroy COMPLETE, exit 0" \
+  pcheck "cleanup: both destroyed by the agent with the watchdog running, NCCL's Destroy COMPLETE, exit 0" \
     $([ "$ok" -eq 0 ] && [ "$d" -ge 2 ] && [ "$rc" -eq 0 ]; echo $?) "exit status $rc, Destroy COMPLETE lines $d (want 2); $found$(terr cleanup)"
 
   # 5. bench: interleaved rounds, which variant goes first flips every round
@@ -206,4 +201,4 @@ else
   done
 fi
 say ""
-say "torch: $torch_pass passed, $torch_fail failed (logs and reports under $t)"
+part_end

@@ -94,3 +94,41 @@ cpu_setup() {
   fi
   say "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 }
+
+# part_begin LABEL DIR: a part of checks (80-native, 84-never-changes, 85-torch): pcheck lines say
+# "PASS: LABEL ..." or "FAIL: LABEL ...: WHY" and are counted; prun writes its JVMs' outputs under DIR.
+part_begin() {
+  part=$1 part_dir=$2 part_pass=0 part_fail=0
+  mkdir -p "$part_dir"
+}
+# pcheck NAME CONDITION-RESULT(0/1) WHY
+pcheck() {
+  if [ "$2" -eq 0 ]; then say "PASS: $part $1"; part_pass=$((part_pass + 1))
+  else say "FAIL: $part $1: $3"; part_fail=$((part_fail + 1)); fi
+}
+# part_end: the part's count line
+part_end() {
+  say "$part: $part_pass passed, $part_fail failed (logs and reports under $part_dir)"
+}
+# prun NAME AGENT_OPTIONS [ENV=V...] -- JAVA_ARGS...: one JVM, its output in $part_dir/NAME.out and
+# the log, then its reports $part_dir/NAME*.json in the log; AGENT_OPTIONS "none": without the
+# agent. Returns the JVM's exit status.
+prun() {
+  local name=$1 opts=$2; shift 2
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local agentarg=()
+  [ "$opts" != none ] && agentarg=("-javaagent:$agent=$opts")
+  say ""
+  say "### $part $name"
+  say "\$ ${envs[*]} java ${agentarg[*]} $*"
+  env "${envs[@]}" "$java" "${agentarg[@]}" "$@" >"$part_dir/$name.out" 2>&1
+  local rc=$?
+  cat "$part_dir/$name.out" >>"$log"
+  say "exit status $rc"
+  for f in "$part_dir/$name"*.json; do [ -f "$f" ] && { echo "--- $(basename "$f")" >>"$log"; cat "$f" >>"$log"; echo >>"$log"; }; done
+  return $rc
+}
+# no_leak REPORT: whether the JSON report lists no leak
+no_leak() { grep -q '"leaks": \[ \]\|"leaks": \[\]' "$1" 2>/dev/null; }
