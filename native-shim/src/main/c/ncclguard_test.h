@@ -58,6 +58,8 @@ typedef struct {
   int (*patch_imports)(void);
   /* objects patched, slots written, slots left (not writable) */
   void (*patch_stats)(long out[3]);
+  /* takes (1) or lets go of (0) every lock of the profiler plugin, as a thread a fork catches */
+  void (*prof_hold_locks)(int hold);
 } ncclguard_api;
 
 /* Enters the test mode with these callbacks (NULL: no upcalls at all) and returns the natives. */

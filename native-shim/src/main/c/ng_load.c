@@ -10,6 +10,7 @@
 #include "ng_caller.h"
 #include "ng_load.h"
 #include "ng_log.h"
+#include "ng_prof.h"
 #include "ng_slots.h"
 #include "ng_track.h"
 #include "ng_upcall.h"
@@ -29,6 +30,7 @@ __attribute__((constructor)) static void ng_init(void) {
   ng_default_object.name = "";
   ng_track_init();
   ng_caller_init();
+  ng_prof_init();
   ng_gate_refresh();
   ng_bt_init();
   ng_up_init();

@@ -38,6 +38,8 @@ static atomic_int pending;
  * linker's lock, whose holder may be running a constructor that calls a hook) */
 static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *wrapper[NG_FN_COUNT];
+/* defined by a library in LD_PRELOAD (another interposer): its slots are left to bind to it */
+static unsigned char preloaded[NG_FN_COUNT];
 static atomic_long n_objects, n_slots, n_skipped;
 
 enum { KIND_SKIP, KIND_DLOPEN, KIND_ALL };
@@ -197,7 +199,7 @@ static void *target_of(const ng_image *im, uint32_t symi, int kind) {
   }
   if (kind != KIND_ALL) return NULL;
   int fn = catalog_fn(name);
-  if (fn < 0) return NULL;
+  if (fn < 0 || preloaded[fn]) return NULL;
   if (version != NULL && (ng_fn_nccl[fn] || strcmp(version, "libcudart.so.13") != 0)) return NULL;
   return wrapper[fn];
 }
@@ -435,12 +437,39 @@ static int find_self(const ng_image *im, void *data) {
   return 1;
 }
 
+/* Another interposer in LD_PRELOAD (a profiler, a site tool) comes first in the global scope on
+ * purpose: every reference binds to it, and it forwards to the next definition, the wrappers
+ * (promoted after it). A slot pointed at the wrappers would skip it: their real function is the
+ * next after them. So a function such a library defines is never patched; a slot bound around it
+ * (RTLD_DEEPBIND, an attach after a lazy slot bound to NCCL itself) is then not seen. */
+static int find_preloaded(const ng_image *im, void *data) {
+  const char *preload = data;
+  const char *name = base_name(im->name);
+  size_t len = strlen(name);
+  if (im->bias == ng_self_base || len == 0) return 0;
+  for (const char *p = preload; *p != '\0';) {
+    size_t n = strcspn(p, ": ");
+    const char *entry = p;
+    for (const char *q = p; q < p + n; q++)
+      if (*q == '/') entry = q + 1;
+    if ((size_t)(p + n - entry) == len && strncmp(entry, name, len) == 0) {
+      for (int fn = 0; fn < NG_FN_COUNT; fn++)
+        if (ng_image_lookup(im, ng_fn_name[fn]) != 0) preloaded[fn] = 1;
+    }
+    p += n;
+    p += strspn(p, ": ");
+  }
+  return 0;
+}
+
 int ng_patch_start(void) {
   int was = 0;
   if (!atomic_compare_exchange_strong(&started, &was, 1)) return 0;
   struct self_defs d = {0};
   ng_each_image(find_self, &d);
   if (!d.found) return 0;
+  const char *preload = getenv("LD_PRELOAD");
+  if (preload != NULL && preload[0] != '\0') ng_each_image(find_preloaded, (void *)preload);
   long before = atomic_load(&n_objects);
   patch_now();
   return (int)(atomic_load(&n_objects) - before);

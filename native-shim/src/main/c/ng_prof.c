@@ -135,6 +135,37 @@ static atomic_int synced_mask = -1;
 
 static void init_once(void) { pthread_spin_init(&pool_lock, PTHREAD_PROCESS_PRIVATE); }
 
+/* A fork's child has the forking thread alone: a lock another thread of the parent held would stay
+ * held there for good, and the child's NCCL (a communicator of its own) or the child's exit would
+ * wait on it. Each is made anew, as ng_caller.c does with its own (not taken in a prepare handler:
+ * a fork from inside the dynamic linker would wait on a holder that waits on the linker). What a
+ * holder was changing may be half done; the child only adds records of its own. */
+static void forked_child(void) {
+  pthread_spin_init(&pool_lock, PTHREAD_PROCESS_PRIVATE);
+  pthread_mutex_init(&comms_lock, NULL);
+  pthread_mutex_init(&user_lock, NULL);
+  for (int i = 0; i < ncomms; i++) {
+    if (comms[i] != NULL) pthread_spin_init(&comms[i]->lock, PTHREAD_PROCESS_PRIVATE);
+  }
+}
+
+void ng_prof_init(void) { pthread_atfork(NULL, NULL, forked_child); }
+
+void ng_prof_hold_locks(int hold) {
+  pthread_once(&once, init_once);
+  if (hold) {
+    pthread_mutex_lock(&user_lock);
+    pthread_mutex_lock(&comms_lock);
+    for (int i = 0; i < ncomms; i++) pthread_spin_lock(&comms[i]->lock);
+    pthread_spin_lock(&pool_lock);
+  } else {
+    pthread_spin_unlock(&pool_lock);
+    for (int i = 0; i < ncomms; i++) pthread_spin_unlock(&comms[i]->lock);
+    pthread_mutex_unlock(&comms_lock);
+    pthread_mutex_unlock(&user_lock);
+  }
+}
+
 static inline pev *pool_at(int32_t i) {
   return atomic_load_explicit(&pool_chunks[i / POOL_CHUNK], NG_ACQUIRE) + i % POOL_CHUNK;
 }
@@ -370,13 +401,17 @@ static void comm_add(pcomm *c) {
   pthread_mutex_lock(&comms_lock);
   if (ncomms == capcomms) {
     int cap = capcomms == 0 ? 64 : capcomms * 2;
-    pcomm **a = realloc(comms, sizeof(*a) * (size_t)cap);
+    /* a copy published before the old array is freed: a fork's child caught here still reads a
+     * whole array (forked_child walks it) */
+    pcomm **a = malloc(sizeof(*a) * (size_t)cap), **old = comms;
     if (a == NULL) {
       pthread_mutex_unlock(&comms_lock);
       return;
     }
+    if (ncomms > 0) memcpy(a, old, sizeof(*a) * (size_t)ncomms);
     comms = a;
     capcomms = cap;
+    free(old);
   }
   c->id = ncomms + 1;
   c->init_seq = atomic_fetch_add(&init_seq, 1) + 1;

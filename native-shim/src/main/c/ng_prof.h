@@ -6,6 +6,10 @@
 
 #pragma GCC visibility push(hidden)
 
+/* At load: the fork handler (a fork's child makes the locks here anew). */
+void ng_prof_init(void);
+/* Test mode only: takes (1) or lets go of (0) every lock here, as a thread caught by a fork holds one. */
+void ng_prof_hold_locks(int hold);
 /* The application's NCCL_PROFILER_PLUGIN (NULL: unset, "none": none); 0 and the last error set
  * if it cannot be loaded. */
 int ng_prof_user_plugin(const char *name);

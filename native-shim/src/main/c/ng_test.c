@@ -48,6 +48,7 @@ static const ncclguard_api api = {
     ng_stack_set_max,
     ng_patch_start,
     ng_patch_stats,
+    ng_prof_hold_locks,
 };
 
 NG_EXPORT const ncclguard_api *ncclguard_test(const ncclguard_hooks *h) {

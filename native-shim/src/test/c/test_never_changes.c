@@ -11,7 +11,8 @@
 
 #include "agent_test.h"
 
-enum { WAY_PLAIN, WAY_TAIL, WAY_POINTER, WAY_THREAD, WAY_FORK, WAY_OTHER, WAY_EXPORTED_TAIL, WAY_DLCLOSE, WAY_ATTACH };
+enum { WAY_PLAIN, WAY_TAIL, WAY_POINTER, WAY_THREAD, WAY_FORK, WAY_OTHER, WAY_EXPORTED_TAIL, WAY_DLCLOSE, WAY_ATTACH,
+       WAY_OTHER_PATCHED };
 enum { LINK_DYNAMIC, LINK_STATIC_EXPORTED, LINK_STATIC_HIDDEN };
 static const char *const app_libs[] = {"libng_app_dyn.so", "libng_app_sexp.so", "libng_app_shid.so"};
 
@@ -84,8 +85,12 @@ static void start_agent(void) {
 static void run_app(int link, int way, int with_agent) {
   shared->pid = getpid();
   alarm(60);
-  void *other = way == WAY_OTHER ? dlopen("libng_other.so", RTLD_NOW | RTLD_NOLOAD) : NULL;
+  int behind = way == WAY_OTHER || way == WAY_OTHER_PATCHED;
+  /* by its path: LD_PRELOAD loaded it under that name (it has no soname) */
+  void *other = behind ? dlopen(bin_path("libng_other.so"), RTLD_NOW | RTLD_NOLOAD) : NULL;
   if (with_agent && way != WAY_ATTACH) start_agent();
+  /* the JVM's agent patches import slots too (native-patch=on): the application's, once loaded */
+  if (with_agent && way == WAY_OTHER_PATCHED) ng->patch_imports();
   char line[512];
   size_t len = 0;
   int cycles = way == WAY_DLCLOSE ? 3 : 1;
@@ -118,7 +123,7 @@ static void run_app(int link, int way, int with_agent) {
       run(WAY_PLAIN, line, sizeof(line));
       len += (size_t)snprintf(shared->out + len, sizeof(shared->out) - len, "%s; ", line);
     } else {
-      run(way == WAY_OTHER || way == WAY_DLCLOSE ? WAY_PLAIN : way, line, sizeof(line));
+      run(behind || way == WAY_DLCLOSE ? WAY_PLAIN : way, line, sizeof(line));
       len += (size_t)snprintf(shared->out + len, sizeof(shared->out) - len, "%s; ", line);
     }
     if (way == WAY_DLCLOSE) {
@@ -144,7 +149,7 @@ static void run_once(int link, int way, int with_agent) {
   strcpy(shared->destroy_library, "?");
   pid_t child = fork();
   if (child == 0) {
-    if (way == WAY_OTHER) {
+    if (way == WAY_OTHER || way == WAY_OTHER_PATCHED) {
       char preload[1100], args[64], self[1024];
       snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", bin_path("libng_other.so"));
       putenv(preload);
@@ -239,6 +244,12 @@ static void static_exported_tail_call_from_an_exported_function(void) { cell(LIN
 /* behind another interposer that forwards with RTLD_NEXT: its call is the agent's caller */
 static void dynamic_behind_another_interposer(void) { cell(LINK_DYNAMIC, WAY_OTHER, 2, "libng_other.so", "libng_other.so"); }
 static void static_hidden_behind_another_interposer(void) { cell(LINK_STATIC_HIDDEN, WAY_OTHER, 0, "?", "?"); }
+/* the same with import slots patched (native-patch, as in a JVM): the functions the other
+ * interposer defines are left to it, so it still counts every call (the output compares its count;
+ * patched, it counted none) and its call stays the wrappers' caller */
+static void dynamic_behind_another_interposer_with_slots_patched(void) {
+  cell(LINK_DYNAMIC, WAY_OTHER_PATCHED, 2, "libng_other.so", "libng_other.so");
+}
 
 #define ROW(name) {#name "_plain", name##_plain, NULL, NULL}, {#name "_tail_calls", name##_tail_calls, NULL, NULL}, \
     {#name "_through_pointers", name##_through_pointers, NULL, NULL}, {#name "_on_a_pthread", name##_on_a_pthread, NULL, NULL}, \
@@ -254,6 +265,7 @@ static const struct test_case cases[] = {
     {"static_exported_tail_call_from_an_exported_function", static_exported_tail_call_from_an_exported_function, NULL, NULL},
     {"dynamic_behind_another_interposer", dynamic_behind_another_interposer, NULL, NULL},
     {"static_hidden_behind_another_interposer", static_hidden_behind_another_interposer, NULL, NULL},
+    {"dynamic_behind_another_interposer_with_slots_patched", dynamic_behind_another_interposer_with_slots_patched, NULL, NULL},
 };
 
 int main(int argc, char **argv) {

@@ -342,6 +342,57 @@ static void the_v6_entry_point_takes_ce_collectives(void) {
   CHECK_EQ(in_flight(r, NULL), 0);
 }
 
+/* A thread of the parent holds every lock of the plugin (pool, communicators, the application's
+ * plugin, each communicator's) when another forks: the child must not wait on them for good. */
+static int held_fds[2], release_fds[2];
+
+static void *hold_until_released(void *p) {
+  (void)p;
+  char c = 'h';
+  ng->prof_hold_locks(1);
+  REQUIRE_EQ(write(held_fds[1], &c, 1), 1);
+  REQUIRE_EQ(read(release_fds[0], &c, 1), 1);
+  ng->prof_hold_locks(0);
+  return NULL;
+}
+
+static void a_fork_child_does_not_wait_on_a_lock_its_parents_thread_held(void) {
+  load_plugin();
+  void *ctx = init5(0xf02c, 1, 0);
+  int64_t r = record_of();
+  REQUIRE_EQ(pipe(held_fds), 0);
+  REQUIRE_EQ(pipe(release_fds), 0);
+  pthread_t t;
+  REQUIRE_EQ(pthread_create(&t, NULL, hold_until_released, NULL), 0);
+  char c;
+  REQUIRE_EQ(read(held_fds[0], &c, 1), 1);
+  pid_t child = fork();
+  if (child == 0) {
+    alarm(10); /* a hang ends as SIGALRM */
+    int64_t out[4 * NCCLGUARD_PLUGIN_RECORD_LONGS];
+    int n = ng->plugin_comms(out, 4);        /* the communicators' lock */
+    int none = ng->user_plugin("none");       /* the application's plugin's */
+    int64_t f[NCCLGUARD_IN_FLIGHT_LONGS];
+    ng->in_flight(r, f, NCCLGUARD_IN_FLIGHT_LONGS); /* the communicator's own */
+    void *coll = start(ctx, ncclProfileColl, NULL, 1, 8); /* the event pool's */
+    int stopped = p5->stopEvent(coll);
+    void *ctx2 = init5(0xf02d, 1, 0);         /* a communicator of the child's own */
+    int fin = p5->finalize(ctx2);
+    _exit(n >= 1 && none == 1 && coll != NULL && stopped == 0 && fin == 0 ? 0 : 3);
+  }
+  REQUIRE_EQ(child > 0, 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  c = 'r';
+  REQUIRE_EQ(write(release_fds[1], &c, 1), 1);
+  pthread_join(t, NULL);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "the fork's child ended with status 0x%x (0xe: SIGALRM, it hung on a lock)\n", status);
+    FAILED();
+  }
+  REQUIRE_EQ(p5->finalize(ctx), 0);
+}
+
 static const struct test_case cases[] = {
     {"the_mask_asks_for_collectives_p2p_and_their_kernel_channels",
      the_mask_asks_for_collectives_p2p_and_their_kernel_channels, NULL, NULL},
@@ -359,6 +410,8 @@ static const struct test_case cases[] = {
     {"a_plugin_newer_than_nccl_is_not_used", a_plugin_newer_than_nccl_is_not_used, NULL, NULL},
     {"an_unloadable_plugin_is_an_error_with_a_reason", an_unloadable_plugin_is_an_error_with_a_reason, NULL, NULL},
     {"the_v6_entry_point_takes_ce_collectives", the_v6_entry_point_takes_ce_collectives, NULL, NULL},
+    {"a_fork_child_does_not_wait_on_a_lock_its_parents_thread_held",
+     a_fork_child_does_not_wait_on_a_lock_its_parents_thread_held, NULL, NULL},
 };
 
 TEST_MAIN(cases)

@@ -150,6 +150,62 @@ class AttachIT {
         assertEquals(0, ReportJson.summary(exit, "cleanupFailed"), exit.toString());
     }
 
+    /**
+     * A DeepEP-style runtime (its C library links NCCL by soname) loaded and used before the attach:
+     * its import slots are bound to NCCL by then (lazily at the first call, or at load with -z now,
+     * read-only after with -z relro), so the promotion alone does not reach its calls; the attach
+     * rewrites those slots (native-patch), and a communicator it makes in C afterwards is reported.
+     */
+    @ParameterizedTest
+    @CsvSource({"libep_runtime.so, false", "libep_runtime_now.so, true"})
+    void aCommunicatorMadeInCByALibraryUsedBeforeTheAttachIsReportedWithItsStack(String library, boolean bindNow)
+            throws Exception {
+        Path report = dir.resolve("ep.json");
+        AttachedRun run = leakInCAfterAnAttach(bindNow, "report=" + report);
+        JsonNode exit = ReportJson.read(report);
+        List<JsonNode> comms = ReportJson.leaks(exit, "comm");
+        assertEquals(1, comms.size(), exit.toString());
+        JsonNode comm = comms.get(0);
+        assertEquals("native", comm.path("bridge").asText(), comm.toString());
+        assertEquals(library, comm.path("callerLibrary").asText(), comm.toString());
+        assertEquals(NativeInterposerIT.OPEN, comm.path("stack").path(0).asText(), comm.toString());
+        assertTrue(comm.path("stack").toString().contains("dev.ncclguard.samples.EpSample.leakRuntime("), comm.toString());
+        // the communicator made and destroyed before the attach is unknown to the report
+        assertEquals(1, ReportJson.summary(exit, "commsCreated"), exit.toString());
+        String since = exit.path("attachedAt").asText();
+        assertFalse(since.isEmpty(), exit.toString());
+        assertTrue(run.stderr().contains("ncclguard: tracking since " + since), run.stderr());
+        assertTrue(run.stderr().lines().anyMatch(l -> l.startsWith("SUMMARY: ncclguard: ")
+                && l.contains("(partial: tracked since " + since + ", attached;")), run.stderr());
+        assertTrue(run.stderr().contains("at " + NativeInterposerIT.OPEN), "the text report's stack: " + run.stderr());
+    }
+
+    @Test
+    void withoutImportSlotPatchingTheCommunicatorOfALibraryUsedBeforeTheAttachIsMissed() throws Exception {
+        Path report = dir.resolve("ep-unpatched.json");
+        leakInCAfterAnAttach(false, "native-patch=off,report=" + report);
+        JsonNode exit = ReportJson.read(report);
+        for (JsonNode comm : ReportJson.leaks(exit, "comm")) {
+            assertFalse(comm.path("bridge").asText().equals("native"), "its slots still name NCCL itself: " + comm);
+        }
+    }
+
+    private record AttachedRun(String stderr) {
+    }
+
+    /** ep-serve: the runtime used once, the attach, a runtime leaked in C, the exit. */
+    private static AttachedRun leakInCAfterAnAttach(boolean bindNow, String options) throws Exception {
+        List<String> jvm = bindNow ? List.of("-Dncclguard.samples.ep.bindNow=true") : List.of();
+        try (LiveChild app = LiveChild.sample(JAVA_17, jvm, Map.of(), "samples: ep-serve: ready", "ep-serve")) {
+            Output attach = cli(JAVA_17, "attach", Long.toString(app.pid()), options);
+            assertEquals(0, attach.exitCode(), attach.describe());
+            app.send("leak");
+            app.await("samples: ep-serve: leaked");
+            assertEquals(0, app.stop(), app.describe());
+            return new AttachedRun(app.stderr());
+        }
+    }
+
     @Test
     void reportPathsThatCannotBeWrittenAndOutOfRangeValuesFailTheAttachAndLeaveTheTargetUntouched() throws Exception {
         try (LiveChild app = LiveChild.serve(JAVA_17, List.of(), Map.of())) {

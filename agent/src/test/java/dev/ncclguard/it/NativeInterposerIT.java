@@ -268,6 +268,96 @@ class NativeInterposerIT {
         assertTrue(json.toString().contains(RUNTIME), "the report names the suppressed library: " + json);
     }
 
+    @Test
+    void behindASecondInterposerInLdPreloadTheRuntimeRunsAsWithoutTheAgentAndIsTracked() throws Exception {
+        // another tool's interposer first in the global scope, forwarding with dlsym(RTLD_NEXT): the
+        // runtime's calls reach it, then the agent's wrappers (its call is their caller), then NCCL
+        String other = otherInterposer().toString();
+        Output without = ChildJvm.sample().env("LD_PRELOAD", other).run("ep-clean");
+        Path clean = dir.resolve("other-clean.json");
+        Output with = ChildJvm.sample().env("LD_PRELOAD", other).agent("report=" + clean).run("ep-clean");
+        assertEquals(0, without.exitCode(), without.describe());
+        assertEquals(0, with.exitCode(), with.describe());
+        assertEquals(sampleLines(without), sampleLines(with), with.describe());
+        JsonNode json = ReportJson.read(clean);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        assertEquals(2, ReportJson.summary(json, "commsCreated"), json.toString());
+        assertEquals(2, ReportJson.summary(json, "commsReleased"), json.toString());
+
+        Path leaky = dir.resolve("other-leaky.json");
+        Output r = ChildJvm.sample().env("LD_PRELOAD", other).agent("report=" + leaky).run("ep-leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        List<JsonNode> comms = ReportJson.leaks(ReportJson.read(leaky), "comm");
+        assertEquals(2, comms.size(), r.describe());
+        for (JsonNode comm : comms) {
+            assertEquals("native", comm.path("bridge").asText(), comm.toString());
+            // import-slot patching leaves what a library in LD_PRELOAD defines to it: the other
+            // interposer still gets each call, and its call is the wrappers' caller
+            assertEquals("libng_other.so", comm.path("callerLibrary").asText(), "the agent's caller: " + comm);
+            assertEquals(OPEN, comm.path("stack").path(0).asText(), comm.toString());
+        }
+    }
+
+    @Test
+    void aStaticNcclExportedRuntimeWhoseCloseTailCallsItsDestroyRunsAsWithoutTheAgent() throws Exception {
+        // libep_runtime_static_tail.so: the emulator's NCCL linked in with its API exported, and
+        // close ending in `return ncclCommDestroy(...)`, a jump (the samples' Makefile checks it):
+        // the wrapper's return address is the JVM's, and the real destroy is inside the runtime
+        String tail = "-D" + EpTail.PROPERTY + "=true";
+        Output without = ChildJvm.sample().jvmArg(tail).run("ep-static-clean", "--ranks", "1");
+        Path clean = dir.resolve("tail-clean.json");
+        Output with = ChildJvm.sample().jvmArg(tail).agent("report=" + clean).run("ep-static-clean", "--ranks", "1");
+        assertEquals(0, without.exitCode(), without.describe());
+        assertEquals(0, with.exitCode(), with.describe());
+        assertEquals(sampleLines(without), sampleLines(with), with.describe());
+        assertFalse(with.stderr().contains("defines it"), "no call failed for want of the real function: " + with.describe());
+        JsonNode json = ReportJson.read(clean);
+        assertEquals(0, json.path("leaks").size(), json.toString());
+        assertEquals(1, ReportJson.summary(json, "commsCreated"), json.toString());
+        assertEquals(1, ReportJson.summary(json, "commsReleased"), json.toString());
+
+        Path leaky = dir.resolve("tail-leaky.json");
+        Output r = ChildJvm.sample().jvmArg(tail).agent("report=" + leaky).run("ep-static-leaky", "--ranks", "1");
+        assertEquals(0, r.exitCode(), r.describe());
+        List<JsonNode> comms = ReportJson.leaks(ReportJson.read(leaky), "comm");
+        assertEquals(1, comms.size(), r.describe());
+        assertEquals("native", comms.get(0).path("bridge").asText(), comms.get(0).toString());
+        assertEquals(EpTail.LIBRARY, comms.get(0).path("callerLibrary").asText(), comms.get(0).toString());
+
+        Path cleanup = dir.resolve("tail-cleanup.json");
+        r = ChildJvm.sample().jvmArg(tail).agent("action=cleanup,report=" + cleanup).run("ep-static-leaky", "--ranks", "1");
+        assertEquals(0, r.exitCode(), r.describe());
+        JsonNode cleaned = ReportJson.read(cleanup);
+        comms = ReportJson.leaks(cleaned, "comm");
+        assertEquals(1, comms.size(), cleaned.toString());
+        assertEquals("destroyed", comms.get(0).path("cleanup").asText(), comms.get(0).toString());
+        assertEquals(0, ReportJson.summary(cleaned, "cleanupFailed"), cleaned.toString());
+    }
+
+    /** The samples' tail-call build of the static runtime. */
+    private static final class EpTail {
+        static final String PROPERTY = "ncclguard.samples.ep.tailClose";
+        static final String LIBRARY = "libep_runtime_static_tail.so";
+    }
+
+    /** The sample's own lines (results, counts), without the agent's. */
+    private static List<String> sampleLines(Output r) {
+        return r.stdout().lines().filter(l -> l.startsWith("samples:")).toList();
+    }
+
+    /** native-shim's second interposer (its C tests' other_interposer.c), built as scripts/gpu/84-never-changes.sh builds it. */
+    private Path otherInterposer() throws Exception {
+        Path root = Path.of("").toAbsolutePath().getParent(); // failsafe runs in agent/
+        Path source = root.resolve("native-shim/src/test/c/other_interposer.c");
+        assertTrue(Files.isRegularFile(source), "no " + source);
+        Path library = dir.resolve("libng_other.so");
+        Process gcc = new ProcessBuilder("gcc", "-std=gnu11", "-O2", "-fPIC", "-shared", "-I" + root.resolve("abi"),
+                "-o", library.toString(), source.toString(), "-ldl").redirectErrorStream(true).start();
+        String out = new String(gcc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, gcc.waitFor(), "gcc: " + out);
+        return library;
+    }
+
     private JsonNode leakyThrough(String bridge, String options) throws Exception {
         Path report = Files.createTempFile(dir, bridge, ".json");
         Output r = ChildJvm.sample().agent(options + "text=none,report=" + report).run("leaky", "--bridge", bridge);

@@ -68,6 +68,23 @@ public final class LiveChild implements AutoCloseable {
         return child;
     }
 
+    /**
+     * Another long-running sample scenario ({@code sampleArgs}, the scenario first) that reads
+     * commands on stdin, ready once it prints a line starting with {@code ready}.
+     */
+    public static LiveChild sample(String javaHome, List<String> jvmArgs, Map<String, String> env, String ready,
+            String... sampleArgs) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(javaHome, "bin", "java").toString());
+        cmd.add("-Dncclguard.emu=" + ChildJvm.EMU);
+        cmd.addAll(jvmArgs);
+        cmd.addAll(List.of("-jar", ChildJvm.SAMPLES_JAR.toString()));
+        cmd.addAll(List.of(sampleArgs));
+        LiveChild child = new LiveChild(cmd, env);
+        child.await(ready);
+        return child;
+    }
+
     public long pid() {
         return process.pid();
     }

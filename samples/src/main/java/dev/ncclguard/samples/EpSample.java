@@ -38,6 +38,9 @@ final class EpSample {
                 + " closes the runtime: each leaked event's stack names its own caller");
         SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
+        SCENARIOS.put("ep-serve", "opens the runtime, dispatches a step and closes it (a communicator made and"
+                + " destroyed in C), then waits for commands on stdin: 'leak' opens one more runtime it never closes,"
+                + " 'stop' ends; a JVM to attach to after its library was used");
         SCENARIOS.put("ep-stress", STRESS_WORKERS + " threads each open, dispatch, poll and close one-rank runtimes"
                 + " --iters times while " + STRESS_QUERIERS + " others poll runtimes of their own and ask the"
                 + " ncclguard MBean, if there is one, for its live report; everything released");
@@ -91,6 +94,10 @@ final class EpSample {
         String scenario = options.scenario();
         Runtime runtime = new Runtime(scenario.startsWith("ep-static-"));
         runtime.load();
+        if (scenario.equals("ep-serve")) {
+            serve(runtime, options);
+            return;
+        }
         if (scenario.equals("ep-stress")) {
             stress(runtime, options, count.getValue());
             return;
@@ -124,6 +131,41 @@ final class EpSample {
             }
         }
         System.out.println("samples: " + scenario + ": " + SCENARIOS.get(scenario));
+    }
+
+    /** ep-serve: the library loaded and used before an attach, then a leak on command after it. */
+    private static void serve(Runtime runtime, Options options) {
+        long first = openRuntime(runtime, runtime.newGroupId(), 1, 0, options.count(), false);
+        step(runtime, first);
+        if (runtime.close(first) >= 0) {
+            throw new SampleFailure("ep-serve: the first step's result is wrong");
+        }
+        System.out.println("samples: ep-serve: ready, pid " + ProcessHandle.current().pid() + "; the runtime was"
+                + " opened and closed once; commands on stdin: leak, stop");
+        try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                java.nio.charset.StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                switch (line.trim()) {
+                    case "leak" -> {
+                        leakRuntime(runtime, options);
+                        System.out.println("samples: ep-serve: leaked: a runtime opened and never closed");
+                    }
+                    case "stop" -> {
+                        System.out.println("samples: ep-serve: stopping");
+                        return;
+                    }
+                    case "" -> { }
+                    default -> System.out.println("samples: ep-serve: unknown command '" + line.trim() + "' (leak, stop)");
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new SampleFailure("ep-serve: cannot read stdin: " + e.getMessage());
+        }
+    }
+
+    private static void leakRuntime(Runtime runtime, Options options) {
+        step(runtime, openRuntime(runtime, runtime.newGroupId(), 1, 0, options.count(), false));
     }
 
     /** One rank: the names here are what a report's Java frames show. */

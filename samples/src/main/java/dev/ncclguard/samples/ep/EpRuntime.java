@@ -16,6 +16,10 @@ import java.nio.file.StandardCopyOption;
  */
 public final class EpRuntime {
     static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime.so";
+    /** The same runtime linked with -z now -z relro: its import slots bound at load and read-only after. */
+    static final String BIND_NOW_LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime_now.so";
+    /** "true": load the -z now -z relro build. */
+    public static final String BIND_NOW_PROPERTY = "ncclguard.samples.ep.bindNow";
     private static boolean loaded;
 
     private EpRuntime() {
@@ -46,7 +50,7 @@ public final class EpRuntime {
     /** Extracts the library from the jar (or class folder) and loads it, once. */
     public static synchronized void load() {
         if (!loaded) {
-            loadLibrary(LIBRARY, "ncclguard-samples-ep");
+            loadLibrary(Boolean.getBoolean(BIND_NOW_PROPERTY) ? BIND_NOW_LIBRARY : LIBRARY, "ncclguard-samples-ep");
             loaded = true;
         }
     }

@@ -8,6 +8,8 @@ package dev.ncclguard.samples.ep;
  */
 public final class EpStaticRuntime {
     static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime_static.so";
+    /** The build with NCCL's API exported and a tail-called destroy in close (TAIL_CLOSE_PROPERTY). */
+    static final String TAIL_LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libep_runtime_static_tail.so";
     /**
      * A build of the runtime to load instead of the jar's (scripts/gpu/80-native.sh links one with
      * the GPU machine's own libnccl_static.a).
@@ -16,6 +18,8 @@ public final class EpStaticRuntime {
     /**
      * "true": that build's close ends in a tail call of ncclCommDestroy (ep_runtime.c built with
      * EP_TAIL_CLOSE) and answers its status: 0 when all is right, else 1 + the first wrong element.
+     * Without LIBRARY_PROPERTY, the jar's own such build is loaded: the emulator's NCCL linked in
+     * with its API exported (libep_runtime_static_tail.so).
      */
     public static final String TAIL_CLOSE_PROPERTY = "ncclguard.samples.ep.tailClose";
     private static boolean loaded;
@@ -40,7 +44,8 @@ public final class EpStaticRuntime {
             if (own != null) {
                 System.load(java.nio.file.Path.of(own).toAbsolutePath().toString());
             } else {
-                EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-ep-static");
+                boolean tail = Boolean.getBoolean(TAIL_CLOSE_PROPERTY);
+                EpRuntime.loadLibrary(tail ? TAIL_LIBRARY : LIBRARY, "ncclguard-samples-ep-static");
             }
             loaded = true;
         }
