@@ -5,17 +5,37 @@
  * moved: what it found is validated by the caller (a C slot carries its key), and a miss is
  * retried under the lock. A grown table replaces the old one, which stays allocated (readers
  * may still be in it): the tables left behind add up to less than the newest. */
-#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ng.h"
+#include "ng_arch.h"
 #include "ng_map.h"
 
-static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
+/* A word, not a mutex: taken with one compare-and-swap, freed with a plain release store (a mutex's
+ * unlock is a second locked instruction, and creations and releases take this lock on a
+ * framework's hot path: docs/design.md, "Creations at hot-call cost"). Held for a few dozen
+ * instructions; a waiter pauses, then yields. */
+static _Atomic uint32_t writers;
 
-void ng_map_lock(void) { pthread_mutex_lock(&writers); }
-void ng_map_unlock(void) { pthread_mutex_unlock(&writers); }
+void ng_map_lock(void) {
+  int spins = 0;
+  while (1) {
+    uint32_t free = 0;
+    if (atomic_load_explicit(&writers, NG_RELAXED) == 0 &&
+        atomic_compare_exchange_weak_explicit(&writers, &free, 1, memory_order_acquire, NG_RELAXED))
+      return;
+    if (spins++ < 64) {
+      ng_pause();
+    } else {
+      sched_yield();
+      spins = 0;
+    }
+  }
+}
+
+void ng_map_unlock(void) { atomic_store_explicit(&writers, 0, NG_RELEASE); }
 
 static struct ng_map_table *table_new(uint32_t capacity) {
   struct ng_map_table *t = calloc(1, sizeof(*t) + (size_t)capacity * sizeof(ng_map_entry));

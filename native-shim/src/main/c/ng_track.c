@@ -40,8 +40,17 @@
 __thread ng_thread ng_self;
 pthread_key_t ng_thread_key;
 static _Atomic uint32_t thread_ids;
-/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted */
+/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted;
+ * written under the map lock only (a plain add: no locked instruction on a creation's path) */
 static _Atomic int64_t lazy_created, lazy_released, lazy_adopted;
+
+/* An add to a counter whose writers all hold the map lock; readers read it relaxed. */
+static inline void locked_add(_Atomic int64_t *c, int64_t n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, NG_RELAXED) + n, NG_RELAXED);
+}
+static inline void locked_add32(_Atomic int32_t *c, int32_t n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, NG_RELAXED) + n, NG_RELAXED);
+}
 
 static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
   return i | (int)((inc & NG_INC_MASK) << NG_INDEX_BITS) | (p == &ng_spool ? NG_STREAM_SLOT_BIT : 0);
@@ -73,14 +82,14 @@ static int32_t slot_alloc(ng_pool *p) {
     }
     atomic_store_explicit(&p->high, i + 1, NG_RELEASE);
   }
-  atomic_fetch_add_explicit(&p->live, 1, NG_RELAXED);
+  locked_add32(&p->live, 1);
   ng_head *h = ng_slot_at(p, i);
   h->where_base = (uint32_t)(i + 1) << NG_WHERE_INDEX_SHIFT;
   /* a new incarnation: NG_ENDED cleared, the version kept going */
   atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) & ~(NG_ENDED | NG_HELD), NG_RELAXED);
   /* a release: a hot path that reads the new incarnation (acquire) sees the old key's end and the
-   * lock word's reset (x86's locked add orders them anyway; aarch64 needs it said) */
-  atomic_fetch_add_explicit(&h->inc, 1, NG_RELEASE);
+   * lock word's reset. Only this function writes it, under the map lock: a store, not a locked add */
+  atomic_store_explicit(&h->inc, atomic_load_explicit(&h->inc, NG_RELAXED) + 1, NG_RELEASE);
   return i;
 }
 
@@ -94,7 +103,7 @@ static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
   atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
   ng_cold_of(h)->next_free = p->free_head;
   p->free_head = i;
-  atomic_fetch_sub_explicit(&p->live, 1, NG_RELAXED);
+  locked_add32(&p->live, -1);
   if (!locked) ng_map_unlock();
 }
 
@@ -253,27 +262,36 @@ static void forget(ng_pool *p, uint64_t key, int mark_java) {
   } else if (v != 0) {
     ng_map_remove(p->map, key);
   }
-  ng_map_unlock();
+  /* ended under the map lock, as every end of a slot is (forget_slot relies on it) */
   if (i >= 0) {
     slot_end(ng_slot_at(p, i));
-    slot_unref(p, i, NG_REF_C);
+    slot_unref_as(p, i, NG_REF_C, 1);
   }
+  ng_map_unlock();
 }
 
 /* Ends the slot a release found before its real call, if it is still that incarnation, and takes
  * its key out of the map only if the map still names it: the address may have been handed out
  * (and given a new slot) by the time the release returns. */
 static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
+  /* one lock section for the map, the end and the free list (a release on a framework's hot path) */
   ng_map_lock();
   uint64_t v = ng_map_get_locked(p->map, key);
   if (v == (uint64_t)ng_slot_index(h) + 2) ng_map_remove(p->map, key);
   else if (v == NG_JAVA_MARK) ng_map_remove(p->map, key);
-  ng_map_unlock();
-  ng_word_lock(&h->lock);
+  /* the incarnation changes under the map lock alone */
   int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
-  if (same) ng_mark_ended(h);
-  ng_word_unlock(&h->lock);
-  if (same) slot_unref(p, ng_slot_index(h), NG_REF_C);
+  if (same && p == &ng_epool && ng_w.rec_whole) {
+    /* an event's lock word guards only a record's two halves where a record is not one store:
+     * here every writer of it holds the map lock (slot_alloc, slot_end, this), so no CAS */
+    ng_mark_ended(h);
+  } else if (same) {
+    ng_word_lock(&h->lock);
+    ng_mark_ended(h);
+    ng_word_unlock(&h->lock);
+  }
+  if (same) slot_unref_as(p, ng_slot_index(h), NG_REF_C, 1);
+  ng_map_unlock();
 }
 
 static void mark_java(ng_pool *p, uint64_t key) {
@@ -516,17 +534,73 @@ static int up_exit(ng_call *k, int status, ng_site *site, int slot) {
   return ng_up_exit(k->fn, a, n + EXTRA_SLOTS, status, k->jtoken, site, slot);
 }
 
-/* A release of a lazy event (NG_REF_LAZY, Java has no record) takes its mark off first, so
- * that no adoption takes it while the release runs; false if it is not (any longer) lazy. */
-static int lazy_release_starts(ng_head *h, uint32_t inc) {
-  _Atomic uint32_t *refs = &ng_cold_of(h)->refs;
+/* A release of a lazy event (NG_REF_LAZY, Java has no record) ends it before its real call, in one
+ * section of the map lock: its refs go from C|LAZY to none (so no adoption takes it, and Java, which
+ * never held it, cannot start to), its key leaves the map, the slot is ended and free. What a failed
+ * release must put back is kept in the call (lazy_put_back). False if it is not (any longer) lazy. */
+static int lazy_release(ng_call *k) {
+  ng_eslot *e = (ng_eslot *)k->slot;
+  if (atomic_load_explicit(&e->cold.refs, NG_ACQUIRE) != (NG_REF_C | NG_REF_LAZY)) return 0;
+  int32_t i = ng_slot_index(&e->h);
+  ng_map_lock();
   uint32_t r = NG_REF_C | NG_REF_LAZY;
-  if (!atomic_compare_exchange_strong_explicit(refs, &r, NG_REF_C, memory_order_acq_rel, NG_ACQUIRE)) return 0;
-  if (atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc) return 1;
-  /* another incarnation's mark (the slot was reused since the lookup): put it back */
-  r = NG_REF_C;
-  atomic_compare_exchange_strong_explicit(refs, &r, NG_REF_C | NG_REF_LAZY, memory_order_acq_rel, NG_ACQUIRE);
-  return 0;
+  if (atomic_load_explicit(&e->h.inc, NG_RELAXED) != k->inc ||
+      !atomic_compare_exchange_strong_explicit(&e->cold.refs, &r, 0, memory_order_acq_rel, NG_ACQUIRE)) {
+    ng_map_unlock();
+    return 0;
+  }
+  ng_rec rec = ng_rec_load(e);
+  k->kept.stack = e->birth.stack;
+  k->kept.thread = e->birth.thread;
+  k->kept.created_ms = e->birth.created_ms;
+  k->kept.site = e->birth.site;
+  k->kept.fn = e->birth.fn;
+  k->kept.seq = ng_rec_of(rec, k->inc) ? rec.seq : 0;
+  k->kept.where = rec.where;
+  k->kept.completed = atomic_load_explicit(&e->completed_seq, NG_RELAXED);
+  k->kept.stream_handle = atomic_load_explicit(&e->stream_handle, NG_RELAXED);
+  k->kept.device = atomic_load_explicit(&e->cold.device, NG_RELAXED);
+  if (ng_map_get_locked(&ng_events, k->key) == (uint64_t)i + 2) ng_map_remove(&ng_events, k->key);
+  if (ng_w.rec_whole) {
+    /* an event's lock word guards only a record's two halves where a record is not one store:
+     * here every writer of it holds the map lock (slot_alloc, slot_end, forget_slot, this) */
+    ng_mark_ended(&e->h);
+  } else {
+    slot_end(&e->h);
+  }
+  atomic_store_explicit(&e->h.key, NG_DEAD_KEY, NG_RELAXED);
+  ng_cold_of(&e->h)->next_free = ng_epool.free_head;
+  ng_epool.free_head = i;
+  locked_add32(&ng_epool.live, -1);
+  locked_add(&lazy_released, 1);
+  ng_map_unlock();
+  return 1;
+}
+
+/* The real release failed: the event lives on, lazy again, in a slot of its own, unless its handle
+ * was taken by another C slot meanwhile. */
+static void lazy_put_back(ng_call *k) {
+  ng_map_lock();
+  uint64_t v = ng_map_get_locked(&ng_events, k->key);
+  uint32_t inc;
+  int32_t i = v == 0 ? event_slot_new(k->key, k->kept.device, &inc) : -1;
+  if (i >= 0) {
+    ng_eslot *e = NG_ESLOT(i);
+    e->birth.stack = k->kept.stack;
+    e->birth.thread = k->kept.thread;
+    e->birth.created_ms = k->kept.created_ms;
+    e->birth.site = k->kept.site;
+    e->birth.fn = k->kept.fn;
+    atomic_store_explicit(&e->stream_handle, k->kept.stream_handle, NG_RELAXED);
+    atomic_store_explicit(&e->completed_seq, k->kept.completed, NG_RELAXED);
+    /* the record, as this incarnation's */
+    uint64_t where = (k->kept.where & ~((uint64_t)NG_INC_MASK << NG_REC_INC_SHIFT)) |
+                     (uint64_t)(inc & NG_INC_MASK) << NG_REC_INC_SHIFT;
+    if (k->kept.seq != 0) ng_rec_store(e, k->kept.seq, where);
+    atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
+    locked_add(&lazy_created, 1);
+  }
+  ng_map_unlock();
 }
 
 int ng_enter(ng_call *k, ng_caller *c, int fn) {
@@ -566,7 +640,7 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
       int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
       k->key = event ? A(k, p->handle) : A(k, p->stream);
       if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
-      if (event && k->slot != NULL && lazy_release_starts((ng_head *)k->slot, k->inc)) {
+      if (event && k->slot != NULL && lazy_release(k)) {
         k->mode = MODE_LAZY;
         return 1; /* Java never had it: nothing to ask, nothing to tell */
       }
@@ -656,16 +730,14 @@ void ng_exit(ng_call *k, int status) {
       ng_eslot *e = NG_ESLOT(i);
       e->birth.stack = st.id;
       e->birth.thread = st.thread;
-      e->birth.created_ms = ng_now_ms();
+      e->birth.created_ms = ng_birth_ms();
       e->birth.site = (uint64_t)(uintptr_t)&k->caller->site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
+      locked_add(&lazy_created, 1);
     }
     ng_map_unlock();
-    if (lazy && i >= 0) {
-      atomic_fetch_add_explicit(&lazy_created, 1, NG_RELAXED);
-      return;
-    }
+    if (lazy && i >= 0) return;
     if (ng_up_ready()) {
       ng_site *site = ng_site_of(k->caller);
       int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
@@ -682,15 +754,8 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_STREAM_DESTROY: {
     ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
     if (k->mode == MODE_LAZY) {
-      if (status == 0) {
-        forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
-        atomic_fetch_add_explicit(&lazy_released, 1, NG_RELAXED);
-      } else {
-        /* still live: adoptable again */
-        uint32_t r = NG_REF_C;
-        atomic_compare_exchange_strong_explicit(&ng_cold_of((ng_head *)k->slot)->refs, &r, NG_REF_C | NG_REF_LAZY,
-                                                memory_order_acq_rel, NG_ACQUIRE);
-      }
+      /* released before the call; a failure puts it back */
+      if (NG_UNLIKELY(status != 0)) lazy_put_back(k);
       return;
     }
     if (status == 0 && k->slot != NULL) {
@@ -939,7 +1004,7 @@ static int adopt_locked(int32_t i, int64_t *out) {
   out[5] = e->birth.created_ms;
   out[6] = (int64_t)e->birth.site;
   out[7] = atomic_load_explicit(&e->cold.device, NG_RELAXED);
-  atomic_fetch_add_explicit(&lazy_adopted, 1, NG_RELAXED);
+  locked_add(&lazy_adopted, 1);
   return 1;
 }
 
