@@ -66,12 +66,13 @@ static ng_head *slot_of_id(ng_pool *p, int id) {
   return h;
 }
 
-/* A free slot, or -1 when 4M are in use; under the map lock. The caller sets it up. */
-static int32_t slot_alloc(ng_pool *p) {
-  int32_t i = p->free_head;
-  if (i >= 0) {
+/* A free slot (kept: one off the free list, or -1), or -1 when 4M are in use; under the map lock.
+ * The caller sets it up. */
+static int32_t slot_alloc_as(ng_pool *p, int32_t kept) {
+  int32_t i = kept;
+  if (i < 0 && (i = p->free_head) >= 0) {
     p->free_head = ng_cold_of(ng_slot_at(p, i))->next_free;
-  } else {
+  } else if (i < 0) {
     i = atomic_load_explicit(&p->high, NG_RELAXED);
     if ((i >> NG_CHUNK_BITS) >= NG_MAX_CHUNKS) return -1;
     if ((i & (NG_CHUNK - 1)) == 0) {
@@ -91,6 +92,38 @@ static int32_t slot_alloc(ng_pool *p) {
    * lock word's reset. Only this function writes it, under the map lock: a store, not a locked add */
   atomic_store_explicit(&h->inc, atomic_load_explicit(&h->inc, NG_RELAXED) + 1, NG_RELEASE);
   return i;
+}
+
+static int32_t slot_alloc(ng_pool *p) { return slot_alloc_as(p, -1); }
+
+/* A creation site's last lazily released event slot, kept for that site's next lazy creation: a
+ * framework's site then makes its events in the slot it made them in before, and the hints of the
+ * sites that record and query them (one slot each) keep hitting, where the free list's order would
+ * swap two sites' slots every operation. Direct-mapped by site, under the map lock; a slot pushed
+ * out goes to the free list. At most one slot per entry: bounded. */
+#define REUSE_BITS 8
+static struct {
+  uint64_t site;
+  int32_t slot;
+} reuse[1 << REUSE_BITS];
+
+static inline uint32_t reuse_at(uint64_t site) { return (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> (64 - REUSE_BITS)); }
+
+static void reuse_keep(uint64_t site, int32_t i) {
+  uint32_t r = reuse_at(site);
+  if (reuse[r].site != 0) {
+    ng_cold_of(ng_slot_at(&ng_epool, reuse[r].slot))->next_free = ng_epool.free_head;
+    ng_epool.free_head = reuse[r].slot;
+  }
+  reuse[r].site = site;
+  reuse[r].slot = i;
+}
+
+static int32_t reuse_take(uint64_t site) {
+  uint32_t r = reuse_at(site);
+  if (reuse[r].site != site) return -1;
+  reuse[r].site = 0;
+  return reuse[r].slot;
 }
 
 /* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked. */
@@ -198,9 +231,8 @@ static uint64_t special_key(uint64_t handle, int device) {
 
 /* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
  * not seen); under the map lock. Returns the slot's index or -1. */
-static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
-  uint64_t old = ng_map_get_locked(&ng_events, handle);
-  int32_t i = slot_alloc(&ng_epool);
+static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc, int32_t kept) {
+  int32_t i = slot_alloc_as(&ng_epool, kept);
   if (i < 0) return -1;
   ng_eslot *e = NG_ESLOT(i);
   atomic_store_explicit(&e->h.handle, handle, NG_RELAXED);
@@ -211,7 +243,7 @@ static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
   atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
   ng_rec_store(e, 0, ng_rec_where(-1, 0, *inc, 0, 0));
   atomic_store_explicit(&e->h.key, handle, NG_RELEASE);
-  ng_map_put(&ng_events, handle, (uint64_t)i + 2);
+  uint64_t old = ng_map_swap(&ng_events, handle, (uint64_t)i + 2);
   if (old >= 2) {
     ng_head *h = ng_slot_at(&ng_epool, (int32_t)(old - 2));
     if (atomic_load_explicit(&h->key, NG_RELAXED) == handle) {
@@ -460,7 +492,7 @@ static void work_exit(ng_call *k, int status) {
       /* events follow their stream: a Java event (or one never seen) recorded on a C stream is C's now */
       int device = ng_current_device();
       ng_map_lock();
-      int32_t i = event_slot_new(handle, device, &einc);
+      int32_t i = event_slot_new(handle, device, &einc, -1);
       ng_map_unlock();
       if (i < 0) return;
       e = NG_ESLOT(i);
@@ -560,7 +592,7 @@ static int lazy_release(ng_call *k) {
   k->kept.completed = atomic_load_explicit(&e->completed_seq, NG_RELAXED);
   k->kept.stream_handle = atomic_load_explicit(&e->stream_handle, NG_RELAXED);
   k->kept.device = atomic_load_explicit(&e->cold.device, NG_RELAXED);
-  if (ng_map_get_locked(&ng_events, k->key) == (uint64_t)i + 2) ng_map_remove(&ng_events, k->key);
+  ng_map_remove_if(&ng_events, k->key, (uint64_t)i + 2);
   if (ng_w.rec_whole) {
     /* an event's lock word guards only a record's two halves where a record is not one store:
      * here every writer of it holds the map lock (slot_alloc, slot_end, forget_slot, this) */
@@ -569,8 +601,7 @@ static int lazy_release(ng_call *k) {
     slot_end(&e->h);
   }
   atomic_store_explicit(&e->h.key, NG_DEAD_KEY, NG_RELAXED);
-  ng_cold_of(&e->h)->next_free = ng_epool.free_head;
-  ng_epool.free_head = i;
+  reuse_keep(k->kept.site, i);
   locked_add32(&ng_epool.live, -1);
   locked_add(&lazy_released, 1);
   ng_map_unlock();
@@ -583,7 +614,7 @@ static void lazy_put_back(ng_call *k) {
   ng_map_lock();
   uint64_t v = ng_map_get_locked(&ng_events, k->key);
   uint32_t inc;
-  int32_t i = v == 0 ? event_slot_new(k->key, k->kept.device, &inc) : -1;
+  int32_t i = v == 0 ? event_slot_new(k->key, k->kept.device, &inc, -1) : -1;
   if (i >= 0) {
     ng_eslot *e = NG_ESLOT(i);
     e->birth.stack = k->kept.stack;
@@ -725,7 +756,9 @@ void ng_exit(ng_call *k, int status) {
     int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
     uint32_t inc;
     ng_map_lock();
-    int32_t i = effect == NG_EFFECT_EVENT_CREATE ? event_slot_new(h, k->device, &inc) : stream_slot_new(h, h, k->device, &inc);
+    int32_t i = effect == NG_EFFECT_EVENT_CREATE
+                    ? event_slot_new(h, k->device, &inc, lazy ? reuse_take((uint64_t)(uintptr_t)&k->caller->site) : -1)
+                    : stream_slot_new(h, h, k->device, &inc);
     if (lazy && i >= 0) {
       ng_eslot *e = NG_ESLOT(i);
       e->birth.stack = st.id;
@@ -887,7 +920,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     int32_t i;
     if (e == NULL) {
       ng_map_lock();
-      i = event_slot_new(other, atomic_load_explicit(&s->cold.device, NG_RELAXED), &inc);
+      i = event_slot_new(other, atomic_load_explicit(&s->cold.device, NG_RELAXED), &inc, -1);
       ng_map_unlock();
       if (i < 0) return -1;
       e = NG_ESLOT(i);
