@@ -126,17 +126,21 @@ static int32_t reuse_take(uint64_t site) {
   return reuse[r].slot;
 }
 
-/* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked. */
+/* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked.
+ * A slot's refs change under the map lock alone (plain stores; readers without it load them with
+ * acquire): a lazy release then needs no locked instruction of its own for them. */
 static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
   ng_head *h = ng_slot_at(p, i);
   if (refs & NG_REF_C) refs |= NG_REF_LAZY; /* C's end ends its lazy incarnation too */
-  uint32_t before = atomic_fetch_and_explicit(&ng_cold_of(h)->refs, ~refs, memory_order_acq_rel);
-  if ((before & refs) == 0 || (before & ~refs) != 0) return;
   if (!locked) ng_map_lock();
-  atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
-  ng_cold_of(h)->next_free = p->free_head;
-  p->free_head = i;
-  locked_add32(&p->live, -1);
+  uint32_t before = atomic_load_explicit(&ng_cold_of(h)->refs, NG_RELAXED);
+  atomic_store_explicit(&ng_cold_of(h)->refs, before & ~refs, NG_RELEASE);
+  if ((before & refs) != 0 && (before & ~refs) == 0) {
+    atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
+    ng_cold_of(h)->next_free = p->free_head;
+    p->free_head = i;
+    locked_add32(&p->live, -1);
+  }
   if (!locked) ng_map_unlock();
 }
 
@@ -342,10 +346,11 @@ static void unmark_java(ng_pool *p, uint64_t key) {
  * racing the creation's upcall. A release of an id without NG_REF_J is then a no-op. */
 static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
   ng_head *h = ng_slot_at(p, i);
-  uint32_t r = atomic_load_explicit(&ng_cold_of(h)->refs, NG_ACQUIRE);
-  while ((r & NG_REF_C) && atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc &&
-         !atomic_compare_exchange_weak_explicit(&ng_cold_of(h)->refs, &r, r | NG_REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
-  }
+  ng_map_lock();
+  uint32_t r = atomic_load_explicit(&ng_cold_of(h)->refs, NG_RELAXED);
+  if ((r & NG_REF_C) && atomic_load_explicit(&h->inc, NG_RELAXED) == inc)
+    atomic_store_explicit(&ng_cold_of(h)->refs, r | NG_REF_J, NG_RELEASE);
+  ng_map_unlock();
 }
 
 static int comm_device(uint64_t comm) {
@@ -568,19 +573,20 @@ static int up_exit(ng_call *k, int status, ng_site *site, int slot) {
 
 /* A release of a lazy event (NG_REF_LAZY, Java has no record) ends it before its real call, in one
  * section of the map lock: its refs go from C|LAZY to none (so no adoption takes it, and Java, which
- * never held it, cannot start to), its key leaves the map, the slot is ended and free. What a failed
+ * never held it, cannot start to: refs change under that lock alone), its key leaves the map, the
+ * slot is ended and free. What a failed
  * release must put back is kept in the call (lazy_put_back). False if it is not (any longer) lazy. */
 static int lazy_release(ng_call *k) {
   ng_eslot *e = (ng_eslot *)k->slot;
   if (atomic_load_explicit(&e->cold.refs, NG_ACQUIRE) != (NG_REF_C | NG_REF_LAZY)) return 0;
   int32_t i = ng_slot_index(&e->h);
   ng_map_lock();
-  uint32_t r = NG_REF_C | NG_REF_LAZY;
   if (atomic_load_explicit(&e->h.inc, NG_RELAXED) != k->inc ||
-      !atomic_compare_exchange_strong_explicit(&e->cold.refs, &r, 0, memory_order_acq_rel, NG_ACQUIRE)) {
+      atomic_load_explicit(&e->cold.refs, NG_RELAXED) != (NG_REF_C | NG_REF_LAZY)) {
     ng_map_unlock();
     return 0;
   }
+  atomic_store_explicit(&e->cold.refs, 0, NG_RELEASE);
   ng_rec rec = ng_rec_load(e);
   k->kept.stack = e->birth.stack;
   k->kept.thread = e->birth.thread;
@@ -1025,9 +1031,8 @@ int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int6
  * Under the map lock, so that the slot's incarnation cannot change meanwhile. */
 static int adopt_locked(int32_t i, int64_t *out) {
   ng_eslot *e = NG_ESLOT(i);
-  uint32_t r = NG_REF_C | NG_REF_LAZY;
-  if (!atomic_compare_exchange_strong_explicit(&e->cold.refs, &r, NG_REF_C | NG_REF_J, memory_order_acq_rel, NG_ACQUIRE))
-    return 0;
+  if (atomic_load_explicit(&e->cold.refs, NG_RELAXED) != (NG_REF_C | NG_REF_LAZY)) return 0;
+  atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_J, NG_RELEASE);
   uint32_t inc = atomic_load_explicit(&e->h.inc, NG_ACQUIRE);
   out[0] = slot_id(&ng_epool, i, inc);
   out[1] = (int64_t)atomic_load_explicit(&e->h.handle, NG_RELAXED);
