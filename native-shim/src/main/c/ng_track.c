@@ -319,7 +319,7 @@ static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
   int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
   if (same && p == &ng_epool && ng_w.rec_whole) {
     /* an event's lock word guards only a record's two halves where a record is not one store:
-     * here every writer of it holds the map lock (slot_alloc, slot_end, this), so no CAS */
+     * here every writer of it holds the map lock (slot_alloc, slot_end, lazy_release, this) */
     ng_mark_ended(h);
   } else if (same) {
     ng_word_lock(&h->lock);
@@ -574,8 +574,8 @@ static int up_exit(ng_call *k, int status, ng_site *site, int slot) {
 /* A release of a lazy event (NG_REF_LAZY, Java has no record) ends it before its real call, in one
  * section of the map lock: its refs go from C|LAZY to none (so no adoption takes it, and Java, which
  * never held it, cannot start to: refs change under that lock alone), its key leaves the map, the
- * slot is ended and free. What a failed
- * release must put back is kept in the call (lazy_put_back). False if it is not (any longer) lazy. */
+ * slot is ended and kept for its creation site's next creation (reuse_keep). What a failed release
+ * must put back is kept in the call (lazy_put_back). False if it is not (any longer) lazy. */
 static int lazy_release(ng_call *k) {
   ng_eslot *e = (ng_eslot *)k->slot;
   if (atomic_load_explicit(&e->cold.refs, NG_ACQUIRE) != (NG_REF_C | NG_REF_LAZY)) return 0;
