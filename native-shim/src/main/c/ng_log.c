@@ -8,6 +8,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "ng_log.h"
 
@@ -43,6 +46,67 @@ int64_t ng_now_ms(void) {
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+#if defined(__x86_64__) || defined(__aarch64__)
+/* The CPU's counter: the TSC (constant rate on every x86-64 this runs on: constant_tsc), aarch64's
+ * virtual count (a constant rate by definition). */
+static inline uint64_t ticks(void) {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  uint64_t v;
+  __asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+  return v;
+#endif
+}
+
+/* The counter's rate, from the first anchor of the process and the latest one 50 ms or more after
+ * it (0: not known yet), and ns per count in 32.32 fixed point; every thread's anchor: a reading of
+ * CLOCK_REALTIME and the count at it. */
+static _Atomic uint64_t ticks_per_ms, ns_per_tick, first_ticks;
+static _Atomic int64_t first_ns;
+static __thread uint64_t at_ticks;
+static __thread int64_t at_ns;
+
+static __attribute__((noinline)) int64_t anchor(uint64_t before) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t t = before + (ticks() - before) / 2;
+  int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  at_ticks = t;
+  at_ns = ns;
+  uint64_t zero = 0;
+  if (atomic_load_explicit(&first_ticks, memory_order_acquire) == 0) {
+    atomic_store_explicit(&first_ns, ns, memory_order_relaxed);
+    atomic_compare_exchange_strong_explicit(&first_ticks, &zero, t, memory_order_release, memory_order_relaxed);
+  } else {
+    uint64_t t0 = atomic_load_explicit(&first_ticks, memory_order_acquire);
+    int64_t span = ns - atomic_load_explicit(&first_ns, memory_order_relaxed);
+    if (span >= 50000000 && t > t0) {
+      double per_ms = (double)(t - t0) * 1e6 / (double)span;
+      /* a counter slower than 1 MHz, or one faster than 4 GHz per ns: the clock every time */
+      if (per_ms >= 1000 && per_ms < 4e9) {
+        atomic_store_explicit(&ns_per_tick, (uint64_t)(1e6 / per_ms * 4294967296.0), memory_order_relaxed);
+        atomic_store_explicit(&ticks_per_ms, (uint64_t)per_ms, memory_order_release);
+      }
+    }
+  }
+  return ns / 1000000;
+}
+
+int64_t ng_birth_ms(void) {
+  uint64_t t = ticks();
+  uint64_t per_ms = atomic_load_explicit(&ticks_per_ms, memory_order_acquire);
+  uint64_t d = t - at_ticks;
+  /* within a millisecond of counts after this thread's anchor (a counter that went back wraps:
+   * re-anchored); d < 2^32 and ns_per_tick < 2^42 (1 MHz at least): the product fits */
+  if (__builtin_expect((d < per_ms) & (at_ns != 0), 1))
+    return (at_ns + (int64_t)((d * atomic_load_explicit(&ns_per_tick, memory_order_relaxed)) >> 32)) / 1000000;
+  return anchor(t);
+}
+#else
+int64_t ng_birth_ms(void) { return ng_now_ms(); }
+#endif
 
 int64_t ng_now_ns(void) {
   struct timespec ts;

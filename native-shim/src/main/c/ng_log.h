@@ -16,6 +16,10 @@ void ng_log_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(p
 /* CLOCK_REALTIME in ms, CLOCK_MONOTONIC in ns */
 int64_t ng_now_ms(void);
 int64_t ng_now_ns(void);
+/* CLOCK_REALTIME in ms for a creation's time, without reading the clock each time: the CPU's
+ * counter since this thread's last reading, which is at most a millisecond of counts old
+ * (docs/design.md, "Creations at hot-call cost"). */
+int64_t ng_birth_ms(void);
 /* Starts fn on a detached thread that blocks every signal and is never attached to the JVM; 0 on success. */
 int ng_start_plain_thread(void *(*fn)(void *), void *arg);
 /* The reason the last promotion, user plugin or setenv failed, for Java's lastError(). */

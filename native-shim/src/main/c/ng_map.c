@@ -5,17 +5,37 @@
  * moved: what it found is validated by the caller (a C slot carries its key), and a miss is
  * retried under the lock. A grown table replaces the old one, which stays allocated (readers
  * may still be in it): the tables left behind add up to less than the newest. */
-#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ng.h"
+#include "ng_arch.h"
 #include "ng_map.h"
 
-static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
+/* A word, not a mutex: taken with one compare-and-swap, freed with a plain release store (a mutex's
+ * unlock is a second locked instruction, and creations and releases take this lock on a
+ * framework's hot path: docs/design.md, "Creations at hot-call cost"). Held for a few dozen
+ * instructions; a waiter pauses, then yields. */
+static _Atomic uint32_t writers;
 
-void ng_map_lock(void) { pthread_mutex_lock(&writers); }
-void ng_map_unlock(void) { pthread_mutex_unlock(&writers); }
+void ng_map_lock(void) {
+  int spins = 0;
+  while (1) {
+    uint32_t free = 0;
+    if (atomic_load_explicit(&writers, NG_RELAXED) == 0 &&
+        atomic_compare_exchange_weak_explicit(&writers, &free, 1, memory_order_acquire, NG_RELAXED))
+      return;
+    if (spins++ < 64) {
+      ng_pause();
+    } else {
+      sched_yield();
+      spins = 0;
+    }
+  }
+}
+
+void ng_map_unlock(void) { atomic_store_explicit(&writers, 0, NG_RELEASE); }
 
 static struct ng_map_table *table_new(uint32_t capacity) {
   struct ng_map_table *t = calloc(1, sizeof(*t) + (size_t)capacity * sizeof(ng_map_entry));
@@ -46,39 +66,46 @@ static void grow(ng_map *m) {
   atomic_store_explicit(&m->table, t, NG_RELEASE);
 }
 
-void ng_map_put(ng_map *m, uint64_t key, uint64_t value) {
+uint64_t ng_map_swap(ng_map *m, uint64_t key, uint64_t value) {
   struct ng_map_table *t = atomic_load_explicit(&m->table, NG_RELAXED);
   uint32_t i = ng_map_slot(key, t->mask);
   while (1) {
     uint64_t k = atomic_load_explicit(&t->e[i].key, NG_RELAXED);
     if (k == key) {
+      uint64_t old = atomic_load_explicit(&t->e[i].value, NG_RELAXED);
       atomic_store_explicit(&t->e[i].value, value, NG_RELEASE);
-      return;
+      return old;
     }
     if (k == 0) break;
     i = (i + 1) & t->mask;
   }
   if ((m->used + 1) * 2 > t->mask + 1) {
     grow(m);
-    ng_map_put(m, key, value);
-    return;
+    return ng_map_swap(m, key, value);
   }
   m->used++;
   /* the value first: a reader that sees the key sees its value */
   atomic_store_explicit(&t->e[i].value, value, NG_RELAXED);
   atomic_store_explicit(&t->e[i].key, key, NG_RELEASE);
+  return 0;
 }
 
-void ng_map_remove(ng_map *m, uint64_t key) {
+void ng_map_put(ng_map *m, uint64_t key, uint64_t value) { (void)ng_map_swap(m, key, value); }
+
+void ng_map_remove(ng_map *m, uint64_t key) { (void)ng_map_remove_if(m, key, 0); }
+
+uint64_t ng_map_remove_if(ng_map *m, uint64_t key, uint64_t value) {
   struct ng_map_table *t = atomic_load_explicit(&m->table, NG_RELAXED);
   uint32_t mask = t->mask;
   uint32_t i = ng_map_slot(key, mask);
   while (1) {
     uint64_t k = atomic_load_explicit(&t->e[i].key, NG_RELAXED);
-    if (k == 0) return;
+    if (k == 0) return 0;
     if (k == key) break;
     i = (i + 1) & mask;
   }
+  uint64_t old = atomic_load_explicit(&t->e[i].value, NG_RELAXED);
+  if (value != 0 && old != value) return old;
   m->used--;
   /* Knuth's algorithm R: move back every later entry of the run whose home is not after the hole */
   uint32_t hole = i;
@@ -96,4 +123,5 @@ void ng_map_remove(ng_map *m, uint64_t key) {
   }
   atomic_store_explicit(&t->e[hole].key, 0, NG_RELEASE);
   atomic_store_explicit(&t->e[hole].value, 0, NG_RELAXED);
+  return old;
 }

@@ -49,6 +49,10 @@ static inline uint64_t ng_map_get(ng_map *m, uint64_t key) {
 uint64_t ng_map_get_locked(ng_map *m, uint64_t key);
 void ng_map_put(ng_map *m, uint64_t key, uint64_t value);
 void ng_map_remove(ng_map *m, uint64_t key);
+/* One probe each, for creations and releases: put, returning the value it replaced (0: none);
+ * remove if the key's value is value (0: any), returning the value found (0: none). */
+uint64_t ng_map_swap(ng_map *m, uint64_t key, uint64_t value);
+uint64_t ng_map_remove_if(ng_map *m, uint64_t key, uint64_t value);
 void ng_map_lock(void);
 void ng_map_unlock(void);
 

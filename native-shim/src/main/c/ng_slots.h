@@ -96,7 +96,7 @@ static inline void ng_mark_ended(ng_head *h) {
 
 /* What only creations, releases and the slow paths read, in a slot's second cache line. */
 typedef struct {
-  _Atomic uint32_t refs;
+  _Atomic uint32_t refs; /* written under the map lock only (ng_track.c) */
   int32_t next_free; /* guarded by the map lock */
   _Atomic int device;
 } ng_cold;

@@ -40,8 +40,17 @@
 __thread ng_thread ng_self;
 pthread_key_t ng_thread_key;
 static _Atomic uint32_t thread_ids;
-/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted */
+/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted;
+ * written under the map lock only (a plain add: no locked instruction on a creation's path) */
 static _Atomic int64_t lazy_created, lazy_released, lazy_adopted;
+
+/* An add to a counter whose writers all hold the map lock; readers read it relaxed. */
+static inline void locked_add(_Atomic int64_t *c, int64_t n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, NG_RELAXED) + n, NG_RELAXED);
+}
+static inline void locked_add32(_Atomic int32_t *c, int32_t n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, NG_RELAXED) + n, NG_RELAXED);
+}
 
 static int slot_id(ng_pool *p, int32_t i, uint32_t inc) {
   return i | (int)((inc & NG_INC_MASK) << NG_INDEX_BITS) | (p == &ng_spool ? NG_STREAM_SLOT_BIT : 0);
@@ -57,12 +66,13 @@ static ng_head *slot_of_id(ng_pool *p, int id) {
   return h;
 }
 
-/* A free slot, or -1 when 4M are in use; under the map lock. The caller sets it up. */
-static int32_t slot_alloc(ng_pool *p) {
-  int32_t i = p->free_head;
-  if (i >= 0) {
+/* A free slot (kept: one off the free list, or -1), or -1 when 4M are in use; under the map lock.
+ * The caller sets it up. */
+static int32_t slot_alloc_as(ng_pool *p, int32_t kept) {
+  int32_t i = kept;
+  if (i < 0 && (i = p->free_head) >= 0) {
     p->free_head = ng_cold_of(ng_slot_at(p, i))->next_free;
-  } else {
+  } else if (i < 0) {
     i = atomic_load_explicit(&p->high, NG_RELAXED);
     if ((i >> NG_CHUNK_BITS) >= NG_MAX_CHUNKS) return -1;
     if ((i & (NG_CHUNK - 1)) == 0) {
@@ -73,28 +83,64 @@ static int32_t slot_alloc(ng_pool *p) {
     }
     atomic_store_explicit(&p->high, i + 1, NG_RELEASE);
   }
-  atomic_fetch_add_explicit(&p->live, 1, NG_RELAXED);
+  locked_add32(&p->live, 1);
   ng_head *h = ng_slot_at(p, i);
   h->where_base = (uint32_t)(i + 1) << NG_WHERE_INDEX_SHIFT;
   /* a new incarnation: NG_ENDED cleared, the version kept going */
   atomic_store_explicit(&h->lock, atomic_load_explicit(&h->lock, NG_RELAXED) & ~(NG_ENDED | NG_HELD), NG_RELAXED);
   /* a release: a hot path that reads the new incarnation (acquire) sees the old key's end and the
-   * lock word's reset (x86's locked add orders them anyway; aarch64 needs it said) */
-  atomic_fetch_add_explicit(&h->inc, 1, NG_RELEASE);
+   * lock word's reset. Only this function writes it, under the map lock: a store, not a locked add */
+  atomic_store_explicit(&h->inc, atomic_load_explicit(&h->inc, NG_RELAXED) + 1, NG_RELEASE);
   return i;
 }
 
-/* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked. */
+static int32_t slot_alloc(ng_pool *p) { return slot_alloc_as(p, -1); }
+
+/* A creation site's last lazily released event slot, kept for that site's next lazy creation: a
+ * framework's site then makes its events in the slot it made them in before, and the hints of the
+ * sites that record and query them (one slot each) keep hitting, where the free list's order would
+ * swap two sites' slots every operation. Direct-mapped by site, under the map lock; a slot pushed
+ * out goes to the free list. At most one slot per entry: bounded. */
+#define REUSE_BITS 8
+static struct {
+  uint64_t site;
+  int32_t slot;
+} reuse[1 << REUSE_BITS];
+
+static inline uint32_t reuse_at(uint64_t site) { return (uint32_t)((site * 0x9E3779B97F4A7C15ull) >> (64 - REUSE_BITS)); }
+
+static void reuse_keep(uint64_t site, int32_t i) {
+  uint32_t r = reuse_at(site);
+  if (reuse[r].site != 0) {
+    ng_cold_of(ng_slot_at(&ng_epool, reuse[r].slot))->next_free = ng_epool.free_head;
+    ng_epool.free_head = reuse[r].slot;
+  }
+  reuse[r].site = site;
+  reuse[r].slot = i;
+}
+
+static int32_t reuse_take(uint64_t site) {
+  uint32_t r = reuse_at(site);
+  if (reuse[r].site != site) return -1;
+  reuse[r].site = 0;
+  return reuse[r].slot;
+}
+
+/* Drops refs; the slot is free once neither C nor Java holds it. Under the map lock if locked.
+ * A slot's refs change under the map lock alone (plain stores; readers without it load them with
+ * acquire): a lazy release then needs no locked instruction of its own for them. */
 static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
   ng_head *h = ng_slot_at(p, i);
   if (refs & NG_REF_C) refs |= NG_REF_LAZY; /* C's end ends its lazy incarnation too */
-  uint32_t before = atomic_fetch_and_explicit(&ng_cold_of(h)->refs, ~refs, memory_order_acq_rel);
-  if ((before & refs) == 0 || (before & ~refs) != 0) return;
   if (!locked) ng_map_lock();
-  atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
-  ng_cold_of(h)->next_free = p->free_head;
-  p->free_head = i;
-  atomic_fetch_sub_explicit(&p->live, 1, NG_RELAXED);
+  uint32_t before = atomic_load_explicit(&ng_cold_of(h)->refs, NG_RELAXED);
+  atomic_store_explicit(&ng_cold_of(h)->refs, before & ~refs, NG_RELEASE);
+  if ((before & refs) != 0 && (before & ~refs) == 0) {
+    atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
+    ng_cold_of(h)->next_free = p->free_head;
+    p->free_head = i;
+    locked_add32(&p->live, -1);
+  }
   if (!locked) ng_map_unlock();
 }
 
@@ -189,9 +235,8 @@ static uint64_t special_key(uint64_t handle, int device) {
 
 /* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
  * not seen); under the map lock. Returns the slot's index or -1. */
-static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
-  uint64_t old = ng_map_get_locked(&ng_events, handle);
-  int32_t i = slot_alloc(&ng_epool);
+static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc, int32_t kept) {
+  int32_t i = slot_alloc_as(&ng_epool, kept);
   if (i < 0) return -1;
   ng_eslot *e = NG_ESLOT(i);
   atomic_store_explicit(&e->h.handle, handle, NG_RELAXED);
@@ -202,7 +247,7 @@ static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc) {
   atomic_store_explicit(&e->stream_handle, 0, NG_RELAXED);
   ng_rec_store(e, 0, ng_rec_where(-1, 0, *inc, 0, 0));
   atomic_store_explicit(&e->h.key, handle, NG_RELEASE);
-  ng_map_put(&ng_events, handle, (uint64_t)i + 2);
+  uint64_t old = ng_map_swap(&ng_events, handle, (uint64_t)i + 2);
   if (old >= 2) {
     ng_head *h = ng_slot_at(&ng_epool, (int32_t)(old - 2));
     if (atomic_load_explicit(&h->key, NG_RELAXED) == handle) {
@@ -253,27 +298,36 @@ static void forget(ng_pool *p, uint64_t key, int mark_java) {
   } else if (v != 0) {
     ng_map_remove(p->map, key);
   }
-  ng_map_unlock();
+  /* ended under the map lock, as every end of a slot is (forget_slot relies on it) */
   if (i >= 0) {
     slot_end(ng_slot_at(p, i));
-    slot_unref(p, i, NG_REF_C);
+    slot_unref_as(p, i, NG_REF_C, 1);
   }
+  ng_map_unlock();
 }
 
 /* Ends the slot a release found before its real call, if it is still that incarnation, and takes
  * its key out of the map only if the map still names it: the address may have been handed out
  * (and given a new slot) by the time the release returns. */
 static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
+  /* one lock section for the map, the end and the free list (a release on a framework's hot path) */
   ng_map_lock();
   uint64_t v = ng_map_get_locked(p->map, key);
   if (v == (uint64_t)ng_slot_index(h) + 2) ng_map_remove(p->map, key);
   else if (v == NG_JAVA_MARK) ng_map_remove(p->map, key);
-  ng_map_unlock();
-  ng_word_lock(&h->lock);
+  /* the incarnation changes under the map lock alone */
   int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
-  if (same) ng_mark_ended(h);
-  ng_word_unlock(&h->lock);
-  if (same) slot_unref(p, ng_slot_index(h), NG_REF_C);
+  if (same && p == &ng_epool && ng_w.rec_whole) {
+    /* an event's lock word guards only a record's two halves where a record is not one store:
+     * here every writer of it holds the map lock (slot_alloc, slot_end, lazy_release, this) */
+    ng_mark_ended(h);
+  } else if (same) {
+    ng_word_lock(&h->lock);
+    ng_mark_ended(h);
+    ng_word_unlock(&h->lock);
+  }
+  if (same) slot_unref_as(p, ng_slot_index(h), NG_REF_C, 1);
+  ng_map_unlock();
 }
 
 static void mark_java(ng_pool *p, uint64_t key) {
@@ -292,10 +346,11 @@ static void unmark_java(ng_pool *p, uint64_t key) {
  * racing the creation's upcall. A release of an id without NG_REF_J is then a no-op. */
 static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
   ng_head *h = ng_slot_at(p, i);
-  uint32_t r = atomic_load_explicit(&ng_cold_of(h)->refs, NG_ACQUIRE);
-  while ((r & NG_REF_C) && atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc &&
-         !atomic_compare_exchange_weak_explicit(&ng_cold_of(h)->refs, &r, r | NG_REF_J, memory_order_acq_rel, NG_ACQUIRE)) {
-  }
+  ng_map_lock();
+  uint32_t r = atomic_load_explicit(&ng_cold_of(h)->refs, NG_RELAXED);
+  if ((r & NG_REF_C) && atomic_load_explicit(&h->inc, NG_RELAXED) == inc)
+    atomic_store_explicit(&ng_cold_of(h)->refs, r | NG_REF_J, NG_RELEASE);
+  ng_map_unlock();
 }
 
 static int comm_device(uint64_t comm) {
@@ -442,7 +497,7 @@ static void work_exit(ng_call *k, int status) {
       /* events follow their stream: a Java event (or one never seen) recorded on a C stream is C's now */
       int device = ng_current_device();
       ng_map_lock();
-      int32_t i = event_slot_new(handle, device, &einc);
+      int32_t i = event_slot_new(handle, device, &einc, -1);
       ng_map_unlock();
       if (i < 0) return;
       e = NG_ESLOT(i);
@@ -516,17 +571,73 @@ static int up_exit(ng_call *k, int status, ng_site *site, int slot) {
   return ng_up_exit(k->fn, a, n + EXTRA_SLOTS, status, k->jtoken, site, slot);
 }
 
-/* A release of a lazy event (NG_REF_LAZY, Java has no record) takes its mark off first, so
- * that no adoption takes it while the release runs; false if it is not (any longer) lazy. */
-static int lazy_release_starts(ng_head *h, uint32_t inc) {
-  _Atomic uint32_t *refs = &ng_cold_of(h)->refs;
-  uint32_t r = NG_REF_C | NG_REF_LAZY;
-  if (!atomic_compare_exchange_strong_explicit(refs, &r, NG_REF_C, memory_order_acq_rel, NG_ACQUIRE)) return 0;
-  if (atomic_load_explicit(&h->inc, NG_ACQUIRE) == inc) return 1;
-  /* another incarnation's mark (the slot was reused since the lookup): put it back */
-  r = NG_REF_C;
-  atomic_compare_exchange_strong_explicit(refs, &r, NG_REF_C | NG_REF_LAZY, memory_order_acq_rel, NG_ACQUIRE);
-  return 0;
+/* A release of a lazy event (NG_REF_LAZY, Java has no record) ends it before its real call, in one
+ * section of the map lock: its refs go from C|LAZY to none (so no adoption takes it, and Java, which
+ * never held it, cannot start to: refs change under that lock alone), its key leaves the map, the
+ * slot is ended and kept for its creation site's next creation (reuse_keep). What a failed release
+ * must put back is kept in the call (lazy_put_back). False if it is not (any longer) lazy. */
+static int lazy_release(ng_call *k) {
+  ng_eslot *e = (ng_eslot *)k->slot;
+  if (atomic_load_explicit(&e->cold.refs, NG_ACQUIRE) != (NG_REF_C | NG_REF_LAZY)) return 0;
+  int32_t i = ng_slot_index(&e->h);
+  ng_map_lock();
+  if (atomic_load_explicit(&e->h.inc, NG_RELAXED) != k->inc ||
+      atomic_load_explicit(&e->cold.refs, NG_RELAXED) != (NG_REF_C | NG_REF_LAZY)) {
+    ng_map_unlock();
+    return 0;
+  }
+  atomic_store_explicit(&e->cold.refs, 0, NG_RELEASE);
+  ng_rec rec = ng_rec_load(e);
+  k->kept.stack = e->birth.stack;
+  k->kept.thread = e->birth.thread;
+  k->kept.created_ms = e->birth.created_ms;
+  k->kept.site = e->birth.site;
+  k->kept.fn = e->birth.fn;
+  k->kept.seq = ng_rec_of(rec, k->inc) ? rec.seq : 0;
+  k->kept.where = rec.where;
+  k->kept.completed = atomic_load_explicit(&e->completed_seq, NG_RELAXED);
+  k->kept.stream_handle = atomic_load_explicit(&e->stream_handle, NG_RELAXED);
+  k->kept.device = atomic_load_explicit(&e->cold.device, NG_RELAXED);
+  ng_map_remove_if(&ng_events, k->key, (uint64_t)i + 2);
+  if (ng_w.rec_whole) {
+    /* an event's lock word guards only a record's two halves where a record is not one store:
+     * here every writer of it holds the map lock (slot_alloc, slot_end, forget_slot, this) */
+    ng_mark_ended(&e->h);
+  } else {
+    slot_end(&e->h);
+  }
+  atomic_store_explicit(&e->h.key, NG_DEAD_KEY, NG_RELAXED);
+  reuse_keep(k->kept.site, i);
+  locked_add32(&ng_epool.live, -1);
+  locked_add(&lazy_released, 1);
+  ng_map_unlock();
+  return 1;
+}
+
+/* The real release failed: the event lives on, lazy again, in a slot of its own, unless its handle
+ * was taken by another C slot meanwhile. */
+static void lazy_put_back(ng_call *k) {
+  ng_map_lock();
+  uint64_t v = ng_map_get_locked(&ng_events, k->key);
+  uint32_t inc;
+  int32_t i = v == 0 ? event_slot_new(k->key, k->kept.device, &inc, -1) : -1;
+  if (i >= 0) {
+    ng_eslot *e = NG_ESLOT(i);
+    e->birth.stack = k->kept.stack;
+    e->birth.thread = k->kept.thread;
+    e->birth.created_ms = k->kept.created_ms;
+    e->birth.site = k->kept.site;
+    e->birth.fn = k->kept.fn;
+    atomic_store_explicit(&e->stream_handle, k->kept.stream_handle, NG_RELAXED);
+    atomic_store_explicit(&e->completed_seq, k->kept.completed, NG_RELAXED);
+    /* the record, as this incarnation's */
+    uint64_t where = (k->kept.where & ~((uint64_t)NG_INC_MASK << NG_REC_INC_SHIFT)) |
+                     (uint64_t)(inc & NG_INC_MASK) << NG_REC_INC_SHIFT;
+    if (k->kept.seq != 0) ng_rec_store(e, k->kept.seq, where);
+    atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
+    locked_add(&lazy_created, 1);
+  }
+  ng_map_unlock();
 }
 
 int ng_enter(ng_call *k, ng_caller *c, int fn) {
@@ -566,7 +677,7 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
       int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
       k->key = event ? A(k, p->handle) : A(k, p->stream);
       if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
-      if (event && k->slot != NULL && lazy_release_starts((ng_head *)k->slot, k->inc)) {
+      if (event && k->slot != NULL && lazy_release(k)) {
         k->mode = MODE_LAZY;
         return 1; /* Java never had it: nothing to ask, nothing to tell */
       }
@@ -651,21 +762,21 @@ void ng_exit(ng_call *k, int status) {
     int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
     uint32_t inc;
     ng_map_lock();
-    int32_t i = effect == NG_EFFECT_EVENT_CREATE ? event_slot_new(h, k->device, &inc) : stream_slot_new(h, h, k->device, &inc);
+    int32_t i = effect == NG_EFFECT_EVENT_CREATE
+                    ? event_slot_new(h, k->device, &inc, lazy ? reuse_take((uint64_t)(uintptr_t)&k->caller->site) : -1)
+                    : stream_slot_new(h, h, k->device, &inc);
     if (lazy && i >= 0) {
       ng_eslot *e = NG_ESLOT(i);
       e->birth.stack = st.id;
       e->birth.thread = st.thread;
-      e->birth.created_ms = ng_now_ms();
+      e->birth.created_ms = ng_birth_ms();
       e->birth.site = (uint64_t)(uintptr_t)&k->caller->site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
+      locked_add(&lazy_created, 1);
     }
     ng_map_unlock();
-    if (lazy && i >= 0) {
-      atomic_fetch_add_explicit(&lazy_created, 1, NG_RELAXED);
-      return;
-    }
+    if (lazy && i >= 0) return;
     if (ng_up_ready()) {
       ng_site *site = ng_site_of(k->caller);
       int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
@@ -682,15 +793,8 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_STREAM_DESTROY: {
     ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
     if (k->mode == MODE_LAZY) {
-      if (status == 0) {
-        forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
-        atomic_fetch_add_explicit(&lazy_released, 1, NG_RELAXED);
-      } else {
-        /* still live: adoptable again */
-        uint32_t r = NG_REF_C;
-        atomic_compare_exchange_strong_explicit(&ng_cold_of((ng_head *)k->slot)->refs, &r, NG_REF_C | NG_REF_LAZY,
-                                                memory_order_acq_rel, NG_ACQUIRE);
-      }
+      /* released before the call; a failure puts it back */
+      if (NG_UNLIKELY(status != 0)) lazy_put_back(k);
       return;
     }
     if (status == 0 && k->slot != NULL) {
@@ -822,7 +926,7 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
     int32_t i;
     if (e == NULL) {
       ng_map_lock();
-      i = event_slot_new(other, atomic_load_explicit(&s->cold.device, NG_RELAXED), &inc);
+      i = event_slot_new(other, atomic_load_explicit(&s->cold.device, NG_RELAXED), &inc, -1);
       ng_map_unlock();
       if (i < 0) return -1;
       e = NG_ESLOT(i);
@@ -927,9 +1031,8 @@ int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int6
  * Under the map lock, so that the slot's incarnation cannot change meanwhile. */
 static int adopt_locked(int32_t i, int64_t *out) {
   ng_eslot *e = NG_ESLOT(i);
-  uint32_t r = NG_REF_C | NG_REF_LAZY;
-  if (!atomic_compare_exchange_strong_explicit(&e->cold.refs, &r, NG_REF_C | NG_REF_J, memory_order_acq_rel, NG_ACQUIRE))
-    return 0;
+  if (atomic_load_explicit(&e->cold.refs, NG_RELAXED) != (NG_REF_C | NG_REF_LAZY)) return 0;
+  atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_J, NG_RELEASE);
   uint32_t inc = atomic_load_explicit(&e->h.inc, NG_ACQUIRE);
   out[0] = slot_id(&ng_epool, i, inc);
   out[1] = (int64_t)atomic_load_explicit(&e->h.handle, NG_RELAXED);
@@ -939,7 +1042,7 @@ static int adopt_locked(int32_t i, int64_t *out) {
   out[5] = e->birth.created_ms;
   out[6] = (int64_t)e->birth.site;
   out[7] = atomic_load_explicit(&e->cold.device, NG_RELAXED);
-  atomic_fetch_add_explicit(&lazy_adopted, 1, NG_RELAXED);
+  locked_add(&lazy_adopted, 1);
   return 1;
 }
 

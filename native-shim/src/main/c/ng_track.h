@@ -24,6 +24,16 @@ typedef struct ng_call {
   uint64_t key;   /* the stream key or handle looked up */
   int device;
   int prof_first, prof_count;
+  /* a lazy event released before its real call: what a failed release puts back (ng_track.c) */
+  struct {
+    uint32_t stack, thread;
+    int64_t created_ms;
+    uint64_t site;
+    int32_t fn;
+    int device;
+    int64_t seq, completed;
+    uint64_t where, stream_handle;
+  } kept;
 } ng_call;
 
 /* false: the handle was claimed by the exit-time cleanup; the wrapper parks the thread. */

@@ -2,6 +2,8 @@
  * or release, the event kept in C with its stack's depot id until Java adopts it (ng_stack.c,
  * ng_track.c). The test mode's java_stack hook stands for AsyncGetCallTrace: (method, bci) pairs. */
 #include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agent_test.h"
 
@@ -68,6 +70,72 @@ static void a_release_of_an_event_java_never_saw_makes_no_upcall(void) {
   CHECK_EQ(stat_of(LAZY_RELEASED), 1);
   int64_t out[NCCLGUARD_ADOPT_LONGS];
   CHECK_EQ(ng->adopt_event((int64_t)(uintptr_t)e, out), 0);
+}
+
+static int64_t clock_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A creation's time comes from the CPU's counter between readings of the clock (ng_birth_ms): over
+ * 250 ms (the counter's rate is known after 50), each event's time is the clock's millisecond of
+ * its creation; one off by a millisecond at most where the two round apart (a microsecond from a
+ * millisecond's edge), and those few. */
+static void an_event_s_creation_time_is_the_clock_s_millisecond(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  stack_at(0x2000, 5);
+  cudaEvent_t first, e;
+  first_sight(&first);
+  int n = 0, exact = 0;
+  for (int64_t end = clock_ms() + 250; clock_ms() < end; n++) {
+    int64_t before = clock_ms();
+    REQUIRE_EQ(fj->event_create(&e), 0);
+    int64_t after = clock_ms();
+    int64_t out[NCCLGUARD_ADOPT_LONGS];
+    REQUIRE_EQ(ng->adopt_event((int64_t)(uintptr_t)e, out), 1);
+    CHECK(out[5] >= before - 1 && out[5] <= after + 1);
+    exact += out[5] >= before && out[5] <= after;
+    REQUIRE_EQ(fj->event_destroy(e), 0);
+    usleep(n % 7 == 0 ? 1500 : 100);
+  }
+  CHECK(n > 100);
+  CHECK(exact * 100 >= n * 98);
+}
+
+/* A release of a lazy event ends it before its real call (ng_track.c's lazy_release): when the call
+ * fails (NCCLEMU_FAIL, the case's environment) the event lives on, lazy, adoptable with its stack,
+ * and its record still pending; its next release makes no upcall either. */
+static void a_failed_release_leaves_the_event_with_its_stack_and_its_record(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  stack_at(0x2000, 5);
+  cudaEvent_t first, e;
+  cudaStream_t s;
+  uint32_t id = first_sight(&first);
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(fj->event_record(e, s), 0);
+  int before = total_upcalls();
+  CHECK(fj->event_destroy(e) != 0); /* the first destroy fails */
+  CHECK_EQ(total_upcalls(), before);
+  int64_t out[NCCLGUARD_ADOPT_LONGS];
+  REQUIRE_EQ(ng->adopt_event((int64_t)(uintptr_t)e, out), 1);
+  CHECK_EQ((uint32_t)out[3], id);
+  CHECK(out[5] > 0);
+  CHECK(out[6] != 0);
+  int32_t slot = (int32_t)out[0];
+  int64_t pending[3];
+  ng->events_pending(&slot, 1, pending);
+  CHECK_EQ(pending[0], 1); /* recorded, never seen complete */
+  CHECK(pending[1] >= 0);
+  CHECK_EQ(pending[2], (int64_t)(uintptr_t)s);
+  /* a lazy one again, released for good: no upcall */
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  before = total_upcalls();
+  REQUIRE_EQ(fj->event_destroy(e), 0);
+  CHECK_EQ(total_upcalls(), before);
 }
 
 static void a_new_stack_takes_the_upcall_with_an_id_of_its_own(void) {
@@ -182,6 +250,9 @@ static const struct test_case cases[] = {
      a_repeated_stack_makes_no_upcall_and_the_adopted_event_has_its_stack, NULL, NULL},
     {"a_release_of_an_event_java_never_saw_makes_no_upcall", a_release_of_an_event_java_never_saw_makes_no_upcall, NULL, NULL},
     {"a_new_stack_takes_the_upcall_with_an_id_of_its_own", a_new_stack_takes_the_upcall_with_an_id_of_its_own, NULL, NULL},
+    {"an_event_s_creation_time_is_the_clock_s_millisecond", an_event_s_creation_time_is_the_clock_s_millisecond, NULL, NULL},
+    {"a_failed_release_leaves_the_event_with_its_stack_and_its_record",
+     a_failed_release_leaves_the_event_with_its_stack_and_its_record, "NCCLEMU_FAIL=cudaEventDestroy:1=400", NULL},
     {"two_threads_at_one_native_site_with_other_java_callers_get_their_own_stacks",
      two_threads_at_one_native_site_with_other_java_callers_get_their_own_stacks, NULL, NULL},
     {"ten_million_pairs_keep_memory_flat_and_a_later_leak_keeps_its_stack",
