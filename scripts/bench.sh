@@ -68,12 +68,12 @@ for part in "${parts[@]}"; do
       ;;
     onoff)
       for r in $(seq 1 "$rounds"); do
-        java -javaagent:"$agent"=text=none,stacks=off -Dncclguard.emu="$emu" -cp "$benchjar" \
+        java -javaagent:"$agent"=text=none,stacks=off -javaagent:"$benchjar" -Dncclguard.emu="$emu" -cp "$benchjar" \
           dev.ncclguard.bench.TrackingOnOff "$pairs" 50
       done | tee "$out/onoff.md"
       ;;
     creations)
-      java -javaagent:"$agent"=text=none -Dncclguard.emu="$emu" -cp "$benchjar" \
+      java -javaagent:"$agent"=text=none -javaagent:"$benchjar" -Dncclguard.emu="$emu" -cp "$benchjar" \
         dev.ncclguard.bench.CreationsOnOff "$pairs" 30 | tee "$out/creations.md"
       ;;
     startup)

@@ -8,7 +8,7 @@ if cpu_setup; then
   say ""
   say "### TrackingOnOff: whole JNA calls, tracking on and off in alternating 50 ms blocks, 3 runs of 40 pairs"
   for i in 1 2 3; do
-    "$java" "-javaagent:$agent=text=none,stacks=off" -Dncclguard.emu="$emu" -cp "$bench" \
+    "$java" "-javaagent:$agent=text=none,stacks=off" "-javaagent:$bench" -Dncclguard.emu="$emu" -cp "$bench" \
       dev.ncclguard.bench.TrackingOnOff 40 50 2>&1 | tee -a "$log"
   done
   say ""

@@ -28,11 +28,13 @@ import java.util.Locale;
  * application's depth: the VM's stack walk alone.
  *
  * <pre>
- * java -javaagent:agent/target/ncclguard-agent.jar=text=none -Dncclguard.emu=emulator/target/emu \
- *     -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.CreationsOnOff [rounds] [blockMillis] [depth]
+ * java -javaagent:agent/target/ncclguard-agent.jar=text=none -javaagent:bench/target/ncclguard-bench.jar \
+ *     -Dncclguard.emu=emulator/target/emu \
+ *     -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.CreationsOnOff [rounds] [blockMillis] [depth] [hotDepth]
  * </pre>
  * {@code depth}: extra Java frames between the thread's start and the loop (default 10), as an
- * application's would be.
+ * application's would be; activations made once, so the VM runs them interpreted. {@code hotDepth}:
+ * extra frames between the loop and each pair (default 0), made per pair: compiled ones.
  */
 public final class CreationsOnOff {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -46,6 +48,7 @@ public final class CreationsOnOff {
     }
 
     private static volatile Object sink;
+    private static int hotDepth;
 
     private CreationsOnOff() {
     }
@@ -54,6 +57,7 @@ public final class CreationsOnOff {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 20;
         long blockNanos = (args.length > 1 ? Long.parseLong(args[1]) : 50) * 1_000_000L;
         int depth = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+        hotDepth = args.length > 3 ? Integer.parseInt(args[3]) : 0;
         atDepth(depth, () -> run(rounds, blockNanos));
     }
 
@@ -198,12 +202,20 @@ public final class CreationsOnOff {
     private static double block(Runnable pair, int n, boolean throwable) {
         long start = THREADS.getCurrentThreadCpuTime();
         for (int i = 0; i < n; i++) {
-            pair.run();
-            if (throwable) {
-                sink = new Throwable("creation stack");
-            }
+            hot(pair, throwable, hotDepth);
         }
         return (double) (THREADS.getCurrentThreadCpuTime() - start) / n;
+    }
+
+    private static void hot(Runnable pair, boolean throwable, int depth) {
+        if (depth > 0) {
+            hot(pair, throwable, depth - 1);
+            return;
+        }
+        pair.run();
+        if (throwable) {
+            sink = new Throwable("creation stack");
+        }
     }
 
     private static String spread(List<Double> values) {

@@ -22,7 +22,8 @@ import java.util.function.IntSupplier;
  * measures the rest, 1-3 ns).
  *
  * <pre>
- * java -javaagent:agent/target/ncclguard-agent.jar=text=none,stacks=off -Dncclguard.emu=emulator/target/emu \
+ * java -javaagent:agent/target/ncclguard-agent.jar=text=none,stacks=off -javaagent:bench/target/ncclguard-bench.jar \
+ *     -Dncclguard.emu=emulator/target/emu \
  *     -cp bench/target/ncclguard-bench.jar dev.ncclguard.bench.TrackingOnOff [pairs] [blockMillis]
  * </pre>
  */
