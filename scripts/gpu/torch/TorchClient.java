@@ -11,7 +11,9 @@ import java.util.Locale;
  * </pre>
  * MODE: {@code probe} (Python without torch, from the main thread and from a second Java thread),
  * {@code bench} (timed loops of all-reduces of 1 KiB and 4 MiB, then destroy_process_group()),
- * {@code leaky} (returns without destroy_process_group()), {@code clean} (destroys it). Every torch
+ * {@code leaky} (returns without destroy_process_group()), {@code clean} (destroys it); CuPy's NCCL
+ * binding ({@code cupy-leaky}, {@code cupy-clean}: CuPy loads no libcudart, its stream and event
+ * calls reach libcuda.so.1 through its static runtime). Every torch
  * mode makes the default group (ncclCommInitRankConfig, eager through device_id) and a sub-group
  * new_group([0]) (ncclCommSplit), and all-reduces on both. PYTHONHOME must name the prefix of the
  * libpython (e.g. /usr); --site adds a venv's site-packages to sys.path (site.addsitedir).
@@ -95,6 +97,47 @@ public final class TorchClient {
             print('TORCHCLIENT done mode=%s' % MODE, flush=True)
             """;
 
+    /**
+     * CuPy: a communicator (ncclCommInitRank), an all-reduce on a stream of CuPy's, an event recorded
+     * on it, the stream synchronized; clean: the event waited for, the communicator destroyed, the
+     * stream and event dropped (CuPy destroys them); leaky: a second all-reduce and event recorded
+     * and never waited for, everything kept alive to the exit.
+     */
+    private static final String CUPY = """
+            import builtins, gc, os, sys
+            if SITE:
+                import site
+                site.addsitedir(SITE)
+            import cupy as cp
+            from cupy.cuda import nccl
+            cp.cuda.Device(0).use()
+            comm = nccl.NcclCommunicator(1, nccl.get_unique_id(), 0)
+            stream = cp.cuda.Stream(non_blocking=True)
+            x = cp.ones(256, dtype=cp.float32)
+            comm.allReduce(x.data.ptr, x.data.ptr, x.size, nccl.NCCL_FLOAT32, nccl.NCCL_SUM, stream.ptr)
+            event = cp.cuda.Event(disable_timing=True)
+            event.record(stream)
+            stream.synchronize()
+            assert float(x[0].get()) == 1.0, 'one-rank all-reduce changed the data'
+            with open('/proc/self/maps') as f:
+                libs = sorted(set(l.split()[-1] for l in f if '/' in l
+                                  and os.path.basename(l.split()[-1]).startswith(('libnccl.so', 'libcudart.so', 'libcuda.so'))))
+            print('CUPYCLIENT cupy=%s nccl=%s libraries: %s' % (cp.__version__, nccl.get_version(), ' '.join(libs)), flush=True)
+            if MODE == 'cupy-clean':
+                event.synchronize()
+                comm.destroy()
+                del event, stream
+                gc.collect()
+                print('CUPYCLIENT destroyed the communicator, dropped the stream and the event', flush=True)
+            else:
+                comm.allReduce(x.data.ptr, x.data.ptr, x.size, nccl.NCCL_FLOAT32, nccl.NCCL_SUM, stream.ptr)
+                pending = cp.cuda.Event(disable_timing=True)
+                pending.record(stream)
+                builtins._cupy_client_kept = (comm, stream, event, pending, x)
+                print('CUPYCLIENT left the communicator, the stream and a pending event', flush=True)
+            print('CUPYCLIENT done mode=%s' % MODE, flush=True)
+            """;
+
     private static final String PROBE = """
             import sys, threading
             print('TORCHCLIENT probe python=%s thread=%s prefix=%s sum=%d' % (sys.version.split()[0],
@@ -132,6 +175,8 @@ public final class TorchClient {
         switch (mode) {
             case "probe" -> rc = probe(libpython);
             case "bench", "leaky", "clean" -> rc = torch(libpython, mode, site, small, large, repeats);
+            case "cupy-leaky", "cupy-clean" -> rc = runPython(libpython,
+                    String.format(Locale.ROOT, "MODE = %s\nSITE = %s\n", pyString(mode), pyString(site)) + CUPY);
             default -> {
                 usage("unknown mode " + mode);
                 return;
@@ -174,7 +219,7 @@ public final class TorchClient {
     }
 
     private static void usage(String why) {
-        System.err.println("TorchClient: " + why + "\nusage: java -Djava.library.path=DIR TorchClient probe|bench|leaky|clean"
+        System.err.println("TorchClient: " + why + "\nusage: java -Djava.library.path=DIR TorchClient probe|bench|leaky|clean|cupy-leaky|cupy-clean"
                 + " --libpython PATH [--site DIR] [--small N] [--large N] [--repeats N]");
         System.exit(2);
     }
