@@ -582,9 +582,9 @@ static void *resolve_locked(ng_object *o, int fn) {
     p = (void *)w.found;
     if (p == NULL) p = (void *)in_dependencies(o->base, fn);
   }
-  /* 4. the loaded NCCL or CUDA runtime by name; 5. any object, pnccl* first */
+  /* 4. the loaded NCCL, CUDA runtime or driver by name; 5. any object, pnccl* first */
   if (p == NULL) {
-    struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : "libcudart.so", 0, 0};
+    struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : ng_fn_driver[fn] ? "libcuda.so" : "libcudart.so", 0, 0};
     ng_each_image(find_by_prefix, &w);
     p = (void *)w.found;
   }
@@ -752,6 +752,14 @@ void ng_caller_named(uintptr_t at, int fn, uintptr_t real) {
     on_unload(NULL);
   }
   pthread_mutex_unlock(&lock);
+}
+
+int ng_object_uses_driver(ng_object *o) {
+  int found = 0;
+  pthread_mutex_lock(&lock);
+  for (const named_fn *n = named_fns; n != NULL && !found && o->base != 0; n = n->next) found = n->base == o->base && ng_fn_driver[n->fn];
+  pthread_mutex_unlock(&lock);
+  return found;
 }
 
 _Atomic uint64_t ng_gate_words[NG_FN_COUNT];

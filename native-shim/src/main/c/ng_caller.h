@@ -74,6 +74,8 @@ int ng_is_nvidia_name(const char *name);
 /* The object containing `at` took catalog function fn from dlsym on a handle, where it is defined
  * at `real`: its calls of fn through that pointer are its own, and forward there. */
 void ng_caller_named(uintptr_t at, int fn, uintptr_t real);
+/* Whether the object took a driver function that way (a static cudart, through cuGetProcAddress). */
+int ng_object_uses_driver(ng_object *o);
 int ng_set_suppressed(const char *const *names, int n);
 int ng_set_wrapped(const char *const *names, int n);
 int ng_callers_known(void);

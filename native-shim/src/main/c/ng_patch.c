@@ -28,6 +28,7 @@
 
 #include "ng.h"
 #include "ng_caller.h"
+#include "ng_driver.h"
 #include "ng_elf.h"
 #include "ng_patch.h"
 
@@ -116,26 +117,40 @@ static int find_by_name(const ng_image *im, void *data) {
   return 1;
 }
 
+/* NCCL's, the runtime's and the driver's names (nccl*, cuda*, cu*) */
 static int catalog_fn(const char *name) {
-  if (name == NULL || (strncmp(name, "nccl", 4) != 0 && strncmp(name, "cuda", 4) != 0)) return -1;
+  if (name == NULL || (strncmp(name, "nccl", 4) != 0 && strncmp(name, "cu", 2) != 0)) return -1;
   return ng_fn_id(name);
 }
 
-/* The wrapper for a catalog function that the handle's own object defines, the object at `ret`
- * then forwarding its calls to that definition; NULL for anything else (the real lookup runs). */
-static void *wrapper_by_name(void *handle, const char *name, const char *version, int fn, void *ret) {
+/* The definition of name that the handle's own object has, 0 for none (or the main program's
+ * handle, which searches the global scope, not one object). */
+static uintptr_t defined_by(void *handle, const char *name, const char *version) {
   struct link_map *lm = NULL;
-  if (fn < 0 || !atomic_load_explicit(&started, NG_RELAXED)) return NULL;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL) {
     dlerror();
-    return NULL;
+    return 0;
   }
-  /* the main program's handle searches the global scope, not one object */
-  if (lm->l_name == NULL || lm->l_name[0] == '\0') return NULL;
+  if (lm->l_name == NULL || lm->l_name[0] == '\0') return 0;
   struct by_name b = {lm->l_addr, lm->l_name, name, version, 0};
   ng_each_image(find_by_name, &b);
-  if (b.found == 0 || b.bias == ng_self_base || wrapper[fn] == NULL) return NULL;
-  ng_caller_named((uintptr_t)ret, fn, b.found);
+  return b.bias == ng_self_base ? 0 : b.found;
+}
+
+/* The wrapper for a catalog function that the handle's own object defines, the object at `ret`
+ * then forwarding its calls to that definition; for the driver's cuGetProcAddress(_v2), the
+ * stand-in that hands out wrappers (ng_driver.c); NULL for anything else (the real lookup runs). */
+static void *wrapper_by_name(void *handle, const char *name, const char *version, int fn, void *ret) {
+  if (!atomic_load_explicit(&started, NG_RELAXED) || name == NULL) return NULL;
+  if (fn < 0) {
+    if (strncmp(name, "cuGetProcAddress", 16) != 0) return NULL;
+    uintptr_t real = defined_by(handle, name, version);
+    return real != 0 ? ng_driver_proc_hook(name, real, (uintptr_t)ret) : NULL;
+  }
+  if (wrapper[fn] == NULL) return NULL;
+  uintptr_t real = defined_by(handle, name, version);
+  if (real == 0) return NULL;
+  ng_caller_named((uintptr_t)ret, fn, real);
   return wrapper[fn];
 }
 
