@@ -19,6 +19,13 @@ typedef struct {
 } scudart;
 
 static scudart open_scudart(const char *name) {
+#ifdef __SANITIZE_THREAD__
+  /* the sanitizer's dlopen interceptor is the dynamic linker's caller: the library's own RUNPATH is
+   * not searched for "libcuda.so.1", which is then found loaded by its soname */
+  char drv[1024];
+  snprintf(drv, sizeof(drv), "%s/libcuda.so.1", getenv("NG_EMU"));
+  open_or_die(drv, RTLD_NOW);
+#endif
   void *h = open_or_die(bin_path(name), RTLD_NOW);
   scudart a;
 #define S(f)                                                                                       \
