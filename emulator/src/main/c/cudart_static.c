@@ -57,33 +57,40 @@ static void load_driver(void) {
 #undef E
 }
 
+/* The driver's status as the runtime's: the same codes for these calls, but an uninitialized
+ * driver is no device (a translation after the call, as the real runtime's: the call of the
+ * driver's entry point stays a call, one site for every caller, not a jump). */
+static cudaError_t runtime_error(CUresult r) {
+  return r == CUDA_ERROR_NOT_INITIALIZED ? cudaErrorNoDevice : (cudaError_t)r;
+}
+
 /* the driver's entry point, or cudaErrorNoDevice (no driver) from the calling function */
 #define DRV(field)                                                                                 \
   pthread_once(&once, load_driver);                                                                \
   if (drv.field == NULL) return cudaErrorNoDevice;                                                 \
-  return (cudaError_t)drv.field
+  return runtime_error(drv.field
 
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) { DRV(event_create)((CUevent *)event, flags); }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) { DRV(event_create)((CUevent *)event, flags)); }
 cudaError_t cudaEventCreate(cudaEvent_t *event) { return cudaEventCreateWithFlags(event, 0); }
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { DRV(event_record)((CUevent)event, (CUstream)stream); }
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { DRV(event_record)((CUevent)event, (CUstream)stream)); }
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
-  DRV(event_record_pt)((CUevent)event, (CUstream)stream);
+  DRV(event_record_pt)((CUevent)event, (CUstream)stream));
 }
-cudaError_t cudaEventQuery(cudaEvent_t event) { DRV(event_query)((CUevent)event); }
-cudaError_t cudaEventSynchronize(cudaEvent_t event) { DRV(event_sync)((CUevent)event); }
-cudaError_t cudaEventDestroy(cudaEvent_t event) { DRV(event_destroy)((CUevent)event); }
+cudaError_t cudaEventQuery(cudaEvent_t event) { DRV(event_query)((CUevent)event)); }
+cudaError_t cudaEventSynchronize(cudaEvent_t event) { DRV(event_sync)((CUevent)event)); }
+cudaError_t cudaEventDestroy(cudaEvent_t event) { DRV(event_destroy)((CUevent)event)); }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) {
-  DRV(stream_create)((CUstream *)stream, flags);
+  DRV(stream_create)((CUstream *)stream, flags));
 }
 cudaError_t cudaStreamCreate(cudaStream_t *stream) { return cudaStreamCreateWithFlags(stream, 0); }
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *stream, unsigned int flags, int priority) {
-  DRV(stream_create_prio)((CUstream *)stream, flags, priority);
+  DRV(stream_create_prio)((CUstream *)stream, flags, priority));
 }
-cudaError_t cudaStreamQuery(cudaStream_t stream) { DRV(stream_query)((CUstream)stream); }
-cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { DRV(stream_query_pt)((CUstream)stream); }
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) { DRV(stream_sync)((CUstream)stream); }
-cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) { DRV(stream_sync_pt)((CUstream)stream); }
+cudaError_t cudaStreamQuery(cudaStream_t stream) { DRV(stream_query)((CUstream)stream)); }
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { DRV(stream_query_pt)((CUstream)stream)); }
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) { DRV(stream_sync)((CUstream)stream)); }
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) { DRV(stream_sync_pt)((CUstream)stream)); }
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
-  DRV(stream_wait)((CUstream)stream, (CUevent)event, flags);
+  DRV(stream_wait)((CUstream)stream, (CUevent)event, flags));
 }
-cudaError_t cudaStreamDestroy(cudaStream_t stream) { DRV(stream_destroy)((CUstream)stream); }
+cudaError_t cudaStreamDestroy(cudaStream_t stream) { DRV(stream_destroy)((CUstream)stream)); }

@@ -658,7 +658,7 @@ void ng_exit(ng_call *k, int status) {
       e->birth.stack = st.id;
       e->birth.thread = st.thread;
       e->birth.created_ms = ng_now_ms();
-      e->birth.site = (uint64_t)(uintptr_t)&k->caller->site;
+      e->birth.site = (uint64_t)(uintptr_t)ng_site_of(k->caller);
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
     }

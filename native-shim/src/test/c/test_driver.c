@@ -48,7 +48,9 @@ static void patched(void) {
   REQUIRE_EQ(ng->patch_imports() > 0, 1);
 }
 
-static int64_t creation(const char *fn, const char *lib, int *slot) {
+/* The creation's upcall: its calling library, and the function of it that called the runtime
+ * (found up the stack, past the static cudart's one call site of the driver function) */
+static int64_t creation(const char *fn, const char *lib, const char *symbol, int *slot) {
   upcall u;
   REQUIRE_EQ(last_upcall(UP_EXIT, fn_id(fn), &u), 1);
   CHECK_EQ(u.status, 0);
@@ -58,6 +60,12 @@ static int64_t creation(const char *fn, const char *lib, int *slot) {
     FAILED();
   }
   free(l);
+  char *s = ng->caller_symbol(u.caller);
+  if (s == NULL || strcmp(s, symbol) != 0) {
+    fprintf(stderr, "%s: the calling function is %s, expected %s\n", fn, s != NULL ? s : "(unknown)", symbol);
+    FAILED();
+  }
+  free(s);
   *slot = u.slot;
   return u.caller;
 }
@@ -72,9 +80,9 @@ static void a_static_cudarts_events_and_streams_are_seen(void) {
   cudaEvent_t e = NULL;
   REQUIRE_EQ(a.stream_create(&s), 0);
   int sslot, eslot;
-  creation("cuStreamCreate", "libng_scudart.so", &sslot);
+  creation("cuStreamCreate", "libng_scudart.so", "sa_stream_create", &sslot);
   REQUIRE_EQ(a.event_create(&e), 0);
-  creation("cuEventCreate", "libng_scudart.so", &eslot);
+  creation("cuEventCreate", "libng_scudart.so", "sa_event_create", &eslot);
   REQUIRE_EQ(a.event_record(e, s), 0);
   CHECK_EQ(stream_pending(sslot), 1);
   CHECK_EQ(event_pending(eslot), 1);
@@ -101,7 +109,7 @@ static void the_per_thread_variant_is_seen_and_stays_per_thread(void) {
   REQUIRE_EQ(a.stream_create(&s), 0);
   REQUIRE_EQ(a.event_create(&e), 0);
   int eslot;
-  creation("cuEventCreate", "libng_scudart.so", &eslot);
+  creation("cuEventCreate", "libng_scudart.so", "sa_event_create", &eslot);
   REQUIRE_EQ(a.event_record_pt(e, s), 0);
   CHECK_EQ(event_pending(eslot), 1);
   REQUIRE_EQ(a.event_sync(e), 0);
@@ -154,7 +162,7 @@ static void one_internal_call_site_serves_every_event(void) {
   int slot[N];
   for (int i = 0; i < N; i++) {
     REQUIRE_EQ(a.event_create(&e[i]), 0);
-    creation("cuEventCreate", "libng_scudart.so", &slot[i]);
+    creation("cuEventCreate", "libng_scudart.so", "sa_event_create", &slot[i]);
   }
   for (int round = 0; round < 3; round++) {
     for (int i = 0; i < N; i++) REQUIRE_EQ(a.event_record(e[i], s), 0);
@@ -184,7 +192,7 @@ static void the_agents_own_calls_go_through_the_driver(void) {
   REQUIRE_EQ(a.stream_create(&s), 0);
   REQUIRE_EQ(a.event_create(&e), 0);
   int eslot;
-  int64_t caller = creation("cuEventCreate", "libng_scudart.so", &eslot);
+  int64_t caller = creation("cuEventCreate", "libng_scudart.so", "sa_event_create", &eslot);
   REQUIRE_EQ(a.event_record(e, s), 0);
   no_runtime_loaded();
   int64_t h = (int64_t)(uintptr_t)e;
