@@ -82,7 +82,9 @@ static void rt_choose(void) {
     if (rt.name == NULL) rt.name = name;
     RT_FUNCTIONS(F)
 #undef F
-    if (loaded != NULL) {
+    /* the runtime used is held for good (its handle is never closed): its functions are called
+     * whoever closes it (JNA closes a library whose NativeLibrary is collected) */
+    if (loaded != NULL && !theirs) {
         dlclose(loaded);
     }
 }

@@ -15,8 +15,9 @@
  *     base and forgotten at any unload (one loaded again at the same base is patched again);
  *   - nothing is ever unpatched: once its caller is not tracked a wrapper only forwards.
  * Left alone: this library, NVIDIA's (their calls are their own), the C runtime's and the
- * sanitizers'; the JVM's own objects (and the main program) get the dlopen hook alone, so that a
- * library System.load loads is patched too. */
+ * sanitizers'; the JVM's own objects (and the main program) get the dlopen hook and a dlsym hook
+ * that only runs what a dlopen owes, so that a library System.load loads is patched too, before its
+ * JNI_OnLoad is looked up. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -165,6 +166,15 @@ static void *hook_dlsym(void *handle, const char *name) {
   return dlsym(handle, name);
 }
 
+/* The JVM's own dlsym (a native method's symbol, JNI_OnLoad right after System.load): runs the pass
+ * a dlopen of it owes, so that a library the JVM loaded is patched before its first native method
+ * runs (a static cudart finds the driver at its first call, and keeps what it found); never a
+ * wrapper (FFM's lookups are its Java bridge's). */
+static void *hook_dlsym_pass(void *handle, const char *name) {
+  if (atomic_load_explicit(&pending, NG_RELAXED)) patch_now();
+  return dlsym(handle, name);
+}
+
 static void *hook_dlvsym(void *handle, const char *name, const char *version) {
   if (atomic_load_explicit(&pending, NG_RELAXED)) patch_now();
   if (handle != RTLD_DEFAULT && handle != RTLD_NEXT && version != NULL) {
@@ -206,7 +216,7 @@ static void *target_of(const ng_image *im, uint32_t symi, int kind) {
     if (sym->st_shndx != SHN_UNDEF) return NULL; /* its own dlopen */
     if (version != NULL && strncmp(version, "GLIBC_", 6) != 0) return NULL;
     if (strcmp(name, "dlopen") == 0) return (void *)hook_dlopen;
-    if (kind == KIND_ALL && strcmp(name, "dlsym") == 0) return (void *)hook_dlsym;
+    if (strcmp(name, "dlsym") == 0) return kind == KIND_ALL ? (void *)hook_dlsym : (void *)hook_dlsym_pass;
     if (kind == KIND_ALL && strcmp(name, "dlvsym") == 0) return (void *)hook_dlvsym;
     return NULL;
   }
