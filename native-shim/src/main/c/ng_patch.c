@@ -15,9 +15,9 @@
  *     base and forgotten at any unload (one loaded again at the same base is patched again);
  *   - nothing is ever unpatched: once its caller is not tracked a wrapper only forwards.
  * Left alone: this library, NVIDIA's (their calls are their own), the C runtime's and the
- * sanitizers'; the JVM's own objects (and the main program) get the dlopen hook and a dlsym hook
- * that only runs what a dlopen owes, so that a library System.load loads is patched too, before its
- * JNI_OnLoad is looked up. */
+ * sanitizers'; the JVM's own objects (and the main program, and JNA's native library) get the
+ * dlopen hook and a dlsym hook that only runs what a dlopen owes, so that a library System.load
+ * loads is patched too, before its JNI_OnLoad is looked up. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -370,6 +370,11 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data) {
   if (first) s->subs = info->dlpi_subs;
   const char *path = info->dlpi_name != NULL ? info->dlpi_name : "";
   int kind = kind_of(path, info->dlpi_addr, first, s->jvm_dir, s->jvm_len);
+  ng_image im;
+  /* JNA's native library is the JVM's FFI as libjvm's lookups are: its calls are the JNA bridge's
+   * (tracked in Java), so it gets the real functions, as FFM's lookups do */
+  if (kind == KIND_ALL && ng_image_of(info, &im) && ng_image_lookup(&im, "Java_com_sun_jna_Native_invokeInt") != 0)
+    kind = KIND_DLOPEN;
   if (kind == KIND_SKIP) return 0;
   known *k = known_at(info->dlpi_addr);
   if (k != NULL && k->nlazy == 0) return 0;
