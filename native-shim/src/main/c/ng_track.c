@@ -658,7 +658,9 @@ void ng_exit(ng_call *k, int status) {
       e->birth.stack = st.id;
       e->birth.thread = st.thread;
       e->birth.created_ms = ng_now_ms();
-      e->birth.site = (uint64_t)(uintptr_t)ng_site_of(k->caller);
+      /* a static cudart's one call site: the application's caller up the stack (ng_bt.c) */
+      ng_site *site = NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller) : &k->caller->site;
+      e->birth.site = (uint64_t)(uintptr_t)site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
     }

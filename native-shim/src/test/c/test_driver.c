@@ -136,6 +136,31 @@ static void without_patching_a_static_cudart_is_not_seen(void) {
   CHECK_EQ(total_upcalls(), 0);
 }
 
+/* A creation at a Java stack Java has seen makes no upcall (kept in C until adopted): its site
+ * names the application's function too. */
+static void an_event_made_without_an_upcall_is_named_after_the_application_too(void) {
+  patched();
+  scudart a = open_scudart("libng_scudart.so");
+  int64_t pairs[] = {0x1000, -3, 0x2000, 5, 0x3000, 7};
+  set_java_stack(pairs, 3);
+  cudaEvent_t first = NULL, e = NULL;
+  REQUIRE_EQ(a.event_create(&first), 0);
+  int slot;
+  creation("cuEventCreate", "libng_scudart.so", "sa_event_create", &slot);
+  int before = total_upcalls();
+  REQUIRE_EQ(a.event_create(&e), 0);
+  CHECK_EQ(total_upcalls(), before);
+  int64_t out[NCCLGUARD_ADOPT_LONGS];
+  REQUIRE_EQ(ng->adopt_event((int64_t)(uintptr_t)e, out), 1);
+  CHECK_EQ(out[2], fn_id("cuEventCreate"));
+  char *s = ng->caller_symbol(out[6]);
+  if (s == NULL || strcmp(s, "sa_event_create") != 0) {
+    fprintf(stderr, "the adopted event's calling function is %s, expected sa_event_create\n", s != NULL ? s : "(unknown)");
+    FAILED();
+  }
+  free(s);
+}
+
 /* the same static cudart inside an NVIDIA library: its calls are its own */
 static void an_nvidia_librarys_static_cudart_stays_its_own(void) {
   patched();
@@ -231,6 +256,8 @@ static const struct test_case cases[] = {
     {"the_per_thread_variant_is_seen_and_stays_per_thread", the_per_thread_variant_is_seen_and_stays_per_thread,
      "NCCLEMU_OP_DELAY_US=100000", NULL},
     {"without_patching_a_static_cudart_is_not_seen", without_patching_a_static_cudart_is_not_seen, NULL, NULL},
+    {"an_event_made_without_an_upcall_is_named_after_the_application_too",
+     an_event_made_without_an_upcall_is_named_after_the_application_too, NULL, NULL},
     {"an_nvidia_librarys_static_cudart_stays_its_own", an_nvidia_librarys_static_cudart_stays_its_own, NULL, NULL},
     {"one_internal_call_site_serves_every_event", one_internal_call_site_serves_every_event, "NCCLEMU_OP_DELAY_US=2000", NULL},
     {"the_agents_own_calls_go_through_the_driver", the_agents_own_calls_go_through_the_driver, "NCCLEMU_OP_DELAY_US=100000",
