@@ -650,6 +650,9 @@ void ng_exit(ng_call *k, int status) {
      * (and this thread) needs no upcall */
     ng_stack_take st = {0, 0, 0, NULL};
     int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
+    /* a static cudart's one call site: the application's caller up the stack (ng_bt.c), outside the lock */
+    ng_site *lazy_site = lazy && NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller)
+                                                                                                      : &k->caller->site;
     uint32_t inc;
     ng_map_lock();
     int32_t i = effect == NG_EFFECT_EVENT_CREATE ? event_slot_new(h, k->device, &inc) : stream_slot_new(h, h, k->device, &inc);
@@ -658,9 +661,7 @@ void ng_exit(ng_call *k, int status) {
       e->birth.stack = st.id;
       e->birth.thread = st.thread;
       e->birth.created_ms = ng_now_ms();
-      /* a static cudart's one call site: the application's caller up the stack (ng_bt.c) */
-      ng_site *site = NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller) : &k->caller->site;
-      e->birth.site = (uint64_t)(uintptr_t)site;
+      e->birth.site = (uint64_t)(uintptr_t)lazy_site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
     }
