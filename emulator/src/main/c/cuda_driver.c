@@ -1,26 +1,228 @@
 /* libcuda.so.1, the CUDA driver API, as far as the emulator needs it: JNI libraries built
  * against the real CUDA (JavaCPP's libjnicudart.so) list libcuda.so.1 as a dependency and import
- * its entry points, so the emulator provides that soname. There is no driver underneath: cuInit and
- * cuDriverGetVersion answer, every other entry point returns CUDA_ERROR_NOT_SUPPORTED. The list is
- * the driver functions JavaCPP's CUDA 13 presets (org.bytedeco:cuda 13.1-9.19-1.5.13) import. */
+ * its entry points, and a statically linked cudart (nvcc's default) reaches the driver through
+ * dlsym(libcuda, "cuGetProcAddress_v2") alone, so the emulator provides that soname. Implemented:
+ * cuInit, cuDriverGetVersion, cuGetProcAddress(_v2), the event and stream functions (with their
+ * _ptsz variants), and the primary context calls a device switch needs; every other entry point
+ * returns CUDA_ERROR_NOT_SUPPORTED. The list is the driver functions JavaCPP's CUDA 13 presets
+ * (org.bytedeco:cuda 13.1-9.19-1.5.13) import.
+ * Events and streams are the runtime's objects (CUevent is cudaEvent_t, as on real CUDA): the
+ * emulated libcudart.so.13 when one is loaded at the driver's first call, else a copy of the
+ * runtime linked into this library, private to it (no libcudart in the process, as under a static
+ * cudart or CuPy). A libcudart loaded after that first call keeps state of its own. */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
-#define CUDA_SUCCESS 0
-#define CUDA_ERROR_INVALID_VALUE 1
-#define CUDA_ERROR_NOT_SUPPORTED 801
+#define NCCLGUARD_ABI_TYPES_ONLY
+#include "cuda_driver_api.h"
+#undef NCCLGUARD_ABI_TYPES_ONLY
+#include "cuda_runtime_api.h"
+
 /* the CUDA version this emulator stands for, as cuDriverGetVersion encodes it (1000 * major + 10 * minor) */
 #define EMU_DRIVER_VERSION 13000
 
-int cuInit(unsigned int flags) {
+CUresult cuInit(unsigned int flags) {
     return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-int cuDriverGetVersion(int *version) {
+CUresult cuDriverGetVersion(int *version) {
     if (version == NULL) {
         return CUDA_ERROR_INVALID_VALUE;
     }
     *version = EMU_DRIVER_VERSION;
     return CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- the runtime underneath */
+/* The runtime functions the driver's are made of: the loaded libcudart.so.13's when it is the
+ * emulator's (it has emu_rt_interface), else this library's own copy (its names are local here). */
+#define RT_FUNCTIONS(F)                                                                             \
+    F(cudaEventCreateWithFlags, (cudaEvent_t *, unsigned int))                                      \
+    F(cudaEventRecord, (cudaEvent_t, cudaStream_t))                                                 \
+    F(cudaEventRecord_ptsz, (cudaEvent_t, cudaStream_t))                                            \
+    F(cudaEventRecordWithFlags, (cudaEvent_t, cudaStream_t, unsigned int))                          \
+    F(cudaEventRecordWithFlags_ptsz, (cudaEvent_t, cudaStream_t, unsigned int))                     \
+    F(cudaEventQuery, (cudaEvent_t))                                                                \
+    F(cudaEventSynchronize, (cudaEvent_t))                                                          \
+    F(cudaEventDestroy, (cudaEvent_t))                                                              \
+    F(cudaStreamCreateWithFlags, (cudaStream_t *, unsigned int))                                    \
+    F(cudaStreamCreateWithPriority, (cudaStream_t *, unsigned int, int))                            \
+    F(cudaStreamQuery, (cudaStream_t))                                                              \
+    F(cudaStreamQuery_ptsz, (cudaStream_t))                                                         \
+    F(cudaStreamSynchronize, (cudaStream_t))                                                        \
+    F(cudaStreamSynchronize_ptsz, (cudaStream_t))                                                   \
+    F(cudaStreamWaitEvent, (cudaStream_t, cudaEvent_t, unsigned int))                               \
+    F(cudaStreamWaitEvent_ptsz, (cudaStream_t, cudaEvent_t, unsigned int))                          \
+    F(cudaStreamDestroy, (cudaStream_t))                                                            \
+    F(cudaGetDeviceCount, (int *))                                                                  \
+    F(cudaGetDevice, (int *))                                                                       \
+    F(cudaSetDevice, (int))
+
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t, cudaStream_t);
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int);
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t);
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t, cudaEvent_t, unsigned int);
+
+static struct {
+#define F(name, params) cudaError_t(*name) params;
+    RT_FUNCTIONS(F)
+#undef F
+} rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static void rt_choose(void) {
+    void *loaded = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
+    int theirs = loaded != NULL && dlsym(loaded, "emu_rt_interface") != NULL;
+#define F(name, params)                                                                             \
+    rt.name = theirs ? (cudaError_t(*) params)dlsym(loaded, #name) : NULL;                          \
+    if (rt.name == NULL) rt.name = name;
+    RT_FUNCTIONS(F)
+#undef F
+    /* the runtime used is held for good (its handle is never closed): its functions are called
+     * whoever closes it (JNA closes a library whose NativeLibrary is collected) */
+    if (loaded != NULL && !theirs) {
+        dlclose(loaded);
+    }
+}
+
+#define RT(name) (pthread_once(&rt_once, rt_choose), rt.name)
+
+/* ---------------------------------------------------------------- events and streams
+ * CUresult and cudaError_t share the codes these return (0, 1, 400, 600, 801). */
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
+    return (CUresult)RT(cudaEventCreateWithFlags)((cudaEvent_t *)phEvent, Flags);
+}
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+    return (CUresult)RT(cudaEventRecord)((cudaEvent_t)hEvent, (cudaStream_t)hStream);
+}
+CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
+    return (CUresult)RT(cudaEventRecord_ptsz)((cudaEvent_t)hEvent, (cudaStream_t)hStream);
+}
+CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
+    return (CUresult)RT(cudaEventRecordWithFlags)((cudaEvent_t)hEvent, (cudaStream_t)hStream, flags);
+}
+CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) {
+    return (CUresult)RT(cudaEventRecordWithFlags_ptsz)((cudaEvent_t)hEvent, (cudaStream_t)hStream, flags);
+}
+CUresult cuEventQuery(CUevent hEvent) {
+    return (CUresult)RT(cudaEventQuery)((cudaEvent_t)hEvent);
+}
+CUresult cuEventSynchronize(CUevent hEvent) {
+    return (CUresult)RT(cudaEventSynchronize)((cudaEvent_t)hEvent);
+}
+CUresult cuEventDestroy_v2(CUevent hEvent) {
+    return (CUresult)RT(cudaEventDestroy)((cudaEvent_t)hEvent);
+}
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags) {
+    return (CUresult)RT(cudaStreamCreateWithFlags)((cudaStream_t *)phStream, Flags);
+}
+CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority) {
+    return (CUresult)RT(cudaStreamCreateWithPriority)((cudaStream_t *)phStream, flags, priority);
+}
+CUresult cuStreamQuery(CUstream hStream) {
+    return (CUresult)RT(cudaStreamQuery)((cudaStream_t)hStream);
+}
+CUresult cuStreamQuery_ptsz(CUstream hStream) {
+    return (CUresult)RT(cudaStreamQuery_ptsz)((cudaStream_t)hStream);
+}
+CUresult cuStreamSynchronize(CUstream hStream) {
+    return (CUresult)RT(cudaStreamSynchronize)((cudaStream_t)hStream);
+}
+CUresult cuStreamSynchronize_ptsz(CUstream hStream) {
+    return (CUresult)RT(cudaStreamSynchronize_ptsz)((cudaStream_t)hStream);
+}
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+    return (CUresult)RT(cudaStreamWaitEvent)((cudaStream_t)hStream, (cudaEvent_t)hEvent, Flags);
+}
+CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+    return (CUresult)RT(cudaStreamWaitEvent_ptsz)((cudaStream_t)hStream, (cudaEvent_t)hEvent, Flags);
+}
+CUresult cuStreamDestroy_v2(CUstream hStream) {
+    return (CUresult)RT(cudaStreamDestroy)((cudaStream_t)hStream);
+}
+
+/* ---------------------------------------------------------------- primary contexts
+ * A device's primary context is the device number + 1 (never NULL); making it current is the
+ * runtime's cudaSetDevice, as it is for a runtime that shares the primary context. */
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    int n = 0;
+    if (pctx == NULL) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (RT(cudaGetDeviceCount)(&n) != cudaSuccess || dev < 0 || dev >= n) {
+        return 101; /* CUDA_ERROR_INVALID_DEVICE */
+    }
+    *pctx = (CUcontext)(uintptr_t)(dev + 1);
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+    if (ctx == NULL) {
+        return CUDA_SUCCESS;
+    }
+    return RT(cudaSetDevice)((int)((uintptr_t)ctx - 1)) == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+CUresult cuCtxGetDevice(CUdevice *device) {
+    return device == NULL ? CUDA_ERROR_INVALID_VALUE : (CUresult)RT(cudaGetDevice)(device);
+}
+
+/* ---------------------------------------------------------------- cuGetProcAddress
+ * Answers the names implemented here, as the real driver does: the base name (no _v2), the
+ * per-thread-default-stream variant (_ptsz) for flag CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+ * where one exists, and cuGetProcAddress itself as _v2 from CUDA 12.0 on. */
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus);
+
+static const struct proc {
+    const char *name;
+    void *fn, *ptsz;
+} procs[] = {
+    {"cuInit", (void *)cuInit, NULL},
+    {"cuDriverGetVersion", (void *)cuDriverGetVersion, NULL},
+    {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain, NULL},
+    {"cuCtxSetCurrent", (void *)cuCtxSetCurrent, NULL},
+    {"cuCtxGetDevice", (void *)cuCtxGetDevice, NULL},
+    {"cuEventCreate", (void *)cuEventCreate, NULL},
+    {"cuEventRecord", (void *)cuEventRecord, (void *)cuEventRecord_ptsz},
+    {"cuEventRecordWithFlags", (void *)cuEventRecordWithFlags, (void *)cuEventRecordWithFlags_ptsz},
+    {"cuEventQuery", (void *)cuEventQuery, NULL},
+    {"cuEventSynchronize", (void *)cuEventSynchronize, NULL},
+    {"cuEventDestroy", (void *)cuEventDestroy_v2, NULL},
+    {"cuStreamCreate", (void *)cuStreamCreate, NULL},
+    {"cuStreamCreateWithPriority", (void *)cuStreamCreateWithPriority, NULL},
+    {"cuStreamQuery", (void *)cuStreamQuery, (void *)cuStreamQuery_ptsz},
+    {"cuStreamSynchronize", (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz},
+    {"cuStreamWaitEvent", (void *)cuStreamWaitEvent, (void *)cuStreamWaitEvent_ptsz},
+    {"cuStreamDestroy", (void *)cuStreamDestroy_v2, NULL},
+};
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus) {
+    if (symbol == NULL || pfn == NULL || flags > CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *pfn = NULL;
+    if (strcmp(symbol, "cuGetProcAddress") == 0) {
+        *pfn = cudaVersion >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+    }
+    for (size_t i = 0; *pfn == NULL && i < sizeof(procs) / sizeof(procs[0]); i++) {
+        if (strcmp(symbol, procs[i].name) == 0) {
+            int per_thread = flags == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM && procs[i].ptsz != NULL;
+            *pfn = per_thread ? procs[i].ptsz : procs[i].fn;
+        }
+    }
+    if (symbolStatus != NULL) {
+        *symbolStatus = *pfn != NULL ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    }
+    return *pfn != NULL ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
+    return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
 }
 
 /* Every other entry point: arguments are ignored (the x86-64 calling convention lets a caller pass
@@ -39,11 +241,11 @@ X(cuCoredumpGetAttribute) X(cuCoredumpGetAttributeGlobal) X(cuCoredumpSetAttribu
 X(cuCoredumpSetAttributeGlobal) X(cuCtxAttach) X(cuCtxCreate_v4) X(cuCtxDestroy_v2)
 X(cuCtxDetach) X(cuCtxDisablePeerAccess) X(cuCtxEnablePeerAccess)
 X(cuCtxFromGreenCtx) X(cuCtxGetApiVersion) X(cuCtxGetCacheConfig) X(cuCtxGetCurrent)
-X(cuCtxGetDevResource) X(cuCtxGetDevice) X(cuCtxGetDevice_v2) X(cuCtxGetExecAffinity)
+X(cuCtxGetDevResource) X(cuCtxGetDevice_v2) X(cuCtxGetExecAffinity)
 X(cuCtxGetFlags) X(cuCtxGetId) X(cuCtxGetLimit) X(cuCtxGetSharedMemConfig)
 X(cuCtxGetStreamPriorityRange) X(cuCtxPopCurrent_v2) X(cuCtxPushCurrent_v2)
 X(cuCtxRecordEvent) X(cuCtxResetPersistingL2Cache) X(cuCtxSetCacheConfig)
-X(cuCtxSetCurrent) X(cuCtxSetFlags) X(cuCtxSetLimit) X(cuCtxSetSharedMemConfig)
+X(cuCtxSetFlags) X(cuCtxSetLimit) X(cuCtxSetSharedMemConfig)
 X(cuCtxSynchronize) X(cuCtxSynchronize_v2) X(cuCtxWaitEvent)
 X(cuDestroyExternalMemory) X(cuDestroyExternalSemaphore) X(cuDevResourceGenerateDesc)
 X(cuDevSmResourceSplit) X(cuDevSmResourceSplitByCount) X(cuDeviceCanAccessPeer)
@@ -55,11 +257,11 @@ X(cuDeviceGetMemPool) X(cuDeviceGetName) X(cuDeviceGetP2PAtomicCapabilities)
 X(cuDeviceGetPCIBusId) X(cuDeviceGetProperties) X(cuDeviceGetTexture1DLinearMaxWidth)
 X(cuDeviceGetUuid_v2) X(cuDeviceGraphMemTrim) X(cuDevicePrimaryCtxGetState)
 X(cuDevicePrimaryCtxRelease_v2) X(cuDevicePrimaryCtxReset_v2)
-X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxSetFlags_v2)
+X(cuDevicePrimaryCtxSetFlags_v2)
 X(cuDeviceRegisterAsyncNotification) X(cuDeviceSetGraphMemAttribute)
 X(cuDeviceSetMemPool) X(cuDeviceTotalMem_v2) X(cuDeviceUnregisterAsyncNotification)
-X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventElapsedTime_v2) X(cuEventQuery)
-X(cuEventRecord) X(cuEventRecordWithFlags) X(cuEventSynchronize)
+X(cuEventElapsedTime_v2) 
+
 X(cuExternalMemoryGetMappedBuffer) X(cuExternalMemoryGetMappedMipmappedArray)
 X(cuFlushGPUDirectRDMAWrites) X(cuFuncGetAttribute) X(cuFuncGetModule)
 X(cuFuncGetName) X(cuFuncGetParamInfo) X(cuFuncIsLoaded) X(cuFuncLoad)
@@ -68,7 +270,7 @@ X(cuFuncSetSharedMemConfig) X(cuFuncSetSharedSize) X(cuGLCtxCreate_v2)
 X(cuGLGetDevices_v2) X(cuGLInit) X(cuGLMapBufferObjectAsync_v2)
 X(cuGLMapBufferObject_v2) X(cuGLRegisterBufferObject) X(cuGLSetBufferObjectMapFlags)
 X(cuGLUnmapBufferObject) X(cuGLUnmapBufferObjectAsync) X(cuGLUnregisterBufferObject)
-X(cuGetErrorName) X(cuGetErrorString) X(cuGetExportTable) X(cuGetProcAddress_v2)
+X(cuGetErrorName) X(cuGetErrorString) X(cuGetExportTable) 
 X(cuGraphAddBatchMemOpNode) X(cuGraphAddChildGraphNode) X(cuGraphAddDependencies_v2)
 X(cuGraphAddEmptyNode) X(cuGraphAddEventRecordNode) X(cuGraphAddEventWaitNode)
 X(cuGraphAddExternalSemaphoresSignalNode) X(cuGraphAddExternalSemaphoresWaitNode)
@@ -167,12 +369,12 @@ X(cuParamSetf) X(cuParamSeti) X(cuParamSetv) X(cuPointerGetAttribute)
 X(cuPointerGetAttributes) X(cuPointerSetAttribute) X(cuSignalExternalSemaphoresAsync)
 X(cuStreamAddCallback) X(cuStreamAttachMemAsync) X(cuStreamBatchMemOp_v2)
 X(cuStreamBeginCaptureToGraph) X(cuStreamBeginCapture_v2) X(cuStreamCopyAttributes)
-X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy_v2)
+
 X(cuStreamEndCapture) X(cuStreamGetAttribute) X(cuStreamGetCaptureInfo_v3)
 X(cuStreamGetCtx) X(cuStreamGetCtx_v2) X(cuStreamGetDevResource) X(cuStreamGetDevice)
 X(cuStreamGetFlags) X(cuStreamGetGreenCtx) X(cuStreamGetId) X(cuStreamGetPriority)
-X(cuStreamIsCapturing) X(cuStreamQuery) X(cuStreamSetAttribute)
-X(cuStreamSynchronize) X(cuStreamUpdateCaptureDependencies_v2) X(cuStreamWaitEvent)
+X(cuStreamIsCapturing) X(cuStreamSetAttribute)
+X(cuStreamUpdateCaptureDependencies_v2) 
 X(cuStreamWaitValue32_v2) X(cuStreamWaitValue64_v2) X(cuStreamWriteValue32_v2)
 X(cuStreamWriteValue64_v2) X(cuSurfObjectCreate) X(cuSurfObjectDestroy)
 X(cuSurfObjectGetResourceDesc) X(cuSurfRefGetArray) X(cuSurfRefSetArray)

@@ -49,6 +49,11 @@ if [ "$archived" != "$expected" ]; then
   diff <(echo "$expected") <(echo "$archived") >&2 || true
 fi
 
+# libcuda.so.1 carries a copy of the runtime inside: none of its names may be exported
+drv_others=$(nm -D --defined-only "$dir/libcuda.so.1" | awk 'NF == 3 && $2 != "A" {print $3}' | grep -v -E '^cu[A-Z]' || true)
+[ -z "$drv_others" ] || die "libcuda.so.1 exports other than driver names: $drv_others"
+nm -D --defined-only "$dir/libcuda.so.1" | grep ' T cuGetProcAddress_v2$' >/dev/null || die "libcuda.so.1: no cuGetProcAddress_v2"
+
 others=$(nm -D --defined-only "$dir/libcudart.so.13" | awk 'NF == 3 && $2 != "A" {print $3}' \
   | sed 's/@.*//' | grep -v -E '^(cuda.*|emu_rt_interface)$' || true)
 [ -z "$others" ] || die "libcudart.so.13 exports unexpected symbols: $others"

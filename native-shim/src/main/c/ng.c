@@ -26,8 +26,15 @@ const unsigned char ng_fn_nargs[NG_FN_COUNT] = {NG_CATALOG(X)};
 #undef X
 #define NG_IS_NCCL_NCCL 1
 #define NG_IS_NCCL_CUDART 0
+#define NG_IS_NCCL_CUDA 0
 #define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = NG_IS_NCCL_##lib,
 const unsigned char ng_fn_nccl[NG_FN_COUNT] = {NG_CATALOG(X)};
+#undef X
+#define NG_IS_DRIVER_NCCL 0
+#define NG_IS_DRIVER_CUDART 0
+#define NG_IS_DRIVER_CUDA 1
+#define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = NG_IS_DRIVER_##lib,
+const unsigned char ng_fn_driver[NG_FN_COUNT] = {NG_CATALOG(X)};
 #undef X
 #define X(id, name, lib, effect, params, args, nargs, slots, callable) [id] = callable,
 const unsigned char ng_fn_callable[NG_FN_COUNT] = {NG_CATALOG(X)};

@@ -5,6 +5,7 @@
  *   ng_elf.c      loaded objects read in memory: dynamic symbols, relocations, version needs
  *   ng_caller.c   who called (the caller cache), where the real function is, the gates, dying
  *   ng_patch.c    import-slot patching of loaded objects, the dlopen/dlsym/dlvsym hooks
+ *   ng_driver.c   the CUDA driver: cuGetProcAddress for a static cudart, the agent's own driver calls
  *   ng_slots.c    the C slots' pools, maps and stream owners, the hot paths' out-of-line parts
  *   ng_track.c    what each wrapped call does to the slots, and Java's view of them
  *   ng_wrap.c     the wrappers, expanded from the catalog's generated header (ng_catalog.h)
@@ -26,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cuda_driver_api.h"
 #include "nccl_api.h"
 #include "ng_catalog.h"
 
@@ -59,6 +61,8 @@ extern const char *const ng_fn_name[NG_FN_COUNT];
 extern const unsigned char ng_fn_effect[NG_FN_COUNT];
 extern const unsigned char ng_fn_nargs[NG_FN_COUNT];
 extern const unsigned char ng_fn_nccl[NG_FN_COUNT];
+/* the CUDA driver's (libcuda.so.1: cuEventCreate ...), neither NCCL's nor the runtime's */
+extern const unsigned char ng_fn_driver[NG_FN_COUNT];
 extern const unsigned char ng_fn_callable[NG_FN_COUNT];
 /* The id of the function of that name, or -1. */
 int ng_fn_id(const char *name);

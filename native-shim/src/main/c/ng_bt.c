@@ -2,6 +2,8 @@
  * library): captured with backtrace(3) (16 frames at most, from the caller of the wrapper on),
  * interned so that creations at one place share one site, formatted only when Java asks. */
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -30,7 +32,35 @@ static int inside_self(void *p) {
   return dladdr(p, &info) != 0 && (uintptr_t)info.dli_fbase == ng_self_base;
 }
 
+/* The application's call behind a static cudart's call site of a driver function: from the
+ * wrapper's caller up the stack, past the frames in an exported cu* / __cuda* function or in no
+ * exported function of the same object (the runtime's own, hidden), the first in another exported
+ * function of it; the last one in the object when the next leaves it (a hidden caller: its return
+ * address names the place). Made for creations alone (ng_site_of), a dozen frames at most. */
+static ng_caller *behind(ng_caller *c) {
+  void *frames[12];
+  int n = backtrace(frames, 12);
+  int from = 0;
+  for (int i = 0; i < n && i < 8; i++) {
+    if (inside_self(frames[i])) from = i + 1;
+  }
+  uintptr_t last = 0;
+  for (int i = from; i < n; i++) {
+    uintptr_t pc = (uintptr_t)frames[i];
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT) == 0 || (uintptr_t)info.dli_fbase != c->obj->base)
+      break;
+    int inside = info.dli_sname != NULL && info.dli_saddr != NULL && sym != NULL && pc - 1 < (uintptr_t)info.dli_saddr + sym->st_size;
+    int runtime = !inside || strncmp(info.dli_sname, "cu", 2) == 0 || strncmp(info.dli_sname, "__cuda", 6) == 0;
+    if (!runtime) return ng_caller_at_frame(c, pc);
+    last = pc;
+  }
+  return last != 0 ? ng_caller_at_frame(c, last) : c;
+}
+
 ng_site *ng_site_of(ng_caller *c) {
+  if (NG_UNLIKELY(atomic_load_explicit(&c->obj->driver, NG_RELAXED))) c = behind(c);
   if (ng_up_java_thread()) return &c->site;
   void *frames[32];
   int n = backtrace(frames, 32);

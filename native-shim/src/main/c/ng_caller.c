@@ -175,6 +175,9 @@ static ng_object *object_at(uintptr_t base, const char *path) {
     if (!o->nvidia) ng_each_image(scan_nccl_inside, o);
     if (base != ng_self_base) ng_each_image(hook_unload, o);
   }
+  for (const named_fn *n = named_fns; n != NULL; n = n->next) {
+    if (n->base == base && ng_fn_driver[n->fn]) atomic_store_explicit(&o->driver, 1, NG_RELAXED);
+  }
   o->next = objects;
   objects = o;
   return o;
@@ -582,9 +585,9 @@ static void *resolve_locked(ng_object *o, int fn) {
     p = (void *)w.found;
     if (p == NULL) p = (void *)in_dependencies(o->base, fn);
   }
-  /* 4. the loaded NCCL or CUDA runtime by name; 5. any object, pnccl* first */
+  /* 4. the loaded NCCL, CUDA runtime or driver by name; 5. any object, pnccl* first */
   if (p == NULL) {
-    struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : "libcudart.so", 0, 0};
+    struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : ng_fn_driver[fn] ? "libcuda.so" : "libcudart.so", 0, 0};
     ng_each_image(find_by_prefix, &w);
     p = (void *)w.found;
   }
@@ -745,6 +748,8 @@ void ng_caller_named(uintptr_t at, int fn, uintptr_t real) {
       named_fns = n;
     }
   }
+  ng_object *o = ng_fn_driver[fn] ? object_listed(base) : NULL;
+  if (o != NULL) atomic_store_explicit(&o->driver, 1, NG_RELAXED);
   if (n != NULL && n->real != real) {
     n->real = real;
     /* the sites of the object that forward fn elsewhere look it up again (every gate closes now,
@@ -752,6 +757,53 @@ void ng_caller_named(uintptr_t at, int fn, uintptr_t real) {
     on_unload(NULL);
   }
   pthread_mutex_unlock(&lock);
+}
+
+/* the callers ng_caller_at_frame made: a list under lock, bounded */
+static ng_caller *frame_callers;
+static int nframe_callers;
+
+ng_caller *ng_caller_at_frame(ng_caller *c, uintptr_t pc) {
+  pthread_mutex_lock(&lock);
+  for (ng_caller *f = frame_callers; f != NULL; f = f->next) {
+    if (f->ret == pc && f->obj == c->obj) {
+      pthread_mutex_unlock(&lock);
+      return f;
+    }
+  }
+  ng_caller *f = nframe_callers < 4096 ? aligned_alloc(64, sizeof(*f)) : NULL;
+  if (f == NULL) {
+    pthread_mutex_unlock(&lock);
+    return c;
+  }
+  memset(f, 0, sizeof(*f));
+  f->ret = pc;
+  f->obj = c->obj;
+  f->via = -1;
+  atomic_store_explicit(&f->fn, -2, NG_RELAXED);
+  atomic_store_explicit(&f->gate, 1, NG_RELAXED);
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  if (dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && info.dli_sname != NULL &&
+      info.dli_saddr != NULL && sym != NULL && pc - 1 < (uintptr_t)info.dli_saddr + sym->st_size)
+    f->sym = strdup(info.dli_sname);
+  f->site.caller = f;
+  atomic_store_explicit(&f->hint[0], ng_hint_none, NG_RELAXED);
+  atomic_store_explicit(&f->hint[1], ng_hint_none, NG_RELAXED);
+  atomic_store_explicit(&f->decision, atomic_load_explicit(&c->decision, NG_RELAXED), NG_RELAXED);
+  f->next = frame_callers;
+  frame_callers = f;
+  nframe_callers++;
+  pthread_mutex_unlock(&lock);
+  return f;
+}
+
+int ng_object_uses_driver(ng_object *o) {
+  int found = 0;
+  pthread_mutex_lock(&lock);
+  for (const named_fn *n = named_fns; n != NULL && !found && o->base != 0; n = n->next) found = n->base == o->base && ng_fn_driver[n->fn];
+  pthread_mutex_unlock(&lock);
+  return found;
 }
 
 _Atomic uint64_t ng_gate_words[NG_FN_COUNT];

@@ -21,6 +21,7 @@ struct ng_object {
   int nvidia;       /* NCCL's, CUDA's or another NVIDIA library's own calls: never tracked */
   int own_defs;     /* may define the functions itself (NCCL linked in statically) */
   int gone;         /* unloaded: dropped from the objects, its callers from the table */
+  atomic_int driver; /* took driver functions from cuGetProcAddress (a static cudart): ng_caller_behind */
   _Atomic(void *) real[NG_FN_COUNT];
   ng_object *next;
 };
@@ -74,6 +75,13 @@ int ng_is_nvidia_name(const char *name);
 /* The object containing `at` took catalog function fn from dlsym on a handle, where it is defined
  * at `real`: its calls of fn through that pointer are its own, and forward there. */
 void ng_caller_named(uintptr_t at, int fn, uintptr_t real);
+/* Whether the object took a driver function that way (a static cudart, through cuGetProcAddress). */
+int ng_object_uses_driver(ng_object *o);
+/* The caller that names a return address `pc` of c's object found further up the stack (the
+ * application's call of a static cudart, whose one call site of each driver function serves
+ * them all): its library and exported symbol, c's decision; made once per pc, never in the table
+ * the wrappers read. c itself when there are too many. */
+ng_caller *ng_caller_at_frame(ng_caller *c, uintptr_t pc);
 int ng_set_suppressed(const char *const *names, int n);
 int ng_set_wrapped(const char *const *names, int n);
 int ng_callers_known(void);

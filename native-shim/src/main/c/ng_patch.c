@@ -15,8 +15,9 @@
  *     base and forgotten at any unload (one loaded again at the same base is patched again);
  *   - nothing is ever unpatched: once its caller is not tracked a wrapper only forwards.
  * Left alone: this library, NVIDIA's (their calls are their own), the C runtime's and the
- * sanitizers'; the JVM's own objects (and the main program) get the dlopen hook alone, so that a
- * library System.load loads is patched too. */
+ * sanitizers'; the JVM's own objects (and the main program, and JNA's native library) get the
+ * dlopen hook and a dlsym hook that only runs what a dlopen owes, so that a library System.load
+ * loads is patched too, before its JNI_OnLoad is looked up. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -28,6 +29,7 @@
 
 #include "ng.h"
 #include "ng_caller.h"
+#include "ng_driver.h"
 #include "ng_elf.h"
 #include "ng_patch.h"
 
@@ -118,26 +120,40 @@ static int find_by_name(const ng_image *im, void *data) {
   return 1;
 }
 
+/* NCCL's, the runtime's and the driver's names (nccl*, cuda*, cu*) */
 static int catalog_fn(const char *name) {
-  if (name == NULL || (strncmp(name, "nccl", 4) != 0 && strncmp(name, "cuda", 4) != 0)) return -1;
+  if (name == NULL || (strncmp(name, "nccl", 4) != 0 && strncmp(name, "cu", 2) != 0)) return -1;
   return ng_fn_id(name);
 }
 
-/* The wrapper for a catalog function that the handle's own object defines, the object at `ret`
- * then forwarding its calls to that definition; NULL for anything else (the real lookup runs). */
-static void *wrapper_by_name(void *handle, const char *name, const char *version, int fn, void *ret) {
+/* The definition of name that the handle's own object has, 0 for none (or the main program's
+ * handle, which searches the global scope, not one object). */
+static uintptr_t defined_by(void *handle, const char *name, const char *version) {
   struct link_map *lm = NULL;
-  if (fn < 0 || !atomic_load_explicit(&started, NG_RELAXED)) return NULL;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL) {
     dlerror();
-    return NULL;
+    return 0;
   }
-  /* the main program's handle searches the global scope, not one object */
-  if (lm->l_name == NULL || lm->l_name[0] == '\0') return NULL;
+  if (lm->l_name == NULL || lm->l_name[0] == '\0') return 0;
   struct by_name b = {lm->l_addr, lm->l_name, name, version, 0};
   ng_each_image(find_by_name, &b);
-  if (b.found == 0 || b.bias == ng_self_base || wrapper[fn] == NULL) return NULL;
-  ng_caller_named((uintptr_t)ret, fn, b.found);
+  return b.bias == ng_self_base ? 0 : b.found;
+}
+
+/* The wrapper for a catalog function that the handle's own object defines, the object at `ret`
+ * then forwarding its calls to that definition; for the driver's cuGetProcAddress(_v2), the
+ * stand-in that hands out wrappers (ng_driver.c); NULL for anything else (the real lookup runs). */
+static void *wrapper_by_name(void *handle, const char *name, const char *version, int fn, void *ret) {
+  if (!atomic_load_explicit(&started, NG_RELAXED) || name == NULL) return NULL;
+  if (fn < 0) {
+    if (strncmp(name, "cuGetProcAddress", 16) != 0) return NULL;
+    uintptr_t real = defined_by(handle, name, version);
+    return real != 0 ? ng_driver_proc_hook(name, real, (uintptr_t)ret) : NULL;
+  }
+  if (wrapper[fn] == NULL) return NULL;
+  uintptr_t real = defined_by(handle, name, version);
+  if (real == 0) return NULL;
+  ng_caller_named((uintptr_t)ret, fn, real);
   return wrapper[fn];
 }
 
@@ -149,6 +165,15 @@ static void *hook_dlsym(void *handle, const char *name) {
     void *w = wrapper_by_name(handle, name, NULL, catalog_fn(name), __builtin_return_address(0));
     if (w != NULL) return w;
   }
+  return dlsym(handle, name);
+}
+
+/* The JVM's own dlsym (a native method's symbol, JNI_OnLoad right after System.load): runs the pass
+ * a dlopen of it owes, so that a library the JVM loaded is patched before its first native method
+ * runs (a static cudart finds the driver at its first call, and keeps what it found); never a
+ * wrapper (FFM's lookups are its Java bridge's). */
+static void *hook_dlsym_pass(void *handle, const char *name) {
+  if (atomic_load_explicit(&pending, NG_RELAXED)) patch_now();
   return dlsym(handle, name);
 }
 
@@ -193,7 +218,7 @@ static void *target_of(const ng_image *im, uint32_t symi, int kind) {
     if (sym->st_shndx != SHN_UNDEF) return NULL; /* its own dlopen */
     if (version != NULL && strncmp(version, "GLIBC_", 6) != 0) return NULL;
     if (strcmp(name, "dlopen") == 0) return (void *)hook_dlopen;
-    if (kind == KIND_ALL && strcmp(name, "dlsym") == 0) return (void *)hook_dlsym;
+    if (strcmp(name, "dlsym") == 0) return kind == KIND_ALL ? (void *)hook_dlsym : (void *)hook_dlsym_pass;
     if (kind == KIND_ALL && strcmp(name, "dlvsym") == 0) return (void *)hook_dlvsym;
     return NULL;
   }
@@ -347,6 +372,11 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data) {
   if (first) s->subs = info->dlpi_subs;
   const char *path = info->dlpi_name != NULL ? info->dlpi_name : "";
   int kind = kind_of(path, info->dlpi_addr, first, s->jvm_dir, s->jvm_len);
+  ng_image im;
+  /* JNA's native library is the JVM's FFI as libjvm's lookups are: its calls are the JNA bridge's
+   * (tracked in Java), so it gets the real functions, as FFM's lookups do */
+  if (kind == KIND_ALL && ng_image_of(info, &im) && ng_image_lookup(&im, "Java_com_sun_jna_Native_invokeInt") != 0)
+    kind = KIND_DLOPEN;
   if (kind == KIND_SKIP) return 0;
   known *k = known_at(info->dlpi_addr);
   if (k != NULL && k->nlazy == 0) return 0;

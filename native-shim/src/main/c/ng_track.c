@@ -28,6 +28,7 @@
 #include "ng.h"
 #include "ng_bt.h"
 #include "ng_caller.h"
+#include "ng_driver.h"
 #include "ng_hotspot.h"
 #include "ng_log.h"
 #include "ng_map.h"
@@ -760,6 +761,9 @@ void ng_exit(ng_call *k, int status) {
      * (and this thread) needs no upcall */
     ng_stack_take st = {0, 0, 0, NULL};
     int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
+    /* a static cudart's one call site: the application's caller up the stack (ng_bt.c), outside the lock */
+    ng_site *lazy_site = lazy && NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller)
+                                                                                                      : &k->caller->site;
     uint32_t inc;
     ng_map_lock();
     int32_t i = effect == NG_EFFECT_EVENT_CREATE
@@ -770,7 +774,7 @@ void ng_exit(ng_call *k, int status) {
       e->birth.stack = st.id;
       e->birth.thread = st.thread;
       e->birth.created_ms = ng_birth_ms();
-      e->birth.site = (uint64_t)(uintptr_t)&k->caller->site;
+      e->birth.site = (uint64_t)(uintptr_t)lazy_site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
       locked_add(&lazy_created, 1);
@@ -1020,8 +1024,17 @@ int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int6
   ng_site *site = (ng_site *)(uintptr_t)caller;
   /* that caller's object's view, without touching the call site's own function cache */
   ng_object *o = site != NULL ? site->caller->obj : &ng_default_object;
-  void *real = atomic_load_explicit(&o->real[fn], NG_ACQUIRE);
-  if (real == NULL) real = ng_resolve(o, fn);
+  /* an object that reaches the driver itself (a static cudart) made its handles there: the driver
+   * releases them; so does it where no runtime is loaded (CuPy). Neither: the agent's own failure,
+   * never the application's call that no library defines (NG_NO_CUDA) */
+  int driver = !ng_fn_nccl[fn] && site != NULL && ng_object_uses_driver(o);
+  void *real = driver ? NULL : atomic_load_explicit(&o->real[fn], NG_ACQUIRE);
+  if (real == NULL && !driver) real = ng_resolve(o, fn);
+  if (real == NULL && !ng_fn_nccl[fn]) {
+    int done;
+    int r = ng_driver_call(fn, a0, &done);
+    return done ? r : NG_NO_CUDA;
+  }
   if (real == NULL) return ng_missing(fn);
   /* integers and pointers only (CHeader's callable): extra argument registers are ignored */
   return ((int (*)(int64_t, int64_t, int64_t, int64_t))real)(a0, a1, a2, a3);

@@ -55,6 +55,9 @@ void ng_api_release_slot(int slot);
 /* A Java record of a C event on a Java stream: the event's state is Java's from now on. */
 void ng_api_event_to_java(uint64_t handle);
 int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int64_t a3);
+/* ng_api_call's answer for a runtime function that neither a CUDA runtime nor the driver serves
+ * (Interposer.NO_CUDA on the Java side) */
+#define NG_NO_CUDA (-2)
 void ng_track_stats(int64_t *out, int n);
 /* Events made with no upcall (NG_REF_LAZY) taken over by Java: 8 longs each (ncclguard_test.h's
  * NCCLGUARD_ADOPT_LONGS); all of them (at most n), or the one of a handle. */

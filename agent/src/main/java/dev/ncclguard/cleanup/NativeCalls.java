@@ -2,6 +2,7 @@ package dev.ncclguard.cleanup;
 
 import dev.ncclguard.catalog.ExitCalls;
 import dev.ncclguard.track.NativeAccess;
+import dev.ncclguard.track.NoCudaLibrary;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -46,6 +47,9 @@ final class NativeCalls {
     int callNoting(LeakProgress item, String symbol, Object... args) {
         try {
             return call(item.view.access(), symbol, args);
+        } catch (NoCudaLibrary t) {
+            item.callFailure = t.wording("release", item.view.kind().word(), item.view.handle());
+            return Integer.MIN_VALUE;
         } catch (Throwable t) {
             item.callFailure = String.valueOf(t);
             return Integer.MIN_VALUE;

@@ -8,6 +8,7 @@ import dev.ncclguard.catalog.Kind;
 import dev.ncclguard.catalog.Status;
 import dev.ncclguard.cleanup.LeakProgress.Sync;
 import dev.ncclguard.track.NativeAccess;
+import dev.ncclguard.track.NoCudaLibrary;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -125,6 +126,8 @@ final class Polling {
                     } else {
                         probe.syncEnded(Sync.FAILED, symbol + " returned " + status);
                     }
+                } catch (NoCudaLibrary t) {
+                    probe.syncEnded(Sync.FAILED, t.wording("query", probe.view.kind().word(), probe.view.handle()));
                 } catch (Throwable t) {
                     probe.syncEnded(Sync.FAILED, "cannot call " + symbol + ": " + t);
                 } finally {

@@ -95,8 +95,7 @@ final class SerialReleases {
                     break; // the rest is "not destroyed before the deadline": nothing hangs
                 }
                 inCall.set(event);
-                event.destroyStatus = calls.callStatus(event.view.access(), ExitCalls.EVENT_DESTROY,
-                        event.view.handle());
+                event.destroyStatus = calls.callNoting(event, ExitCalls.EVENT_DESTROY, event.view.handle());
             }
             inCall.set(null);
             return null;
@@ -117,7 +116,9 @@ final class SerialReleases {
                             + (completed ? " (its work had completed)" : "; " + event.syncNote())
                     : notReached.note(completed, event.syncNote()));
         } else if (status == Integer.MIN_VALUE) {
-            event.settle(Outcome.FAILED, "cannot call cudaEventDestroy");
+            String failure = event.callFailure;
+            event.settle(Outcome.FAILED, failure != null && failure.startsWith("could not ") ? failure
+                    : "cannot call cudaEventDestroy");
         } else if (status != Status.CUDA_SUCCESS) {
             event.settle(Outcome.FAILED, "cudaEventDestroy returned " + status);
         } else if (completed) {
@@ -258,7 +259,8 @@ final class SerialReleases {
                         ? how.symbol + " did not return within " + millisSince(started) + " ms"
                         : how.notReached);
             } else if (status == Integer.MIN_VALUE) {
-                item.settle(Outcome.FAILED, "cannot call " + how.symbol + ": " + item.callFailure);
+                item.settle(Outcome.FAILED, item.callFailure.startsWith("could not ") ? item.callFailure
+                        : "cannot call " + how.symbol + ": " + item.callFailure);
             } else if (status != Status.NCCL_SUCCESS) {
                 item.settle(Outcome.FAILED, how.symbol + " returned " + status);
             } else {

@@ -18,6 +18,7 @@ import dev.ncclguard.catalog.Status;
 import dev.ncclguard.cleanup.FakeLibrary.Call;
 import dev.ncclguard.track.HandleView;
 import dev.ncclguard.track.NativeAccess;
+import dev.ncclguard.track.NoCudaLibrary;
 import dev.ncclguard.track.ReleaseClaim;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -293,6 +294,30 @@ class CleanupTest {
         Map<HandleView, LeakOutcome> results = run(LONG, event);
 
         assertEquals(new LeakOutcome(FAILED, "cudaEventDestroy returned 709"), results.get(event));
+    }
+
+    @Test
+    void aQueryNoLoadedLibraryCanMakeFailsAsTheAgentsOwn() {
+        cudart.answer("cudaEventQuery", args -> {
+            throw new NoCudaLibrary();
+        });
+        HandleView event = event(0x20, cudart);
+        Map<HandleView, LeakOutcome> results = run(LONG, event);
+
+        assertEquals(new LeakOutcome(FAILED, "could not query event 0x20: no CUDA runtime or driver loaded"),
+                results.get(event));
+    }
+
+    @Test
+    void aReleaseNoLoadedLibraryCanMakeFailsAsTheAgentsOwn() {
+        cudart.answer("cudaEventDestroy", args -> {
+            throw new NoCudaLibrary();
+        });
+        HandleView event = event(0x20, cudart);
+        Map<HandleView, LeakOutcome> results = run(LONG, event);
+
+        assertEquals(new LeakOutcome(FAILED, "could not release event 0x20: no CUDA runtime or driver loaded"),
+                results.get(event));
     }
 
     @Test

@@ -16,7 +16,8 @@ import java.util.Set;
  */
 public final class CHeader {
     /** Handle types passed by value: their slot holds the pointer. */
-    private static final Set<String> HANDLES = Set.of("ncclComm_t", "cudaStream_t", "cudaEvent_t", "ncclWindow_t");
+    private static final Set<String> HANDLES = Set.of("ncclComm_t", "cudaStream_t", "cudaEvent_t", "ncclWindow_t",
+            "CUstream", "CUevent");
     private static final Set<String> SIGNED = Set.of("int", "ncclDataType_t", "ncclRedOp_t");
     private static final Set<String> UNSIGNED = Set.of("size_t", "unsigned int");
     /** Structs passed by value: the slot holds their address (valid during the call). */
@@ -70,7 +71,7 @@ public final class CHeader {
         b.append("#define NG_EFFECT_COUNT ").append(Effect.values().length).append("\n\n");
         b.append("/* NG_CATALOG(X): one X per function, in id order (= NativeFunction.id):\n");
         b.append(" *   X(id, name, LIB, EFFECT, params, args, nargs, slots, callable)\n");
-        b.append(" * LIB: NCCL or CUDART; params: the C parameter list; args: the names, to forward the call;\n");
+        b.append(" * LIB: NCCL, CUDART or CUDA (the driver, libcuda.so.1); params: the C parameter list; args: the names, to forward the call;\n");
         b.append(" * slots: NG_SLOT_<kind>(i, name) per parameter (PTR: pointer or handle, INT: signed integer\n");
         b.append(" * or enum, UINT: unsigned integer, ADDR: struct by value, whose address the slot holds);\n");
         b.append(" * callable: 1 when the parameters are at most " + CALLABLE_ARGS
@@ -94,7 +95,7 @@ public final class CHeader {
             }
             String params0 = Catalog.cParameters(fn);
             b.append("  X(").append(fn.id()).append(", ").append(fn.symbol()).append(", ")
-                    .append(fn.symbol().startsWith("nccl") ? "NCCL" : "CUDART").append(", NG_EFFECT_")
+                    .append(library(fn)).append(", NG_EFFECT_")
                     .append(fn.effect().name()).append(", (").append(params0).append("), (").append(names)
                     .append("), ").append(params.size()).append(", ").append(slots).append(", ")
                     .append(callable ? 1 : 0).append(") \\\n");
@@ -112,6 +113,12 @@ public final class CHeader {
         }
         b.append("\n#endif\n");
         return b.toString();
+    }
+
+    /** The library that defines the function: NCCL, CUDART (the runtime) or CUDA (the driver). */
+    static String library(NativeFunction fn) {
+        String s = fn.symbol();
+        return s.startsWith("nccl") ? "NCCL" : s.startsWith("cuda") ? "CUDART" : "CUDA";
     }
 
     static List<Param> parse(NativeFunction fn) {
@@ -168,10 +175,10 @@ public final class CHeader {
                         + params.size() + " parameters");
             }
         }
-        if (fn.stream() >= 0 && !params.get(fn.stream()).type().equals("cudaStream_t")) {
+        if (fn.stream() >= 0 && !Set.of("cudaStream_t", "CUstream").contains(params.get(fn.stream()).type())) {
             throw new IllegalStateException(fn.symbol() + ": the stream position is no cudaStream_t");
         }
-        if (fn.event() >= 0 && !params.get(fn.event()).type().equals("cudaEvent_t")) {
+        if (fn.event() >= 0 && !Set.of("cudaEvent_t", "CUevent").contains(params.get(fn.event()).type())) {
             throw new IllegalStateException(fn.symbol() + ": the event position is no cudaEvent_t");
         }
         if (fn.parentComm() >= 0 && !params.get(fn.parentComm()).type().equals("ncclComm_t")) {
@@ -193,7 +200,9 @@ public final class CHeader {
                 // memory and registrations are void* handles
                 case MEM_ALLOC, COMM_REGISTER -> ok = type.equals("void**");
                 case MEM_FREE, COMM_DEREGISTER -> ok = type.equals("void*");
-                default -> ok = fn.change().creates() ? type.endsWith("_t*") : HANDLES.contains(type);
+                default -> ok = fn.change().creates()
+                        ? type.endsWith("_t*") || type.equals("CUevent*") || type.equals("CUstream*")
+                        : HANDLES.contains(type);
             }
             if (!ok) {
                 throw new IllegalStateException(fn.symbol() + ": the handle position is a " + type);

@@ -9,10 +9,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What each NCCL and CUDA runtime function the agent follows does, as data: adding a function is
- * one line below. Signatures are those of NCCL 2.28.3 and 2.29.3 (NVIDIA/nccl src/nccl.h.in, and
+ * What each NCCL, CUDA runtime and CUDA driver function the agent follows does, as data: adding a
+ * function is one line below. Signatures are those of NCCL 2.28.3 and 2.29.3 (NVIDIA/nccl src/nccl.h.in, and
  * src/include/nccl_device/core.h for device communicators, whose first two parameters it leaves
- * unnamed: named here as the emulator names them) and the CUDA 13 runtime (cuda_runtime_api.h);
+ * unnamed: named here as the emulator names them), the CUDA 13 runtime (cuda_runtime_api.h) and
+ * driver (cuda.h: its CUresult codes are the runtime's for these functions);
  * positions are 0-based C argument indexes. Each line also carries the C
  * parameter list, from which the agent's native library is generated ({@link CHeader}). The
  * {@code ...Config} variants of the collectives are not in any NCCL header up to 2.30: their
@@ -124,6 +125,43 @@ public final class Catalog {
                 "void");
         def("cudaSetDevice", SET_DEVICE,
                 "int device").device(0);
+        // the CUDA driver's events and streams (cuda.h; libcuda.so.1), under their exported names:
+        // what a static cudart and CuPy call (a static cudart through cuGetProcAddress). CUevent and
+        // CUstream are the runtime's handles; _ptsz: the per-thread default stream's variants
+        def("cuEventCreate", EVENT_CREATE,
+                "CUevent* phEvent, unsigned int Flags").handle(0);
+        def("cuEventRecord", EVENT_RECORD,
+                "CUevent hEvent, CUstream hStream").handle(0).stream(1);
+        def("cuEventRecord_ptsz", EVENT_RECORD,
+                "CUevent hEvent, CUstream hStream").handle(0).stream(1);
+        def("cuEventRecordWithFlags", EVENT_RECORD,
+                "CUevent hEvent, CUstream hStream, unsigned int flags").handle(0).stream(1);
+        def("cuEventRecordWithFlags_ptsz", EVENT_RECORD,
+                "CUevent hEvent, CUstream hStream, unsigned int flags").handle(0).stream(1);
+        def("cuEventQuery", EVENT_QUERY,
+                "CUevent hEvent").handle(0);
+        def("cuEventSynchronize", EVENT_SYNC,
+                "CUevent hEvent").handle(0);
+        def("cuEventDestroy_v2", EVENT_DESTROY,
+                "CUevent hEvent").handle(0);
+        def("cuStreamCreate", STREAM_CREATE,
+                "CUstream* phStream, unsigned int Flags").handle(0);
+        def("cuStreamCreateWithPriority", STREAM_CREATE,
+                "CUstream* phStream, unsigned int flags, int priority").handle(0);
+        def("cuStreamSynchronize", STREAM_SYNC,
+                "CUstream hStream").handle(0).stream(0);
+        def("cuStreamSynchronize_ptsz", STREAM_SYNC,
+                "CUstream hStream").handle(0).stream(0);
+        def("cuStreamQuery", STREAM_QUERY,
+                "CUstream hStream").handle(0).stream(0);
+        def("cuStreamQuery_ptsz", STREAM_QUERY,
+                "CUstream hStream").handle(0).stream(0);
+        def("cuStreamWaitEvent", STREAM_WAIT_EVENT,
+                "CUstream hStream, CUevent hEvent, unsigned int Flags").handle(0).stream(0).event(1);
+        def("cuStreamWaitEvent_ptsz", STREAM_WAIT_EVENT,
+                "CUstream hStream, CUevent hEvent, unsigned int Flags").handle(0).stream(0).event(1);
+        def("cuStreamDestroy_v2", STREAM_DESTROY,
+                "CUstream hStream").handle(0).stream(0);
         // NCCL 2.29: grow and revoke (a revoked communicator still needs destroy or abort)
         def("ncclCommGrow", COMM_GROW,
                 "ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm, ncclConfig_t* config").parentComm(0).nranks(1).uniqueId(2).rank(3).handle(4);

@@ -3,6 +3,7 @@ package dev.ncclguard.samples;
 import com.sun.jna.ptr.IntByReference;
 import dev.ncclguard.samples.ep.EpRuntime;
 import dev.ncclguard.samples.ep.EpStaticRuntime;
+import dev.ncclguard.samples.ep.ScudartRuntime;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -41,6 +42,9 @@ final class EpSample {
         SCENARIOS.put("ep-serve", "opens the runtime, dispatches a step and closes it (a communicator made and"
                 + " destroyed in C), then waits for commands on stdin: 'leak' opens one more runtime it never closes,"
                 + " 'stop' ends; a JVM to attach to after its library was used");
+        SCENARIOS.put("ep-scudart-clean", "a runtime with the CUDA runtime linked in statically (nvcc's default)"
+                + " makes a stream and an event, records the event --iters times, waits for both and releases them");
+        SCENARIOS.put("ep-scudart-leaky", "as ep-scudart-clean, never waiting or releasing: its stream and event leak");
         SCENARIOS.put("ep-stress", STRESS_WORKERS + " threads each open, dispatch, poll and close one-rank runtimes"
                 + " --iters times while " + STRESS_QUERIERS + " others poll runtimes of their own and ask the"
                 + " ncclguard MBean, if there is one, for its live report; everything released");
@@ -92,6 +96,10 @@ final class EpSample {
             throw new SampleFailure("no CUDA device (cudaGetDeviceCount: " + status + ")");
         }
         String scenario = options.scenario();
+        if (scenario.startsWith("ep-scudart-")) {
+            scudart(scenario, options);
+            return;
+        }
         Runtime runtime = new Runtime(scenario.startsWith("ep-static-"));
         runtime.load();
         if (scenario.equals("ep-serve")) {
@@ -166,6 +174,24 @@ final class EpSample {
 
     private static void leakRuntime(Runtime runtime, Options options) {
         step(runtime, openRuntime(runtime, runtime.newGroupId(), 1, 0, options.count(), false));
+    }
+
+    /** ep-scudart-*: the static cudart's stream and event, on the main thread. */
+    private static void scudart(String scenario, Options options) {
+        ScudartRuntime.load();
+        long runtime;
+        try {
+            runtime = ScudartRuntime.open();
+            for (int i = 0; i < options.iterations(); i++) {
+                ScudartRuntime.step(runtime);
+            }
+            if (scenario.endsWith("-clean")) {
+                ScudartRuntime.close(runtime);
+            }
+        } catch (IllegalStateException e) {
+            throw new SampleFailure(e.getMessage());
+        }
+        System.out.println("samples: " + scenario + ": " + SCENARIOS.get(scenario));
     }
 
     /** One rank: the names here are what a report's Java frames show. */

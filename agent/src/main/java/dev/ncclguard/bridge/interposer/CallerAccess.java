@@ -4,13 +4,15 @@ import dev.ncclguard.catalog.Catalog;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.track.NativeAccess;
 import dev.ncclguard.track.NativeOrigin;
+import dev.ncclguard.track.NoCudaLibrary;
 import java.util.List;
 import java.util.Objects;
 
 /**
  * One call site in native code, as the native library names it (its {@code caller} id): the
  * exit-time calls of the handles made there go to the real function that caller reaches
- * (NCCL linked into the calling library, or the loaded libnccl.so.2 and libcudart.so.13), never
+ * (NCCL linked into the calling library, or the loaded libnccl.so.2 and libcudart.so.13; the
+ * driver, libcuda.so.1, for a static cudart's handles and where no runtime is loaded), never
  * through a wrapper; and the report says who called (library, symbol, native backtrace), asked
  * of the library when the report is made. Two sites of one calling library are one access
  * (equal), so that cleanup aborts that library's communicators of a device together.
@@ -88,7 +90,11 @@ final class CallerAccess implements NativeAccess, NativeOrigin {
             Object v = args[i];
             a[i] = v instanceof Number n ? n.longValue() : 0;
         }
-        return Interposer.call(caller, fn.id(), a[0], a[1], a[2], a[3]);
+        int status = Interposer.call(caller, fn.id(), a[0], a[1], a[2], a[3]);
+        if (status == Interposer.NO_CUDA) {
+            throw new NoCudaLibrary();
+        }
+        return status;
     }
 
     /** As catalog.CHeader decides it: at most four parameters, none a struct by value. */

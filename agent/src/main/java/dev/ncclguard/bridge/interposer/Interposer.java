@@ -10,6 +10,11 @@ package dev.ncclguard.bridge.interposer;
 public final class Interposer {
     /** What {@link #hotEnter} answers for a handle the tracker does not follow either. */
     public static final long NOT_JAVAS = Long.MIN_VALUE + 1;
+    /**
+     * What {@link #call} answers for a CUDA runtime function that neither a loaded runtime nor the
+     * driver (libcuda.so.1) can make: NG_NO_CUDA in ng_track.h.
+     */
+    public static final int NO_CUDA = -2;
     /** Slot ids of C stream slots carry this bit. */
     public static final int STREAM_SLOT_BIT = 1 << 30;
     /** Longs per record of {@link #pluginInitsSince} and {@link #pluginComms}. */
