@@ -11,7 +11,10 @@
 # - bench: TORCH_ROUNDS (5) interleaved rounds of JVMs without and with the agent, each timing
 #   TORCH_SMALL (3000) all-reduces of 1 KiB and TORCH_LARGE (500) of 4 MiB (median of TORCH_REPEATS (3)
 #   timed loops, each ending in torch.cuda.synchronize()); medians per size and their ratio against
-#   the issue's budget (<= 1.03x), reported, not counted as a check.
+#   the issue's budget (<= 1.03x), reported, not counted as a check;
+# - cupy-clean, cupy-leaky (issue 32, where the venv has CuPy): CuPy's NCCL binding, its stream and
+#   events through its static runtime (no libcudart loaded): clean reports nothing (no false
+#   unsynchronized stream), leaky its communicator, stream and event; no "no loaded library" line.
 # Each check prints one "PASS: torch ..." or "FAIL: torch ..." line; everything else goes to the log,
 # outputs and reports under $reports/torch. Skipped (one line) where the venv or libpython is missing.
 # Needs .gpu/torch/TorchClient.class and .gpu/jdk-include (scripts/gpu-prepare.sh); the JNI library
@@ -170,6 +173,41 @@ else
   say "cleanup: $found; NCCL Destroy COMPLETE lines $d; torch threads as the Java method returned: ${w:-none seen}"
   pcheck "cleanup: both destroyed by the agent with the watchdog running, NCCL's Destroy COMPLETE, exit 0" \
     $([ "$ok" -eq 0 ] && [ "$d" -ge 2 ] && [ "$rc" -eq 0 ]; echo $?) "exit status $rc, Destroy COMPLETE lines $d (want 2); $found$(terr cleanup)"
+
+  # 6. CuPy's NCCL binding (issue 32): no libcudart loaded, its stream and events reach libcuda.so.1
+  #    through its static runtime's cuGetProcAddress. clean: no leak, no false unsynchronized stream,
+  #    no line about a call no library defines; leaky: the communicator, the stream and the event.
+  if "$torch_py" -c 'import cupy' >/dev/null 2>&1; then
+    for mode in clean leaky; do
+      trun "cupy-$mode" "report=$t/cupy-$mode.json" NCCL_DEBUG=WARN -- "cupy-$mode"
+      rc=$?
+      found=$("$torch_py" - "$mode" "$t/cupy-$mode.json" <<'EOF2'
+import json, sys
+mode, path = sys.argv[1], sys.argv[2]
+try:
+    with open(path) as f:
+        r = json.load(f)
+except Exception as e:
+    print('no report %s (%s)' % (path, e))
+    sys.exit(1)
+leaks = r.get('leaks', [])
+kinds = sorted(l.get('kind') for l in leaks)
+print('leaks: %s' % ('; '.join('%s %s via %s from %s' % (l.get('kind'), l.get('api'), l.get('bridge'),
+      l.get('callerLibrary', '?')) for l in leaks) or 'none'))
+if mode == 'clean':
+    sys.exit(0 if not leaks else 1)
+sys.exit(0 if 'comm' in kinds and 'event' in kinds and 'stream' in kinds else 1)
+EOF2
+      ); ok=$?
+      nolib=$(grep -c 'was called but no loaded' "$t/cupy-$mode.out")
+      say "cupy-$mode: $(sed -n 's/^CUPYCLIENT \(cupy=.*\)/\1/p' "$t/cupy-$mode.out" | head -1); $found; 'no loaded library' lines $nolib"
+      pcheck "CuPy $mode: $([ "$mode" = clean ] && echo 'no leak, no false unsynchronized stream' || echo 'its communicator, stream and event reported')" \
+        $([ "$ok" -eq 0 ] && [ "$rc" -eq 0 ] && [ "$nolib" -eq 0 ] && grep -q "^CUPYCLIENT done mode=cupy-$mode" "$t/cupy-$mode.out"; echo $?) \
+        "exit status $rc, 'no loaded library' lines $nolib; $found$(terr "cupy-$mode")"
+    done
+  else
+    say "SKIP: CuPy: not importable in $torch_venv"
+  fi
 
   # 5. bench: interleaved rounds, which variant goes first flips every round
   tsv=$t/bench.tsv

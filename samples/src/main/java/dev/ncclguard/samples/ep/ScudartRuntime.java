@@ -7,6 +7,8 @@ package dev.ncclguard.samples.ep;
  */
 public final class ScudartRuntime {
     static final String LIBRARY = "dev/ncclguard/samples/ep/linux-x86_64/libscudart_runtime.so";
+    /** A build of scudart_runtime.c of one's own (nvcc's on a GPU machine) instead of the jar's. */
+    public static final String LIBRARY_PROPERTY = "ncclguard.samples.scudart.library";
     private static boolean loaded;
 
     private ScudartRuntime() {
@@ -21,10 +23,15 @@ public final class ScudartRuntime {
     /** Waits for the event and the stream, then releases both. */
     public static native int close(long runtime);
 
-    /** Extracts the library from the jar (or class folder) and loads it, once. */
+    /** Loads the library named by {@link #LIBRARY_PROPERTY}, else the jar's (extracted), once. */
     public static synchronized void load() {
         if (!loaded) {
-            EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-scudart");
+            String own = System.getProperty(LIBRARY_PROPERTY);
+            if (own != null) {
+                System.load(java.nio.file.Path.of(own).toAbsolutePath().toString());
+            } else {
+                EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-scudart");
+            }
             loaded = true;
         }
     }
