@@ -68,10 +68,13 @@ typedef struct pev {
   int64_t start_ns;
   uint64_t type;
   uint16_t nch, kch_stopped;
-  uint8_t tracked; /* a collective or p2p we follow */
   uint8_t stopped, done, listed; /* listed: 1 in flight, 2 zombie (done, awaiting KernelCh stops) */
-  uint8_t in_use;
   int32_t free_next;
+  /* last, out of pev_alloc's memset, and atomic: a KernelCh's start or stop reads them on its
+   * parent, which another thread may be freeing (a collective freed at its stop before the first
+   * KernelCh was seen; a freed parent is then ignored) */
+  _Atomic uint8_t tracked; /* a collective or p2p we follow */
+  _Atomic uint8_t in_use;
 } pev;
 
 struct pcomm {
@@ -189,17 +192,18 @@ static pev *pev_alloc(pcomm *c, uint64_t type) {
   pool_free = e->free_next;
   pthread_spin_unlock(&pool_lock);
   int32_t self = i;
-  memset(e, 0, sizeof(*e));
+  memset(e, 0, offsetof(pev, tracked));
   e->free_next = self;
   e->comm = c;
   e->type = type;
-  e->in_use = 1;
+  atomic_store_explicit(&e->tracked, 0, NG_RELAXED);
+  atomic_store_explicit(&e->in_use, 1, NG_RELAXED);
   return e;
 }
 
 static void pev_free(pev *e) {
   int32_t self = e->free_next;
-  e->in_use = 0;
+  atomic_store_explicit(&e->in_use, 0, NG_RELAXED);
   pthread_spin_lock(&pool_lock);
   e->free_next = pool_free;
   pool_free = self;
@@ -571,7 +575,7 @@ static void track_start(pcomm *c, pev *e, const ncclProfilerEventDescr_v6_t *d) 
     e->count = d->ceColl.count;
     e->nch = 0;
   }
-  e->tracked = 1;
+  atomic_store_explicit(&e->tracked, 1, NG_RELAXED);
   e->start_ns = ng_now_ns();
   pthread_spin_lock(&c->lock);
   e->listed = 1;
@@ -605,7 +609,8 @@ static int start_common(void *context, void **handle, const ncclProfilerEventDes
   if (type == ncclProfileKernelCh) {
     atomic_store_explicit(&kernel_seen, 1, NG_RELAXED);
     parent = ours(d->parentObj);
-    if (parent != NULL && (!parent->in_use || !parent->tracked)) parent = NULL;
+    if (parent != NULL && (!atomic_load_explicit(&parent->in_use, NG_RELAXED) || !atomic_load_explicit(&parent->tracked, NG_RELAXED)))
+      parent = NULL;
   }
   if (!tracked && parent == NULL) {
     /* only the application's plugin follows it: its own handle, unwrapped */
@@ -677,11 +682,11 @@ static int user_stop_handle(void *h) {
 static ncclResult_t stop_event(void *handle) {
   pev *e = ours(handle);
   if (e == NULL) return user_stop_handle(handle); /* the application's own handle */
-  if (!e->in_use) return 0;
+  if (!atomic_load_explicit(&e->in_use, NG_RELAXED)) return 0;
   pcomm *c = e->comm;
   user_stop(e);
   pev *freed = NULL;
-  if (e->tracked) {
+  if (atomic_load_explicit(&e->tracked, NG_RELAXED)) {
     pthread_spin_lock(&c->lock);
     e->stopped = 1;
     if (e->listed == 1) {
@@ -700,7 +705,7 @@ static ncclResult_t stop_event(void *handle) {
   if (p != NULL) {
     pcomm *pc = p->comm;
     pthread_spin_lock(&pc->lock);
-    if (p->in_use && p->tracked) {
+    if (atomic_load_explicit(&p->in_use, NG_RELAXED) && atomic_load_explicit(&p->tracked, NG_RELAXED)) {
       p->kch_stopped++;
       if (p->listed == 1 && p->stopped && p->kch_stopped >= p->nch) {
         finished(pc, p, &freed);
@@ -721,7 +726,7 @@ static ncclResult_t stop_event(void *handle) {
 static int record_common(void *handle, int state, ncclProfilerEventStateArgs_v6_t *args, int version) {
   (void)version;
   pev *e = ours(handle);
-  void *h = e != NULL ? (e->in_use ? e->user : NULL) : handle;
+  void *h = e != NULL ? (atomic_load_explicit(&e->in_use, NG_RELAXED) ? e->user : NULL) : handle;
   const void *f = atomic_load_explicit(&user_fns, NG_ACQUIRE);
   int v = atomic_load_explicit(&user_version, NG_RELAXED);
   if (h == NULL || f == NULL) return 0;
