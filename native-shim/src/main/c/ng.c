@@ -7,7 +7,7 @@
 ng_words ng_w = {.state = 1u << 1}; /* generation 1, not dying */
 atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 const char *ng_self_path = "";
-uintptr_t ng_self_base;
+uintptr_t ng_self_base, ng_self_end;
 
 _Static_assert(NG_FN_COUNT <= 255, "function ids fit the tables");
 

@@ -69,9 +69,11 @@ static const char *base_name(const char *path) {
   return slash != NULL ? slash + 1 : path;
 }
 
+/* By the range of this library's segments, not dladdr: it is asked inside dl_iterate_phdr's
+ * callbacks, which hold the dynamic linker's write lock; dladdr and dlsym take its load lock, which
+ * a dlclose holds while it waits for the write lock (a deadlock, seen with JNA's cleaner thread). */
 static int inside_self(const void *p) {
-  Dl_info info;
-  return p != NULL && dladdr(p, &info) != 0 && (uintptr_t)info.dli_fbase == ng_self_base;
+  return p != NULL && (uintptr_t)p >= ng_self_base && (uintptr_t)p < ng_self_end;
 }
 
 /* ---------------------------------------------------------------- functions looked up by name
@@ -445,28 +447,31 @@ int ng_set_wrapped(const char *const *names, int n) { return set_list(&wrapped, 
  * scope (so every plain reference binds to it, and a call that reached this library skipped it:
  * RTLD_NEXT from it or after it), and it is not NCCL's or cudart's own (NCCL's archive defines
  * pncclX at ncclX's address; a library named as NVIDIA's is theirs). */
-static int forwarder(const ng_image *im, uintptr_t d, const char *name, int nccl) {
+static int forwarder(const ng_image *im, uintptr_t d, const char *name, int nccl, uintptr_t global) {
   if (ng_is_nvidia_name(base_name(im->name))) return 0;
   if (nccl) {
     char pname[128];
     snprintf(pname, sizeof(pname), "p%s", name);
     if (ng_image_lookup(im, pname) == d) return 0;
   }
-  return (uintptr_t)dlsym(RTLD_DEFAULT, name) == d;
+  return global == d;
 }
 
+/* What the image callbacks below look for. global: dlsym(RTLD_DEFAULT) of the function's name,
+ * taken before the walk (a callback must not call dlsym: see inside_self). */
 struct want {
   int fn;
   uintptr_t base;     /* the object asked about (own); 0: any */
   const char *needed; /* a dependency's name (deps) */
   const char *prefix; /* a name prefix (by name) */
   int pass;           /* 0: pnccl* and nccl*; 1: pnccl* only (every object) */
+  uintptr_t global;
   uintptr_t found;
 };
 
 /* fn's definition in im: pnccl* (never a forwarder: this library defines none), then the plain
- * name unless it is a forwarder's. */
-static uintptr_t definition_in(const ng_image *im, int fn, int pnccl_only) {
+ * name unless it is a forwarder's (the global scope's definition, `global`). */
+static uintptr_t definition_in(const ng_image *im, int fn, int pnccl_only, uintptr_t global) {
   if ((uintptr_t)im->bias == ng_self_base && ng_self_base != 0) return 0;
   const char *name = ng_fn_name[fn];
   if (ng_fn_nccl[fn]) {
@@ -477,14 +482,14 @@ static uintptr_t definition_in(const ng_image *im, int fn, int pnccl_only) {
   }
   if (pnccl_only) return 0;
   uintptr_t p = ng_image_lookup(im, name);
-  if (p == 0 || inside_self((void *)p) || forwarder(im, p, name, ng_fn_nccl[fn])) return 0;
+  if (p == 0 || inside_self((void *)p) || forwarder(im, p, name, ng_fn_nccl[fn], global)) return 0;
   return p;
 }
 
 static int find_own(const ng_image *im, void *data) {
   struct want *w = data;
   if (!ng_image_contains(im, w->base)) return 0;
-  w->found = definition_in(im, w->fn, 0);
+  w->found = definition_in(im, w->fn, 0, w->global);
   return 1;
 }
 
@@ -492,20 +497,20 @@ static int find_needed(const ng_image *im, void *data) {
   struct want *w = data;
   const char *n = im->name[0] != '\0' ? base_name(im->name) : "";
   if (strcmp(n, w->needed) != 0) return 0;
-  w->found = definition_in(im, w->fn, 0);
+  w->found = definition_in(im, w->fn, 0, w->global);
   return w->found != 0;
 }
 
 static int find_by_prefix(const ng_image *im, void *data) {
   struct want *w = data;
   if (strncmp(base_name(im->name), w->prefix, strlen(w->prefix)) != 0) return 0;
-  w->found = definition_in(im, w->fn, 0);
+  w->found = definition_in(im, w->fn, 0, w->global);
   return w->found != 0;
 }
 
 static int find_any(const ng_image *im, void *data) {
   struct want *w = data;
-  w->found = definition_in(im, w->fn, w->pass == 1);
+  w->found = definition_in(im, w->fn, w->pass == 1, w->global);
   return w->found != 0;
 }
 
@@ -539,11 +544,11 @@ static int find_base(const ng_image *im, void *data) {
   return 0;
 }
 
-static uintptr_t in_dependencies(uintptr_t base, int fn) {
+static uintptr_t in_dependencies(uintptr_t base, int fn, uintptr_t global) {
   struct needs first = {base, {0}, 0};
   ng_each_image(collect_needed, &first);
   for (int i = 0; i < first.n; i++) {
-    struct want w = {fn, 0, first.names[i], NULL, 0, 0};
+    struct want w = {fn, 0, first.names[i], NULL, 0, global, 0};
     if (ng_each_image(find_needed, &w) && w.found != 0) return w.found;
   }
   for (int i = 0; i < first.n; i++) {
@@ -552,7 +557,7 @@ static uintptr_t in_dependencies(uintptr_t base, int fn) {
     struct needs second = {b.base, {0}, 0};
     ng_each_image(collect_needed, &second);
     for (int j = 0; j < second.n; j++) {
-      struct want w = {fn, 0, second.names[j], NULL, 0, 0};
+      struct want w = {fn, 0, second.names[j], NULL, 0, global, 0};
       if (ng_each_image(find_needed, &w) && w.found != 0) return w.found;
     }
   }
@@ -578,21 +583,22 @@ static void *resolve_locked(ng_object *o, int fn) {
   if (p == NULL || inside_self(p)) p = dlsym(RTLD_NEXT, name);
   if (p != NULL && inside_self(p)) p = NULL;
   int known = o != &ng_default_object && o->base != 0 && o->base != ng_self_base;
+  uintptr_t global = p == NULL ? (uintptr_t)dlsym(RTLD_DEFAULT, name) : 0;
   /* 2. its own definition; 3. its dependencies' */
   if (p == NULL && known) {
-    struct want w = {fn, o->base, NULL, NULL, 0, 0};
+    struct want w = {fn, o->base, NULL, NULL, 0, global, 0};
     ng_each_image(find_own, &w);
     p = (void *)w.found;
-    if (p == NULL) p = (void *)in_dependencies(o->base, fn);
+    if (p == NULL) p = (void *)in_dependencies(o->base, fn, global);
   }
   /* 4. the loaded NCCL, CUDA runtime or driver by name; 5. any object, pnccl* first */
   if (p == NULL) {
-    struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : ng_fn_driver[fn] ? "libcuda.so" : "libcudart.so", 0, 0};
+    struct want w = {fn, 0, NULL, ng_fn_nccl[fn] ? "libnccl.so" : ng_fn_driver[fn] ? "libcuda.so" : "libcudart.so", 0, global, 0};
     ng_each_image(find_by_prefix, &w);
     p = (void *)w.found;
   }
   for (int pass = 1; pass >= 0 && p == NULL; pass--) {
-    struct want w = {fn, 0, NULL, NULL, pass, 0};
+    struct want w = {fn, 0, NULL, NULL, pass, global, 0};
     ng_each_image(find_any, &w);
     p = (void *)w.found;
   }

@@ -2,6 +2,7 @@
  * backtraces, the threads' detach key, the exit handler that marks dying), its destructor, and
  * the promotion into the global scope that lets libraries loaded later bind to the wrappers. */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +21,24 @@ static void on_exit_handler(void) { ng_mark_dying(); }
 /* dladdr of a static function names this library (of a global one, whatever it bound to). */
 static void self_marker(void) {}
 
+/* The end of this library's highest segment: [ng_self_base, ng_self_end) holds all of it. */
+static int self_end(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size, (void)data;
+  if (info->dlpi_addr != ng_self_base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    if (ph->p_type == PT_LOAD && end > ng_self_end) ng_self_end = end;
+  }
+  return 1;
+}
+
 __attribute__((constructor)) static void ng_init(void) {
   Dl_info info;
   if (dladdr((void *)&self_marker, &info) != 0) {
     ng_self_path = strdup(info.dli_fname);
     ng_self_base = (uintptr_t)info.dli_fbase;
+    dl_iterate_phdr(self_end, NULL);
   }
   ng_default_object.path = "";
   ng_default_object.name = "";

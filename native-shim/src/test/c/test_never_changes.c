@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <stdatomic.h>
+
 #include "agent_test.h"
 
 enum { WAY_PLAIN, WAY_TAIL, WAY_POINTER, WAY_THREAD, WAY_FORK, WAY_OTHER, WAY_EXPORTED_TAIL, WAY_DLCLOSE, WAY_ATTACH,
@@ -259,6 +261,46 @@ static void dynamic_behind_another_interposer_with_slots_patched(void) {
   cell(LINK_DYNAMIC, WAY_OTHER_PATCHED, 2, "libng_other.so", "libng_other.so");
 }
 
+/* The wrappers' resolution walks the loaded objects (dl_iterate_phdr, the dynamic linker's write
+ * lock held) while another thread dlopens and dlcloses (its load lock held, then the write lock):
+ * a callback that asked dladdr or dlsym (the load lock) deadlocked against it, as a JVM's
+ * JNA cleaner thread closing a library did. The application library is opened, used and closed
+ * again and again (each load resolves anew) while a second thread opens and closes another one;
+ * bounded by alarm(): a deadlock ends the case by SIGALRM. */
+#if !defined(__SANITIZE_THREAD__)
+static atomic_int churning = 1;
+static void *open_and_close(void *arg) {
+  (void)arg;
+  while (atomic_load(&churning)) {
+    void *h = dlopen(bin_path("libng_other.so"), RTLD_NOW | RTLD_LOCAL);
+    if (h != NULL) dlclose(h);
+  }
+  return NULL;
+}
+
+static void resolution_races_dlopen_and_dlclose_without_a_deadlock(void) {
+  shared = mmap(NULL, sizeof(run_result), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE_EQ(shared != MAP_FAILED, 1);
+  shared->pid = getpid();
+  alarm(120);
+  start_agent();
+  pthread_t t;
+  REQUIRE_EQ(pthread_create(&t, NULL, open_and_close, NULL), 0);
+  char line[512];
+  int rounds = getenv("NG_TEST_RUN") != NULL ? 20 : 200;
+  for (int i = 0; i < rounds; i++) {
+    void *app = open_or_die(bin_path("libng_app_dyn.so"), RTLD_LAZY);
+    void (*run)(int, char *, size_t) = (void (*)(int, char *, size_t))dlsym(app, "app_run");
+    run(WAY_PLAIN, line, sizeof(line));
+    dlclose(app);
+  }
+  atomic_store(&churning, 0);
+  pthread_join(t, NULL);
+  alarm(0);
+  CHECK_EQ(shared->inits, 2 * rounds);
+}
+#endif
+
 #define ROW(name) {#name "_plain", name##_plain, NULL, NULL}, {#name "_tail_calls", name##_tail_calls, NULL, NULL}, \
     {#name "_through_pointers", name##_through_pointers, NULL, NULL}, {#name "_on_a_pthread", name##_on_a_pthread, NULL, NULL}, \
     {#name "_in_a_fork_child", name##_in_a_fork_child, NULL, NULL}, \
@@ -274,6 +316,11 @@ static const struct test_case cases[] = {
     {"dynamic_behind_another_interposer", dynamic_behind_another_interposer, NULL, NULL},
     {"static_hidden_behind_another_interposer", static_hidden_behind_another_interposer, NULL, NULL},
     {"dynamic_behind_another_interposer_with_slots_patched", dynamic_behind_another_interposer_with_slots_patched, NULL, NULL},
+#if !defined(__SANITIZE_THREAD__)
+    /* not under the thread sanitizer: the dynamic linker's own malloc and free in two threads'
+     * dlopen and dlclose, ordered by its lock, which it does not see (google/sanitizers#611) */
+    {"resolution_races_dlopen_and_dlclose_without_a_deadlock", resolution_races_dlopen_and_dlclose_without_a_deadlock, NULL, NULL},
+#endif
 };
 
 int main(int argc, char **argv) {
