@@ -48,6 +48,22 @@ class NativeInterposerIT {
         assertTrue(r.stderr().contains("through native, called from " + RUNTIME), r.describe());
     }
 
+    /** On 25 the creation's out-parameters are read as on 17 (Unsafe's array offset is a long there). */
+    @Test
+    void onJdk25TheRuntimesCommunicatorsAreTrackedThroughTheNativeBridge() throws Exception {
+        Path report = dir.resolve("jdk25.json");
+        Output r = ChildJvm.sample().javaHome("/usr/lib/jvm/temurin-25-jdk-amd64").agent("report=" + report)
+                .run("ep-leaky");
+        assertEquals(0, r.exitCode(), r.describe());
+        assertFalse(r.stderr().contains("tracking failed"), r.describe());
+        List<JsonNode> comms = ReportJson.leaks(ReportJson.read(report), "comm");
+        assertEquals(2, comms.size(), r.describe());
+        for (JsonNode comm : comms) {
+            assertEquals("native", comm.path("bridge").asText(), comm.toString());
+            assertEquals("ncclCommInitRank", comm.path("api").asText(), comm.toString());
+        }
+    }
+
     @Test
     void eventsMadeInOneCallWithoutAnUpcallCarryTheirOwnCallersStack() throws Exception {
         // 2 ranks x 3 iterations x (forward, backward): 100 events a call, the last left; after a

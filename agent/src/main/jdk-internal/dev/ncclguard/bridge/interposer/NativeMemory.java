@@ -41,8 +41,12 @@ final class NativeMemory {
         if (!READABLE || address == 0 || length < 0) {
             return null;
         }
+        // byte by byte: Unsafe.ARRAY_BYTE_BASE_OFFSET is an int on 17 and a long on 25 (a field
+        // linked by its type: NoSuchFieldError there), and these are at most a unique id's 128 bytes
         byte[] out = new byte[length];
-        UNSAFE.copyMemory(null, address, out, Unsafe.ARRAY_BYTE_BASE_OFFSET, length);
+        for (int i = 0; i < length; i++) {
+            out[i] = UNSAFE.getByte(address + i);
+        }
         return out;
     }
 }
