@@ -123,9 +123,8 @@ static void the_per_thread_variant_is_seen_and_stays_per_thread(void) {
   REQUIRE_EQ(a.stream_destroy(s), 0);
 }
 
-static void without_patching_a_static_cudart_is_not_seen(void) {
-  load_agent(&recording, 1);
-  scudart a = open_scudart("libng_scudart.so");
+/* A stream, an event recorded on it, a synchronize: none of it reaches the agent. */
+static void unseen(scudart a) {
   cudaStream_t s = NULL;
   cudaEvent_t e = NULL;
   REQUIRE_EQ(a.stream_create(&s), 0);
@@ -134,6 +133,11 @@ static void without_patching_a_static_cudart_is_not_seen(void) {
   REQUIRE_EQ(a.stream_sync(s), 0);
   REQUIRE_EQ(a.event_destroy(e), 0);
   CHECK_EQ(total_upcalls(), 0);
+}
+
+static void without_patching_a_static_cudart_is_not_seen(void) {
+  load_agent(&recording, 1);
+  unseen(open_scudart("libng_scudart.so"));
 }
 
 /* A creation at a Java stack Java has seen makes no upcall (kept in C until adopted): its site
@@ -164,15 +168,7 @@ static void an_event_made_without_an_upcall_is_named_after_the_application_too(v
 /* the same static cudart inside an NVIDIA library: its calls are its own */
 static void an_nvidia_librarys_static_cudart_stays_its_own(void) {
   patched();
-  scudart a = open_scudart("libnvidia-ngscudart.so");
-  cudaStream_t s = NULL;
-  cudaEvent_t e = NULL;
-  REQUIRE_EQ(a.stream_create(&s), 0);
-  REQUIRE_EQ(a.event_create(&e), 0);
-  REQUIRE_EQ(a.event_record(e, s), 0);
-  REQUIRE_EQ(a.stream_sync(s), 0);
-  REQUIRE_EQ(a.event_destroy(e), 0);
-  CHECK_EQ(total_upcalls(), 0);
+  unseen(open_scudart("libnvidia-ngscudart.so"));
 }
 
 /* Many events through the static cudart's one call site of cuEventRecord: each is tracked as its

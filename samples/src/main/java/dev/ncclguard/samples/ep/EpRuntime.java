@@ -55,6 +55,19 @@ public final class EpRuntime {
         }
     }
 
+    /**
+     * Loads the file the system property {@code ownProperty} names (a build of one's own, e.g. on a
+     * GPU machine), else the jar's {@code resource}, extracted.
+     */
+    static void loadLibrary(String ownProperty, String resource, String prefix) {
+        String own = System.getProperty(ownProperty);
+        if (own != null) {
+            System.load(Path.of(own).toAbsolutePath().toString());
+        } else {
+            loadLibrary(resource, prefix);
+        }
+    }
+
     static void loadLibrary(String resource, String prefix) {
         try (InputStream in = EpRuntime.class.getClassLoader().getResourceAsStream(resource)) {
             if (in == null) {

@@ -40,13 +40,8 @@ public final class EpStaticRuntime {
     /** Extracts the library from the jar (or class folder) and loads it, once. */
     public static synchronized void load() {
         if (!loaded) {
-            String own = System.getProperty(LIBRARY_PROPERTY);
-            if (own != null) {
-                System.load(java.nio.file.Path.of(own).toAbsolutePath().toString());
-            } else {
-                boolean tail = Boolean.getBoolean(TAIL_CLOSE_PROPERTY);
-                EpRuntime.loadLibrary(tail ? TAIL_LIBRARY : LIBRARY, "ncclguard-samples-ep-static");
-            }
+            EpRuntime.loadLibrary(LIBRARY_PROPERTY, Boolean.getBoolean(TAIL_CLOSE_PROPERTY) ? TAIL_LIBRARY : LIBRARY,
+                    "ncclguard-samples-ep-static");
             loaded = true;
         }
     }

@@ -26,12 +26,7 @@ public final class ScudartRuntime {
     /** Loads the library named by {@link #LIBRARY_PROPERTY}, else the jar's (extracted), once. */
     public static synchronized void load() {
         if (!loaded) {
-            String own = System.getProperty(LIBRARY_PROPERTY);
-            if (own != null) {
-                System.load(java.nio.file.Path.of(own).toAbsolutePath().toString());
-            } else {
-                EpRuntime.loadLibrary(LIBRARY, "ncclguard-samples-scudart");
-            }
+            EpRuntime.loadLibrary(LIBRARY_PROPERTY, LIBRARY, "ncclguard-samples-scudart");
             loaded = true;
         }
     }
