@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <jni.h>
+#include <link.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,23 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* dlsym as the C library defines it. Under the agent this library's own dlsym import slot points at
+ * ncclguard's hook, which hands out the wrappers for catalog names (a lookup by name is tracked like
+ * a call through the PLT): the real side of each pair must not be a wrapper. dlvsym with
+ * RTLD_DEFAULT is passed through by that hook. */
+static void *(*libc_dlsym)(void *, const char *);
+
+/* sym from the library behind handle, never a wrapper; NULL where it is not that library's own */
+static void *real_sym(void *handle, const char *name) {
+  void *p = libc_dlsym(handle, name);
+  struct link_map *lm = NULL;
+  Dl_info info;
+  if (p == NULL || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL || dladdr(p, &info) == 0 ||
+      info.dli_fname == NULL || strcmp(info.dli_fname, lm->l_name) != 0)
+    return NULL;
+  return p;
+}
+
 /* The real functions, from the loaded libraries by soname (never loading one), and the handles
  * the loops use, made through the PLT (so that, under the agent, they are C's). NULL, or what failed.
  * Exported under a plain name too: scripts/icount.sh drives the loops without a JVM (hot_icount.c). */
@@ -71,16 +89,22 @@ EXPORT const char *hot_set_up(void) {
   void *cudart = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
   void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
   if (cudart == NULL || nccl == NULL) return "libcudart.so.13 or libnccl.so.2 is not loaded";
-  real_stream_query = (int (*)(cudaStream_t))dlsym(cudart, "cudaStreamQuery");
-  real_wait = (int (*)(cudaStream_t, cudaEvent_t, unsigned))dlsym(cudart, "cudaStreamWaitEvent");
-  real_query = (int (*)(cudaEvent_t))dlsym(cudart, "cudaEventQuery");
-  real_record = (int (*)(cudaEvent_t, cudaStream_t))dlsym(cudart, "cudaEventRecord");
-  real_create = (int (*)(cudaEvent_t *))dlsym(cudart, "cudaEventCreate");
-  real_destroy = (int (*)(cudaEvent_t))dlsym(cudart, "cudaEventDestroy");
-  real_create_flags = (int (*)(cudaEvent_t *, unsigned))dlsym(cudart, "cudaEventCreateWithFlags");
-  real_get_device = (int (*)(int *))dlsym(cudart, "cudaGetDevice");
-  real_sync = (int (*)(cudaStream_t))dlsym(cudart, "cudaStreamSynchronize");
-  real_allreduce = (int (*)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t))dlsym(nccl, "pncclAllReduce");
+  libc_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
+  if (libc_dlsym == NULL) libc_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+  if (libc_dlsym == NULL) return "the C library's dlsym (GLIBC_2.34 or GLIBC_2.2.5) was not found";
+  real_stream_query = (int (*)(cudaStream_t))real_sym(cudart, "cudaStreamQuery");
+  real_wait = (int (*)(cudaStream_t, cudaEvent_t, unsigned))real_sym(cudart, "cudaStreamWaitEvent");
+  real_query = (int (*)(cudaEvent_t))real_sym(cudart, "cudaEventQuery");
+  real_record = (int (*)(cudaEvent_t, cudaStream_t))real_sym(cudart, "cudaEventRecord");
+  real_create = (int (*)(cudaEvent_t *))real_sym(cudart, "cudaEventCreate");
+  real_destroy = (int (*)(cudaEvent_t))real_sym(cudart, "cudaEventDestroy");
+  real_create_flags = (int (*)(cudaEvent_t *, unsigned))real_sym(cudart, "cudaEventCreateWithFlags");
+  real_get_device = (int (*)(int *))real_sym(cudart, "cudaGetDevice");
+  real_sync = (int (*)(cudaStream_t))real_sym(cudart, "cudaStreamSynchronize");
+  real_allreduce = (int (*)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t))real_sym(nccl, "pncclAllReduce");
+  if (real_stream_query == NULL || real_wait == NULL || real_query == NULL || real_record == NULL || real_create == NULL ||
+      real_destroy == NULL || real_create_flags == NULL || real_get_device == NULL || real_sync == NULL || real_allreduce == NULL)
+    return "a real function is missing from libcudart.so.13 / libnccl.so.2, or its lookup did not reach that library";
   ncclUniqueId id;
   if (cudaStreamCreate(&stream) != 0 || cudaEventCreateWithFlags(&event, 2 /* cudaEventDisableTiming */) != 0 ||
       cudaEventCreate(&timed_event) != 0 || ncclGetUniqueId(&id) != 0 ||
