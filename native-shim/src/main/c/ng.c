@@ -6,6 +6,7 @@
 
 ng_words ng_w = {.state = 1u << 1}; /* generation 1, not dying */
 atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
+atomic_long ng_upcalls_fn[NG_FN_COUNT];
 const char *ng_self_path = "";
 uintptr_t ng_self_base, ng_self_end;
 

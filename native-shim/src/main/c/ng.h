@@ -95,6 +95,8 @@ extern ng_words ng_w;
 static inline int ng_is_dying(void) { return atomic_load_explicit(&ng_w.state, memory_order_relaxed) & NG_DYING; }
 /* Counters for stats(): upcalls made, upcalls that left an exception (cleared), real functions not found. */
 extern atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
+/* upcalls per catalog function (ng_upcalls counts them all); read by the debug line at exit */
+extern atomic_long ng_upcalls_fn[NG_FN_COUNT];
 /* The file this library was loaded from (dladdr of a static function), its load base, and the end
  * of its highest segment. */
 extern const char *ng_self_path;

@@ -52,7 +52,10 @@ __attribute__((constructor)) static void ng_init(void) {
 }
 
 /* C++ static destructors and atexit handlers of other libraries may run after this: they forward. */
-__attribute__((destructor)) static void ng_fini(void) { ng_mark_dying(); }
+__attribute__((destructor)) static void ng_fini(void) {
+  ng_mark_dying();
+  ng_track_debug_line();
+}
 
 int ng_promote(void) {
   if (ng_self_path[0] == '\0') {

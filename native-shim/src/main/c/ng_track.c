@@ -19,6 +19,7 @@
  * later one, so markDone and completions of the old one change nothing in the new. */
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -1089,6 +1090,28 @@ int ng_api_adopt_event(int64_t handle, int64_t *out) {
 int64_t ng_api_lazy_live(void) {
   return atomic_load_explicit(&lazy_created, NG_RELAXED) - atomic_load_explicit(&lazy_released, NG_RELAXED) -
          atomic_load_explicit(&lazy_adopted, NG_RELAXED);
+}
+
+/* NCCLGUARD_NATIVE_DEBUG set (not 0): one line at exit with the native part's counts, for finding
+ * where a framework's loop pays (an upcall per operation shows in its function's count). */
+void ng_track_debug_line(void) {
+  const char *d = getenv("NCCLGUARD_NATIVE_DEBUG");
+  if (d == NULL || *d == '\0' || strcmp(d, "0") == 0) return;
+  int64_t v[17];
+  ng_track_stats(v, 17);
+  char fns[1024];
+  size_t at = 0;
+  fns[0] = '\0';
+  for (int fn = 0; fn < NG_FN_COUNT && at < sizeof(fns) - 64; fn++) {
+    long c = atomic_load_explicit(&ng_upcalls_fn[fn], NG_RELAXED);
+    if (c > 0) at += (size_t)snprintf(fns + at, sizeof(fns) - at, " %s %ld", ng_fn_name[fn], c);
+  }
+  ng_log("debug: at exit: upcalls %lld (%s), callers %lld, events live %lld (high %lld), streams live %lld (high %lld), "
+         "events without an upcall: made %lld, released %lld, adopted %lld; stack memo hits %lld, takes %lld; "
+         "stacks %lld (%lld bytes)",
+         (long long)v[5], fns[0] != '\0' ? fns + 1 : "none", (long long)v[0], (long long)v[1], (long long)v[10],
+         (long long)v[2], (long long)v[11], (long long)v[12], (long long)v[13], (long long)v[14], (long long)v[15],
+         (long long)v[16], (long long)v[8], (long long)v[9]);
 }
 
 void ng_track_stats(int64_t *out, int n) {

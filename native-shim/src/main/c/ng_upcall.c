@@ -110,6 +110,11 @@ int ng_up_cleared(JNIEnv *env) {
   return 1;
 }
 
+static void up_count(int fn) {
+  atomic_fetch_add_explicit(&ng_upcalls, 1, NG_RELAXED);
+  if (fn >= 0 && fn < NG_FN_COUNT) atomic_fetch_add_explicit(&ng_upcalls_fn[fn], 1, NG_RELAXED);
+}
+
 static jlongArray long_array(JNIEnv *env, const uint64_t *slots, int n) {
   jlongArray a = (*env)->NewLongArray(env, n);
   if (a == NULL) {
@@ -122,7 +127,7 @@ static jlongArray long_array(JNIEnv *env, const uint64_t *slots, int n) {
 
 int64_t ng_up_enter(int fn, const uint64_t *slots, int n, ng_site *site, int *ok) {
   *ok = 0;
-  atomic_fetch_add_explicit(&ng_upcalls, 1, NG_RELAXED);
+  up_count(fn);
   if (hooks != NULL) {
     if (hooks->enter == NULL) return 0;
     *ok = 1;
@@ -139,7 +144,7 @@ int64_t ng_up_enter(int fn, const uint64_t *slots, int n, ng_site *site, int *ok
 }
 
 int ng_up_exit(int fn, const uint64_t *slots, int n, int status, int64_t token, ng_site *site, int slot) {
-  atomic_fetch_add_explicit(&ng_upcalls, 1, NG_RELAXED);
+  up_count(fn);
   if (hooks != NULL) {
     return hooks->exit != NULL && hooks->exit(fn, (const int64_t *)slots, n, status, token, (int64_t)(uintptr_t)site, slot);
   }
@@ -156,7 +161,7 @@ int ng_up_exit(int fn, const uint64_t *slots, int n, int status, int64_t token, 
 
 int64_t ng_up_hot_enter(int fn, uint64_t handle, uint64_t stream, ng_site *site, int *ok) {
   *ok = 0;
-  atomic_fetch_add_explicit(&ng_upcalls, 1, NG_RELAXED);
+  up_count(fn);
   if (hooks != NULL) {
     if (hooks->hot_enter == NULL) return NG_NOT_JAVAS;
     *ok = 1;
@@ -171,7 +176,7 @@ int64_t ng_up_hot_enter(int fn, uint64_t handle, uint64_t stream, ng_site *site,
 }
 
 void ng_up_hot_exit(int fn, uint64_t handle, uint64_t stream, int status, int64_t token, ng_site *site) {
-  atomic_fetch_add_explicit(&ng_upcalls, 1, NG_RELAXED);
+  up_count(fn);
   if (hooks != NULL) {
     if (hooks->hot_exit != NULL) hooks->hot_exit(fn, (int64_t)handle, (int64_t)stream, status, token, (int64_t)(uintptr_t)site);
     return;
@@ -184,7 +189,7 @@ void ng_up_hot_exit(int fn, uint64_t handle, uint64_t stream, int status, int64_
 }
 
 int ng_up_seen(int fn, uint64_t handle, int device, int slot, ng_site *site) {
-  atomic_fetch_add_explicit(&ng_upcalls, 1, NG_RELAXED);
+  up_count(fn);
   if (hooks != NULL) return hooks->seen != NULL && hooks->seen(fn, (int64_t)handle, device, slot, (int64_t)(uintptr_t)site);
   JNIEnv *env = env_now(1);
   if (env == NULL) return 0;
