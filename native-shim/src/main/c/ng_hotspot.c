@@ -140,8 +140,8 @@ static int vm_bool_flag(const char *name) {
   return -1;
 }
 
-/* The offsets, and a self-check on this thread: a local reference lands at _top - 1 of the
- * active block. On a Java thread inside a JNI call, with no exception pending. */
+/* The offsets, and a self-check on this thread: in a fresh local frame, a local reference lands at
+ * _top - 1 of the active block. On a Java thread inside a JNI call, with no exception pending. */
 static const char *init(JNIEnv *env) {
   /* libjvm may be loaded in a local scope (an embedder): find it from the JavaVM's functions */
   Dl_info info;
@@ -183,12 +183,26 @@ static const char *init(JNIEnv *env) {
   }
   /* a global handle's low bits tag its kind (JDK 21+: 2 for a strong global) */
   marker_slot = (uintptr_t *)((uintptr_t)marker & ~(uintptr_t)3);
-  uintptr_t block = *(uintptr_t *)((char *)thread + active_at);
-  int32_t top = block == 0 ? -1 : *(int32_t *)(block + top_at);
-  uintptr_t *slots = (uintptr_t *)(block + handles_at);
-  int ok = block != 0 && (uintptr_t *)m == slots + top - 1 && *(uintptr_t *)m == *marker_slot;
   (*env)->DeleteLocalRef(env, m);
   (*env)->DeleteLocalRef(env, oc);
+  /* The check runs in a frame of its own: PushLocalFrame makes a fresh block the active one, where
+   * the first reference lands at _handles[0]. In the JNI call's own block it could land in a slot
+   * an earlier reference freed or in a block chained after it (a long call that made more than
+   * block_size references: an embedded CPython's, after the agent's upcalls), which says nothing
+   * about the offsets. */
+  uintptr_t outer = *(uintptr_t *)((char *)thread + active_at);
+  if ((*env)->PushLocalFrame(env, 4) != 0) {
+    (*env)->ExceptionClear(env);
+    return "PushLocalFrame failed: tried again later";
+  }
+  uintptr_t block = *(uintptr_t *)((char *)thread + active_at);
+  jobject probe = (*env)->NewLocalRef(env, marker);
+  int32_t top = block == 0 ? -1 : *(int32_t *)(block + top_at);
+  uintptr_t *slots = (uintptr_t *)(block + handles_at);
+  int ok = block != 0 && block != outer && probe != NULL && (uintptr_t *)probe == slots + top - 1 &&
+           *(uintptr_t *)probe == *marker_slot;
+  (*env)->PopLocalFrame(env, NULL);
+  ok = ok && *(uintptr_t *)((char *)thread + active_at) == outer;
   return ok ? NULL : "a local reference is not where JNIHandleBlock's offsets say";
 }
 

@@ -123,6 +123,26 @@ JNIEXPORT jlongArray JNICALL Java_nativetest_MemoNatives_create(JNIEnv *env, jcl
   return a;
 }
 
+/* n events made in one JNI call after refs local references made and deleted one by one in it (an
+ * embedded interpreter's call after the agent's upcalls): the call's block is full, its new
+ * references land in freed slots. */
+JNIEXPORT jlongArray JNICALL Java_nativetest_MemoNatives_createAfterRefs(JNIEnv *env, jclass c, jint refs, jint n) {
+  for (jint i = 0; i < refs; i++) {
+    jobject r = (*env)->NewLocalRef(env, c);
+    if (r != NULL) (*env)->DeleteLocalRef(env, r);
+  }
+  jlong *h = calloc((size_t)n, sizeof(jlong));
+  for (jint i = 0; i < n; i++) {
+    cudaEvent_t e = NULL;
+    cudaEventCreate(&e);
+    h[i] = (jlong)(intptr_t)e;
+  }
+  jlongArray a = (*env)->NewLongArray(env, n);
+  if (a != NULL) (*env)->SetLongArrayRegion(env, a, 0, n, h);
+  free(h);
+  return a;
+}
+
 JNIEXPORT jlong JNICALL Java_nativetest_MemoNatives_innerCreate(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   cudaEvent_t e = NULL;

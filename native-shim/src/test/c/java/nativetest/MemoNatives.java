@@ -7,6 +7,8 @@ final class MemoNatives {
     /** n times: an event made here, then MemoTest.inner() called back (which makes one in innerCreate). */
     static native long[] outer(int n);
     static native long innerCreate();
+    /** n events made in this one JNI call after refs local references made and deleted in it. */
+    static native long[] createAfterRefs(int refs, int n);
 
     private MemoNatives() {
     }
