@@ -32,4 +32,10 @@ rm -rf .gpu/torch && mkdir -p .gpu/torch
 mkdir -p .gpu/javacpp
 ls agent/target/javacpp/*.jar >/dev/null 2>&1 || mvn -B -q -pl agent dependency:copy@javacpp -DskipTests=false
 cp agent/target/javacpp/*.jar .gpu/javacpp/
+# the counting build of the native part (make prof; ng.h, NG_CALL_PROFILE): calls per wrapper and path,
+# its generic path's cycles, printed at exit with NCCLGUARD_NATIVE_DEBUG=1 where a JVM loads it with
+# -Dncclguard.test.native-library=.gpu/libncclguard-prof.so (the GPU hosts have no profiler)
+make -s -C native-shim/src/main/c GEN="$PWD/native-shim/target/native" OUT="$PWD/native-shim/target/classes/ncclguard-native/linux-x86_64" \
+  ABI="$PWD/abi" JAVA_HOME="$jdk" TEST_OUT="$PWD/native-shim/target/native-test" prof
+cp native-shim/target/native-test/prof/libncclguard.so .gpu/libncclguard-prof.so
 du -sh .gpu

@@ -9,9 +9,11 @@
 # - cleanup: action=cleanup destroys both while PyTorch's watchdog thread still runs, NCCL_DEBUG=INFO
 #   prints Destroy COMPLETE, exit 0;
 # - bench: TORCH_ROUNDS (5) interleaved rounds of JVMs without and with the agent, each timing
-#   TORCH_SMALL (3000) all-reduces of 1 KiB and TORCH_LARGE (500) of 4 MiB (median of TORCH_REPEATS (3)
+#   TORCH_SMALL (10000) all-reduces of 1 KiB and TORCH_LARGE (300) of 4 MiB (median of TORCH_REPEATS (5)
 #   timed loops, each ending in torch.cuda.synchronize()); medians per size and their ratio against
-#   the issue's budget (<= 1.03x), reported, not counted as a check;
+#   the issue's budget (<= 1.03x), reported, not counted as a check; then one JVM with the counting
+#   build of the native part (.gpu/libncclguard-prof.so, make prof) whose exit line says which wrapper
+#   paths the loop took and what their own work cost;
 # - cupy-clean, cupy-leaky (issue 32, where the venv has CuPy): CuPy's NCCL binding, its stream and
 #   events through its static runtime (no libcudart loaded): clean reports nothing (no false
 #   unsynchronized stream), leaky its communicator, stream and event; no "no loaded library" line.
@@ -58,7 +60,7 @@ trun() {
   local start end rc
   start=$(date +%s%N)
   timeout -k 10 "${TORCH_TIMEOUT:-300}" env PYTHONHOME="$torch_pythonhome" "${envs[@]}" \
-    "$java" -Xss16m "${agentarg[@]}" "-Djava.library.path=$t" -cp "$torch_classes" TorchClient "$@" \
+    "$java" ${TORCH_JAVA_OPTS:-} -Xss16m "${agentarg[@]}" "-Djava.library.path=$t" -cp "$torch_classes" TorchClient "$@" \
     --libpython "$torch_libpython" --site "$torch_site" >"$t/$name.out" 2>&1
   rc=$?
   end=$(date +%s%N)
@@ -213,13 +215,13 @@ EOF2
   tsv=$t/bench.tsv
   : >"$tsv"
   say ""
-  say "### torch bench: ${TORCH_ROUNDS:-5} rounds x {without, with the agent}, ${TORCH_SMALL:-3000} x 1 KiB and ${TORCH_LARGE:-500} x 4 MiB all-reduces per JVM"
+  say "### torch bench: ${TORCH_ROUNDS:-5} rounds x {without, with the agent}, ${TORCH_SMALL:-10000} x 1 KiB and ${TORCH_LARGE:-300} x 4 MiB all-reduces per JVM"
   for round in $(seq 1 "${TORCH_ROUNDS:-5}"); do
     order="without with"; [ $((round % 2)) -eq 0 ] && order="with without"
     for variant in $order; do
       opts=none; [ "$variant" = with ] && opts="report=$t/bench-$round.json"
       BENCH=1 trun "bench-$round-$variant" "$opts" NCCL_DEBUG=WARN -- bench \
-        --small "${TORCH_SMALL:-3000}" --large "${TORCH_LARGE:-500}" --repeats "${TORCH_REPEATS:-3}"
+        --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
       rc=$?
       lines=$(sed -n 's/^TORCHBENCH size=\([^ ]*\) .* us_per_op=\([0-9.]*\) repeats=\(.*\)/\1 \2 (\3)/p' "$t/bench-$round-$variant.out")
       if [ "$rc" -ne 0 ] || [ -z "$lines" ]; then
@@ -237,6 +239,14 @@ EOF2
     verdict=$(awk -v r="$ratio" 'BEGIN {if (r == "nan") print "no figure"; else if (r <= 1.03) print "within the budget"; else print "OVER the budget"}')
     say "torch all-reduce $size, one rank: median us/op without the agent $mw, with $mg, ratio $ratio (budget <= 1.03x): $verdict"
   done
+  # where the agent's time goes: the counting build, its exit lines (calls per wrapper and path, the
+  # generic path's cycles, upcalls, the stack memo)
+  if [ -f .gpu/libncclguard-prof.so ]; then
+    BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$PWD/.gpu/libncclguard-prof.so" trun bench-counting "text=none" \
+      NCCL_DEBUG=WARN NCCLGUARD_NATIVE_DEBUG=1 -- bench --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
+    say "counting build: $(grep -h '^TORCHBENCH' "$t/bench-counting.out" | sed 's/.*size=\([^ ]*\) .*us_per_op=\([0-9.]*\) .*/\1 \2 us\/op/' | paste -sd ' ')"
+    grep -h 'ncclguard: native: \(debug\|profile\)' "$t/bench-counting.out" | tee -a "$log"
+  fi
 fi
 say ""
 part_end

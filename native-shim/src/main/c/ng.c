@@ -7,6 +7,10 @@
 ng_words ng_w = {.state = 1u << 1}; /* generation 1, not dying */
 atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 atomic_long ng_upcalls_fn[NG_FN_COUNT];
+#ifdef NG_CALL_PROFILE
+atomic_long ng_cp_calls[NG_FN_COUNT][4];
+atomic_long ng_cp_cycles[NG_FN_COUNT];
+#endif
 const char *ng_self_path = "";
 uintptr_t ng_self_base, ng_self_end;
 

@@ -95,6 +95,21 @@ extern ng_words ng_w;
 static inline int ng_is_dying(void) { return atomic_load_explicit(&ng_w.state, memory_order_relaxed) & NG_DYING; }
 /* Counters for stats(): upcalls made, upcalls that left an exception (cleared), real functions not found. */
 extern atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
+/* A build with -DNG_CALL_PROFILE counts each wrapper's calls (all, slow, miss, generic) and the
+ * TSC cycles of the generic path's own work, for the debug line at exit: where a framework's loop
+ * pays, on a host with no profiler. The shipped build has none of it. */
+#ifdef NG_CALL_PROFILE
+#include <x86intrin.h>
+extern atomic_long ng_cp_calls[NG_FN_COUNT][4];
+extern atomic_long ng_cp_cycles[NG_FN_COUNT];
+#define NG_CP_COUNT(id, k) atomic_fetch_add_explicit(&ng_cp_calls[id][k], 1, NG_RELAXED)
+#define NG_CP_TSC() ((uint64_t)__rdtsc())
+#define NG_CP_ADD(id, c) atomic_fetch_add_explicit(&ng_cp_cycles[id], (long)(c), NG_RELAXED)
+#else
+#define NG_CP_COUNT(id, k) ((void)0)
+#define NG_CP_TSC() ((uint64_t)0)
+#define NG_CP_ADD(id, c) ((void)(c))
+#endif
 /* upcalls per catalog function (ng_upcalls counts them all); read by the debug line at exit */
 extern atomic_long ng_upcalls_fn[NG_FN_COUNT];
 /* The file this library was loaded from (dladdr of a static function), its load base, and the end

@@ -1112,6 +1112,17 @@ void ng_track_debug_line(void) {
          (long long)v[5], fns[0] != '\0' ? fns + 1 : "none", (long long)v[0], (long long)v[1], (long long)v[10],
          (long long)v[2], (long long)v[11], (long long)v[12], (long long)v[13], (long long)v[14], (long long)v[15],
          (long long)v[16], (long long)v[8], (long long)v[9]);
+#ifdef NG_CALL_PROFILE
+  for (int fn = 0; fn < NG_FN_COUNT; fn++) {
+    long all = atomic_load_explicit(&ng_cp_calls[fn][0], NG_RELAXED);
+    long gen = atomic_load_explicit(&ng_cp_calls[fn][3], NG_RELAXED);
+    if (all == 0) continue;
+    long cyc = atomic_load_explicit(&ng_cp_cycles[fn], NG_RELAXED);
+    ng_log("profile: %s calls %ld, slow %ld, miss %ld, generic %ld (own work %ld cycles, %ld a call)", ng_fn_name[fn], all,
+           atomic_load_explicit(&ng_cp_calls[fn][1], NG_RELAXED), atomic_load_explicit(&ng_cp_calls[fn][2], NG_RELAXED),
+           gen, cyc, gen > 0 ? cyc / gen : 0);
+  }
+#endif
 }
 
 void ng_track_stats(int64_t *out, int n) {

@@ -138,13 +138,19 @@ static inline int ng_success(void) {
     ng_call k_;                                                                                   \
     uint64_t *a_ = k_.a;                                                                          \
     (void)a_;                                                                                     \
+    NG_CP_COUNT(id, 3);                                                                           \
+    uint64_t t0_ = NG_CP_TSC();                                                                   \
     slots if (NG_UNLIKELY(!ng_enter(&k_, c_, id))) ng_park(id);                                    \
+    uint64_t t1_ = NG_CP_TSC();                                                                   \
     int r_ = real_ args;                                                                          \
+    uint64_t t2_ = NG_CP_TSC();                                                                   \
     ng_exit(&k_, r_);                                                                             \
+    NG_CP_ADD(id, t1_ - t0_ + NG_CP_TSC() - t2_);                                                 \
     return r_;                                                                                    \
   }                                                                                               \
   static __attribute__((noinline)) int name##_miss NG_WITH_##nargs((ng_caller * c_, void *rp_), params) {                 \
     int(*real_) params = (int(*) params)rp_;                                                      \
+    NG_CP_COUNT(id, 2);                                                                           \
     if (NG_HOT_EFFECT(effect)) {                                                                  \
       uint64_t a_[NG_MAX_ARGS];                                                                   \
       slots NG_HOT_PATH(id, effect, args, NG_FIND_MAP, goto generic_)                             \
@@ -153,6 +159,7 @@ static inline int ng_success(void) {
     return name##_generic NG_WITH_##nargs((c_, (void *)real_), args);                                               \
   }                                                                                               \
   static __attribute__((noinline)) int name##_slow NG_WITH_##nargs((uintptr_t ret_), params) {                \
+    NG_CP_COUNT(id, 1);                                                                           \
     ng_caller *c_ = ng_caller_of((void *)ret_);                                                   \
     uint64_t g_ = atomic_load_explicit(&c_->gate, NG_ACQUIRE) ^ ng_gate_word(id);                 \
     int(*real_) params = (int(*) params)atomic_load_explicit(&c_->real, NG_RELAXED);              \
@@ -166,6 +173,7 @@ static inline int ng_success(void) {
     return name##_miss NG_WITH_##nargs((c_, (void *)real_), args);                                                  \
   }                                                                                               \
   NG_EXPORT NG_LINE_ALIGNED int name params {                                                     \
+    NG_CP_COUNT(id, 0);                                                                           \
     uintptr_t ret_ = (uintptr_t)__builtin_return_address(0);                                      \
     ng_caller_slot *cs_ = &ng_callers[ng_hash_addr(ret_)];                                        \
     if (NG_UNLIKELY(atomic_load_explicit(&cs_->ret, NG_ACQUIRE) != ret_))                         \
