@@ -339,30 +339,45 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_creations(JNIEnv
   return now_ns() - t0;
 }
 
+/* Whether the framework loop runs on the legacy default stream (0), where PyTorch 2.11 runs a
+ * synchronous collective (the current stream), or on the stream made at set-up. */
+static int fw_legacy;
+
 /* One operation of a framework's loop, as ProcessGroupNCCL makes it: two fresh events (timing
  * off), one recorded before the collective and one after it, the collective, a query of the
  * second, both destroyed. Through the PLT (the wrappers) or the real functions. */
 static void framework_op(int real) {
+  cudaStream_t st = fw_legacy ? NULL : stream;
   cudaEvent_t start, end;
   if (real) {
     real_create_flags(&start, 2);
     real_create_flags(&end, 2);
-    real_record(start, stream);
-    real_allreduce(buffer, buffer, 256, 7, 0, comm, stream);
-    real_record(end, stream);
+    real_record(start, st);
+    real_allreduce(buffer, buffer, 256, 7, 0, comm, st);
+    real_record(end, st);
     real_query(end);
     real_destroy(start);
     real_destroy(end);
   } else {
     cudaEventCreateWithFlags(&start, 2);
     cudaEventCreateWithFlags(&end, 2);
-    cudaEventRecord(start, stream);
-    ncclAllReduce(buffer, buffer, 256, 7, 0, comm, stream);
-    cudaEventRecord(end, stream);
+    cudaEventRecord(start, st);
+    ncclAllReduce(buffer, buffer, 256, 7, 0, comm, st);
+    cudaEventRecord(end, st);
     cudaEventQuery(end);
     cudaEventDestroy(start);
     cudaEventDestroy(end);
   }
+}
+
+/* 1: the framework loop runs on the legacy default stream; 0: on the stream made at set-up */
+EXPORT void hot_framework_legacy(int legacy) {
+  fw_legacy = legacy;
+}
+
+JNIEXPORT void JNICALL Java_dev_ncclguard_bench_NativeHotCalls_frameworkOnDefaultStream(JNIEnv *env, jclass c, jboolean on) {
+  (void)env, (void)c;
+  hot_framework_legacy(on);
 }
 
 EXPORT void hot_framework(int real, jlong n) {
@@ -380,7 +395,7 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_framework(JNIEnv
     int64_t t0 = now_ns();
     hot_framework(real, n);
     total += now_ns() - t0;
-    real_sync(stream);
+    real_sync(fw_legacy ? NULL : stream);
     done += n;
   }
   return total;

@@ -235,6 +235,14 @@ static uint64_t special_key(uint64_t handle, int device) {
   return LEGACY_KEY | dev;
 }
 
+/* A special stream's key for a hot path's map lookup, as work_enter makes it: per device (the
+ * communicator's for a collective, the thread's current one otherwise) and, for the per-thread
+ * stream, thread. */
+static int comm_device(uint64_t comm);
+uint64_t ng_special_key(uint64_t stream, uint64_t comm, int enqueue) {
+  return special_key(stream, enqueue ? comm_device(comm) : ng_current_device());
+}
+
 /* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
  * not seen); under the map lock. Returns the slot's index or -1. */
 static int32_t event_slot_new(uint64_t handle, int device, uint32_t *inc, int32_t kept) {

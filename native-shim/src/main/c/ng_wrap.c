@@ -94,10 +94,14 @@ static inline int ng_success(void) {
     if (NG_IS(effect, COMM_ENQUEUE) && NG_UNLIKELY(atomic_load_explicit(&ng_w.threads_in_groups, NG_RELAXED) != 0) && \
         ng_self.group_depth > 0)                                                                    \
       goto generic_;                                                                                \
-    /* a special stream (0, 1, 2) is never a hint's key: the wrapper's hint misses it */          \
-    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_))) goto generic_;                       \
+    /* a special stream (0, 1, 2) is never a hint's key: the wrapper's hint misses it, and the      \
+     * maps key its slot by device (a collective's communicator's, else the thread's current one)   \
+     * and thread (ng_special_key): PyTorch runs a synchronous collective on the current stream */  \
+    uint64_t hk_ = hs_;                                                                             \
+    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_)))                                    \
+      hk_ = ng_special_key(hs_, NG_IS(effect, COMM_ENQUEUE) ? hh_ : 0, NG_IS(effect, COMM_ENQUEUE));  \
     uint32_t sinc_;                                                                                 \
-    FIND(ng_sslot, s_, 0, hs_, sinc_, miss)                                                         \
+    FIND(ng_sslot, s_, 0, hk_, sinc_, miss)                                                         \
     if (NG_COUNTS(effect)) {                                                                        \
       int r_ = real_ args;                                                                          \
       if (NG_UNLIKELY(r_ != 0)) return r_;                                                          \

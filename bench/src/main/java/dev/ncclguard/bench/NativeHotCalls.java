@@ -52,6 +52,8 @@ public final class NativeHotCalls {
 
     /** A framework's operation: two fresh events, records, an all-reduce, a query, two destroys (see native_hotcalls.c). */
     static native long framework(boolean real, long iters);
+    /** The framework loop on the legacy default stream (true) or on the stream made at set-up. */
+    static native void frameworkOnDefaultStream(boolean on);
 
     static native String boundTo();
 
@@ -193,6 +195,15 @@ public final class NativeHotCalls {
      * too: a creation whose stack was seen before must not enter the JVM.
      */
     private static void framework(long iters, int rounds) {
+        framework(iters, rounds, "");
+        // PyTorch 2.11 runs a synchronous collective and its events on the current stream, the
+        // legacy default one: its slot is keyed by device
+        frameworkOnDefaultStream(true);
+        framework(iters, rounds, ", default stream");
+        frameworkOnDefaultStream(false);
+    }
+
+    private static void framework(long iters, int rounds, String where) {
         long ops = Math.max(2048, iters / 20);
         long piece = Math.max(256, ops / PIECES);
         framework(false, ops / 4);
@@ -218,13 +229,13 @@ public final class NativeHotCalls {
             real[r] = rr / (double) n / 1000.0;
         }
         long allocated = allocatedBytes() - before;
-        report("framework op (2 creates, 2 records, all-reduce, query, 2 destroys)", wrapped, real, "us");
+        report("framework op" + where + " (2 creates, 2 records, all-reduce, query, 2 destroys)", wrapped, real, "us");
         double[] ratios = new double[rounds];
         for (int r = 0; r < rounds; r++) {
             ratios[r] = wrapped[r] / real[r];
         }
         Arrays.sort(ratios);
-        System.out.printf("framework op ratio, wrapper / real: median %.3f (from %.3f to %.3f); Java heap allocated in "
+        System.out.printf("framework op ratio" + where + ", wrapper / real: median %.3f (from %.3f to %.3f); Java heap allocated in "
                 + "the timed rounds: %d bytes for %d operations%n", ratios[rounds / 2], ratios[0], ratios[rounds - 1],
                 allocated, (long) rounds * PIECES * piece);
     }
