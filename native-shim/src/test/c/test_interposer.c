@@ -193,6 +193,45 @@ static void a_collective_on_a_special_stream_is_keyed_by_the_communicators_devic
   CHECK_EQ(stream_pending(u.slot), 0);
 }
 
+/* PyTorch runs a synchronous collective and its records on the current stream (the legacy default
+ * one): after a special stream's first call (the generic path makes its slot), the hot paths find
+ * the slot by the communicator's device (a collective) or the current device (a record). */
+static void work_on_the_default_stream_is_counted_per_device_on_the_hot_path(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  ncclComm_t comm = one_rank_comm(); /* on device 0 */
+  cudaEvent_t e0, e1;
+  REQUIRE_EQ(fj->event_create(&e0), 0);
+  REQUIRE_EQ(fj->set_device(1), 0);
+  REQUIRE_EQ(fj->event_create(&e1), 0);
+  for (int i = 0; i < 3; i++) REQUIRE_EQ(fj->event_record(e1, NULL), 0);
+  upcall u1;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("cudaEventRecord"), &u1), 1);
+  CHECK_EQ(u1.device, 1);
+  /* the collective on device 0's stream while device 1 is current: the communicator's device */
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+  upcall u0;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u0), 1);
+  CHECK_EQ(u0.device, 0);
+  CHECK(u0.slot != u1.slot);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+  REQUIRE_EQ(fj->set_device(0), 0);
+  int seen = recorded(UP_SEEN, -1);
+  for (int i = 0; i < 3; i++) {
+    REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+    REQUIRE_EQ(fj->event_record(e0, NULL), 0);
+  }
+  CHECK_EQ(recorded(UP_SEEN, -1), seen); /* no new slot */
+  CHECK_EQ(stream_pending(u1.slot), 3);
+  CHECK_EQ(stream_pending(u0.slot), 8);
+  REQUIRE_EQ(fj->stream_sync(NULL), 0); /* device 0's */
+  CHECK_EQ(stream_pending(u0.slot), 0);
+  CHECK_EQ(stream_pending(u1.slot), 3);
+  REQUIRE_EQ(fj->set_device(1), 0);
+  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  CHECK_EQ(stream_pending(u1.slot), 0);
+}
+
 static void a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -610,6 +649,8 @@ static const struct test_case cases[] = {
      communicator_creation_and_release_go_to_java_with_their_arguments, NULL, NULL},
     {"a_collective_on_a_special_stream_is_keyed_by_the_communicators_device",
      a_collective_on_a_special_stream_is_keyed_by_the_communicators_device, NULL, NULL},
+    {"work_on_the_default_stream_is_counted_per_device_on_the_hot_path",
+     work_on_the_default_stream_is_counted_per_device_on_the_hot_path, NULL, NULL},
     {"a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot",
      a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot, NULL, NULL},
     {"hot_calls_on_a_java_stream_go_to_java_and_move_a_c_event_there",
