@@ -235,12 +235,15 @@ static uint64_t special_key(uint64_t handle, int device) {
   return LEGACY_KEY | dev;
 }
 
-/* A special stream's key for a hot path's map lookup, as work_enter makes it: per device (the
- * communicator's for a collective, the thread's current one otherwise) and, for the per-thread
- * stream, thread. */
+/* The device a special stream's work goes to: the communicator's for a collective, the thread's
+ * current one otherwise. One rule for the generic path (work_enter, stream_sync_enter) and the hot
+ * paths (ng_special_key), which must find the same slot. */
 static int comm_device(uint64_t comm);
+static int special_device(uint64_t comm, int enqueue) { return enqueue ? comm_device(comm) : ng_current_device(); }
+
+/* A special stream's key for a hot path's map lookup: per device and, for the per-thread stream, thread. */
 uint64_t ng_special_key(uint64_t stream, uint64_t comm, int enqueue) {
-  return special_key(stream, enqueue ? comm_device(comm) : ng_current_device());
+  return special_key(stream, special_device(comm, enqueue));
 }
 
 /* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
@@ -401,7 +404,7 @@ static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue
   int java;
   if (ng_special_stream(stream)) {
     /* the special streams of native calls are C's, per device (and thread), never asked for */
-    k->device = enqueue ? comm_device(handle) : ng_current_device();
+    k->device = special_device(handle, enqueue);
     k->key = special_key(stream, k->device);
     ng_head *h = find(&ng_spool, k->key, &k->inc, &java);
     k->slot = h;
@@ -545,7 +548,7 @@ static void event_enter(ng_call *k, uint64_t event) {
 
 static void stream_sync_enter(ng_call *k, uint64_t stream) {
   int java;
-  uint64_t key = ng_special_stream(stream) ? special_key(stream, ng_current_device()) : stream;
+  uint64_t key = ng_special_stream(stream) ? ng_special_key(stream, 0, 0) : stream;
   ng_head *h = find(&ng_spool, key, &k->inc, &java);
   if (h != NULL) {
     k->mode = MODE_C;

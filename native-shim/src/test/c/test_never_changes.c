@@ -6,10 +6,9 @@
  * and promoted as the JVM does: what the application saw must be the same, and the calls must be
  * tracked where docs/usage.md says (the handle's upcalls, the calling library). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include <stdatomic.h>
 
 #include "agent_test.h"
 
@@ -84,6 +83,15 @@ static void start_agent(void) {
 }
 
 /* The run itself, in its own process: the agent or not, then the application as a JVM loads it. */
+/* The emulated NCCL and runtime an application library brought stay loaded (with and without the
+ * agent alike): their detached threads (a stream's worker, NCCL's bootstrap root) outlive the
+ * library's dlclose and would run unmapped code a moment later (a SIGSEGV in 3 of 40 runs under
+ * load). What is compared is the application library's own unload. */
+static void keep_emulator_loaded(void) {
+  dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static void run_app(int link, int way, int with_agent) {
   shared->pid = getpid();
   alarm(60);
@@ -99,14 +107,7 @@ static void run_app(int link, int way, int with_agent) {
   int finis = 0;
   for (int i = 0; i < cycles; i++) {
     void *app = open_or_die(bin_path(app_libs[link]), RTLD_LAZY);
-    if (way == WAY_DLCLOSE) {
-      /* the emulated NCCL and runtime the library brought stay (as with and without the agent alike):
-       * their detached threads (a stream's worker, NCCL's bootstrap root) outlive the dlclose, and
-       * would run unmapped code a moment later (a SIGSEGV in 3 of 40 runs under load). What is
-       * compared is the application library's own unload. */
-      dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-      dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    }
+    if (way == WAY_DLCLOSE) keep_emulator_loaded();
     int (*loaded)(int *) = (int (*)(int *))dlsym(app, "app_loaded");
     void (*run)(int, char *, size_t) = (void (*)(int, char *, size_t))dlsym(app, "app_run");
     int n = loaded(&finis);
@@ -291,9 +292,7 @@ static void resolution_races_dlopen_and_dlclose_without_a_deadlock(void) {
   int rounds = getenv("NG_TEST_RUN") != NULL ? 3 : 200;
   for (int i = 0; i < rounds; i++) {
     void *app = open_or_die(bin_path("libng_app_dyn.so"), RTLD_LAZY);
-    /* the emulator's libraries stay, as in the dlclose cells (their detached threads) */
-    dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    keep_emulator_loaded();
     void (*run)(int, char *, size_t) = (void (*)(int, char *, size_t))dlsym(app, "app_run");
     run(WAY_PLAIN, line, sizeof(line));
     dlclose(app);
