@@ -339,6 +339,21 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_creations(JNIEnv
   return now_ns() - t0;
 }
 
+/* One cudaEventCreate + cudaEventDestroy pair, a JNI call of its own: the native part's memo (one
+ * per JNI call) cannot serve it, so a creation through the wrapper walks its Java stack each time
+ * (AsyncGetCallTrace), and at a stack never seen also takes the upcall that shows Java the stack. */
+JNIEXPORT void JNICALL Java_dev_ncclguard_bench_NativeHotCalls_pair(JNIEnv *env, jclass c, jboolean real) {
+  (void)env, (void)c;
+  cudaEvent_t e;
+  if (real) {
+    real_create(&e);
+    real_destroy(e);
+  } else {
+    cudaEventCreate(&e);
+    cudaEventDestroy(e);
+  }
+}
+
 /* Whether the framework loop runs on the legacy default stream (0), where PyTorch 2.11 runs a
  * synchronous collective (the current stream), or on the stream made at set-up. */
 static int fw_legacy;

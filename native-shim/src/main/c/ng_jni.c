@@ -296,6 +296,66 @@ static void JNICALL j_stack_depot(JNIEnv *env, jclass c, jlong max) {
   ng_stack_set_max(max);
 }
 
+/* Stack id's frames, named: {Class[] (null: unloaded), String[] methods, String[] descriptors,
+ * String[] files, int[] lines}; null for an id the depot does not hold. */
+static jobjectArray JNICALL j_stack_frames(JNIEnv *env, jclass c, jint id) {
+  (void)c;
+  int n = ng_stack_frames((uint32_t)id, NULL, 0);
+  if (n <= 0) return NULL;
+  ng_frame *f = malloc(sizeof(ng_frame) * (size_t)n);
+  if (f == NULL) return NULL;
+  ng_stack_frames((uint32_t)id, f, n);
+  jclass object = (*env)->FindClass(env, "java/lang/Object");
+  jclass klass = (*env)->FindClass(env, "java/lang/Class");
+  jclass string = (*env)->FindClass(env, "java/lang/String");
+  jobjectArray out = NULL, classes = NULL, names = NULL, sigs = NULL, files = NULL;
+  jintArray lines = NULL;
+  if (object == NULL || klass == NULL || string == NULL) goto done;
+  classes = (*env)->NewObjectArray(env, n, klass, NULL);
+  names = (*env)->NewObjectArray(env, n, string, NULL);
+  sigs = (*env)->NewObjectArray(env, n, string, NULL);
+  files = (*env)->NewObjectArray(env, n, string, NULL);
+  lines = (*env)->NewIntArray(env, n);
+  out = (*env)->NewObjectArray(env, 5, object, NULL);
+  if (classes == NULL || names == NULL || sigs == NULL || files == NULL || lines == NULL || out == NULL) {
+    out = NULL;
+    goto done;
+  }
+  for (int i = 0; i < n; i++) {
+    void *k;
+    char *name, *sig, *file;
+    int line;
+    ng_up_name_frame(env, f[i].method, f[i].bci, &k, &name, &sig, &file, &line);
+    if (k != NULL) {
+      (*env)->SetObjectArrayElement(env, classes, i, (jobject)k);
+      (*env)->DeleteLocalRef(env, (jobject)k);
+    }
+    jstring s = name != NULL ? (*env)->NewStringUTF(env, name) : NULL;
+    if (s != NULL) (*env)->SetObjectArrayElement(env, names, i, s), (*env)->DeleteLocalRef(env, s);
+    s = sig != NULL ? (*env)->NewStringUTF(env, sig) : NULL;
+    if (s != NULL) (*env)->SetObjectArrayElement(env, sigs, i, s), (*env)->DeleteLocalRef(env, s);
+    s = file != NULL ? (*env)->NewStringUTF(env, file) : NULL;
+    if (s != NULL) (*env)->SetObjectArrayElement(env, files, i, s), (*env)->DeleteLocalRef(env, s);
+    free(name);
+    free(sig);
+    free(file);
+    jint l = line;
+    (*env)->SetIntArrayRegion(env, lines, i, 1, &l);
+    if ((*env)->ExceptionCheck(env)) {
+      out = NULL;
+      goto done;
+    }
+  }
+  (*env)->SetObjectArrayElement(env, out, 0, classes);
+  (*env)->SetObjectArrayElement(env, out, 1, names);
+  (*env)->SetObjectArrayElement(env, out, 2, sigs);
+  (*env)->SetObjectArrayElement(env, out, 3, files);
+  (*env)->SetObjectArrayElement(env, out, 4, lines);
+done:
+  free(f);
+  return out;
+}
+
 static jint JNICALL j_catalog_size(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   return NG_FN_COUNT;
@@ -340,6 +400,7 @@ static const JNINativeMethod natives[] = {
     {"adoptEvent", "(J[J)I", (void *)j_adopt_event},
     {"lazyLive", "()J", (void *)j_lazy_live},
     {"stackDepot", "(J)V", (void *)j_stack_depot},
+    {"stackFrames", "(I)[Ljava/lang/Object;", (void *)j_stack_frames},
     {"functionName", "(I)Ljava/lang/String;", (void *)j_function_name},
 };
 

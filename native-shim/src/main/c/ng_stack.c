@@ -7,7 +7,11 @@
  * report needs them), and once Java held it the id is confirmed; later creations with the same
  * frames on a confirmed thread make no upcall (ng_track.c). Equal frames (method and bytecode
  * index, each) are what makes two stacks equal: the Throwable of the first is the stack of every
- * later one. A frame with no jmethodID yet, a walk that failed or hit its depth, a full depot:
+ * later one. Java's answer at that upcall depends on the stack's first frame alone (whether its
+ * method is a native a Java bridge wraps), so once Java held a creation under a first frame's
+ * method, a new stack under the same method on a confirmed thread makes no upcall either: Java
+ * names its frames when it adopts the event (ng_stack_frames: the depot's methods and bytecode
+ * indexes). A frame with no jmethodID yet, a walk that failed or hit its depth, a full depot:
  * the creation takes the upcall, exact as before (docs/design.md, "Creations at hot-call cost"). */
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,6 +40,16 @@ typedef struct entry {
 } entry;
 
 static _Atomic(entry *) buckets[BUCKETS];
+/* entries by id, in chunks made as ids grow: id i is chunk (i - 1) / CHUNK, index (i - 1) % CHUNK */
+#define CHUNK 4096
+#define CHUNKS 4096
+#define MAX_ID ((int64_t)CHUNK * CHUNKS)
+static _Atomic(entry **) by_id[CHUNKS];
+/* The first frames' methods Java held a creation under, with the epoch it did (open addressing;
+ * a method is never removed, a full table leaves further ones to the per-stack confirmation). */
+#define METHODS 1024
+static _Atomic(uintptr_t) first_method[METHODS];
+static _Atomic uint32_t first_epoch[METHODS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int64_t count, bytes;
 static _Atomic int64_t max_stacks = 65536;
@@ -82,7 +96,7 @@ static entry *insert(uint64_t h, const ng_frame *f, int n) {
   if (e == NULL) {
     int64_t c = atomic_load_explicit(&count, NG_RELAXED);
     int64_t max = atomic_load_explicit(&max_stacks, NG_RELAXED);
-    if (c >= max) {
+    if (c >= max || c >= MAX_ID) {
       pthread_mutex_unlock(&lock);
       ng_log_once(&full_logged,
                   "the stack depot holds %lld distinct creating stacks (stack-depot=%lld): creations from native "
@@ -92,6 +106,15 @@ static entry *insert(uint64_t h, const ng_frame *f, int n) {
       return NULL;
     }
     size_t size = sizeof(entry) + sizeof(ng_frame) * (size_t)n;
+    entry **chunk = atomic_load_explicit(&by_id[c / CHUNK], NG_RELAXED);
+    if (chunk == NULL) {
+      chunk = calloc(CHUNK, sizeof(entry *));
+      if (chunk == NULL) {
+        pthread_mutex_unlock(&lock);
+        return NULL;
+      }
+      atomic_store_explicit(&by_id[c / CHUNK], chunk, NG_RELEASE);
+    }
     e = malloc(size);
     if (e != NULL) {
       e->hash = h;
@@ -99,6 +122,7 @@ static entry *insert(uint64_t h, const ng_frame *f, int n) {
       e->id = (uint32_t)(c + 1);
       atomic_init(&e->confirmed, 0);
       memcpy(e->frames, f, sizeof(ng_frame) * (size_t)n);
+      __atomic_store_n(&chunk[c % CHUNK], e, __ATOMIC_RELEASE);
       e->next = atomic_load_explicit(&buckets[h & (BUCKETS - 1)], NG_RELAXED);
       atomic_store_explicit(&buckets[h & (BUCKETS - 1)], e, NG_RELEASE);
       atomic_store_explicit(&count, c + 1, NG_RELAXED);
@@ -130,6 +154,37 @@ static int walk(void) {
   return -1;
 }
 
+static uint32_t method_slot(uintptr_t m) {
+  uint64_t h = (uint64_t)m * 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h >> 40) & (METHODS - 1);
+}
+
+/* Whether Java held a creation under first-frame method m in epoch now. */
+static int method_confirmed(void *m, uint32_t now) {
+  uint32_t i = method_slot((uintptr_t)m);
+  for (int probe = 0; probe < 16; probe++, i = (i + 1) & (METHODS - 1)) {
+    uintptr_t at = atomic_load_explicit(&first_method[i], NG_ACQUIRE);
+    if (at == 0) return 0;
+    if (at == (uintptr_t)m) return atomic_load_explicit(&first_epoch[i], NG_ACQUIRE) == now;
+  }
+  return 0;
+}
+
+static void method_confirm(void *m, uint32_t now) {
+  uint32_t i = method_slot((uintptr_t)m);
+  for (int probe = 0; probe < 16; probe++, i = (i + 1) & (METHODS - 1)) {
+    uintptr_t at = atomic_load_explicit(&first_method[i], NG_ACQUIRE);
+    if (at == 0) {
+      uintptr_t empty = 0;
+      if (!atomic_compare_exchange_strong(&first_method[i], &empty, (uintptr_t)m) && empty != (uintptr_t)m) continue;
+    } else if (at != (uintptr_t)m) {
+      continue;
+    }
+    atomic_store_explicit(&first_epoch[i], now, NG_RELEASE);
+    return;
+  }
+}
+
 int ng_stack_now(ng_stack_take *t) {
   t->id = 0;
   t->repeat = 0;
@@ -153,13 +208,31 @@ int ng_stack_now(ng_stack_take *t) {
   t->id = e->id;
   t->entry = e;
   uint32_t now = atomic_load_explicit(&epoch, NG_RELAXED);
-  t->repeat = self_confirmed && atomic_load_explicit(&e->confirmed, NG_ACQUIRE) == now;
-  return t->repeat;
+  if (!self_confirmed) return 0;
+  if (atomic_load_explicit(&e->confirmed, NG_ACQUIRE) != now) {
+    /* a stack Java has not seen, under a first frame's method it has: Java names it at adoption */
+    if (!method_confirmed(e->frames[0].method, now)) return 0;
+    atomic_store_explicit(&e->confirmed, now, NG_RELEASE);
+  }
+  t->repeat = 1;
+  return 1;
 }
 
 void ng_stack_confirm(const ng_stack_take *t) {
   if (t->entry == NULL) return;
   /* an epoch that moved on since the walk leaves the stack unconfirmed: the next creation asks again */
-  atomic_store_explicit(&((entry *)t->entry)->confirmed, atomic_load_explicit(&epoch, NG_RELAXED), NG_RELEASE);
+  entry *e = t->entry;
+  uint32_t now = atomic_load_explicit(&epoch, NG_RELAXED);
+  atomic_store_explicit(&e->confirmed, now, NG_RELEASE);
+  method_confirm(e->frames[0].method, now);
   if (t->thread == self_id) self_confirmed = 1;
+}
+
+int ng_stack_frames(uint32_t id, ng_frame *out, int max) {
+  if (id == 0 || (int64_t)id > MAX_ID) return -1;
+  entry **chunk = atomic_load_explicit(&by_id[(id - 1) / CHUNK], NG_ACQUIRE);
+  entry *e = chunk == NULL ? NULL : __atomic_load_n(&chunk[(id - 1) % CHUNK], __ATOMIC_ACQUIRE);
+  if (e == NULL) return -1;
+  if (out != NULL) memcpy(out, e->frames, sizeof(ng_frame) * (size_t)(e->n < max ? e->n : max));
+  return e->n;
 }

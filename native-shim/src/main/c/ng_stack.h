@@ -24,8 +24,11 @@ typedef struct {
 
 /* The calling thread's Java stack, looked up (or stored) in the depot. Fills *t; returns t->repeat. */
 int ng_stack_now(ng_stack_take *t);
-/* Java held the handle created with t's stack: creations at that stack on this thread need no upcall from now on. */
+/* Java held the handle created with t's stack: creations at that stack, and at any stack under its first
+ * frame's method, on this thread need no upcall from now on. */
 void ng_stack_confirm(const ng_stack_take *t);
+/* The frames of stack id into out (at most max); how many the stack has, -1 for an unknown id. */
+int ng_stack_frames(uint32_t id, ng_frame *out, int max);
 /* Java's wrapped natives changed: every stack must be confirmed again. */
 void ng_stack_invalidate(void);
 /* The bound on distinct stacks (0: the depot is off, every creation takes an upcall). */

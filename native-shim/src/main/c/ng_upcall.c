@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -215,6 +216,15 @@ void ng_up_plugin_init(int64_t record) {
 
 void ng_up_set_jvmti(void *env) {
   jvmti = (jvmtiEnv *)env;
+  /* for ng_up_name_frame; both may be added in the live phase. Without them frames keep their
+   * names and lose lines and files */
+  jvmtiCapabilities caps;
+  memset(&caps, 0, sizeof(caps));
+  caps.can_get_line_numbers = 1;
+  caps.can_get_source_file_name = 1;
+  if (jvmti != NULL && (*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
+    ng_log("JVMTI refused line numbers and source file names: stacks named late show no lines");
+  }
   asgct = (void (*)(asgct_trace *, jint, void *))dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
 }
 
@@ -246,6 +256,60 @@ int ng_up_java_frames(void *frames, int max) {
     }
   }
   return -1;
+}
+
+static char *jvmti_copy(char *s) {
+  if (s == NULL) return NULL;
+  char *c = strdup(s);
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)s);
+  return c;
+}
+
+int ng_up_name_frame(void *e, void *method, int bci, void **cls, char **name, char **sig, char **file, int *line) {
+  JNIEnv *env = e;
+  *cls = NULL;
+  *name = *sig = *file = NULL;
+  *line = -1;
+  if (jvmti == NULL || method == NULL) return 0;
+  jmethodID m = (jmethodID)method;
+  char *n = NULL, *g = NULL;
+  /* an unloaded class's method: JVMTI_ERROR_INVALID_METHODID */
+  if ((*jvmti)->GetMethodName(jvmti, m, &n, &g, NULL) != JVMTI_ERROR_NONE) return 0;
+  *name = jvmti_copy(n);
+  *sig = jvmti_copy(g);
+  jclass k = NULL;
+  if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &k) != JVMTI_ERROR_NONE) return *name != NULL;
+  *cls = k;
+  char *f = NULL;
+  if ((*jvmti)->GetSourceFileName(jvmti, k, &f) == JVMTI_ERROR_NONE) *file = jvmti_copy(f);
+  jboolean native = JNI_FALSE;
+  if ((*jvmti)->IsMethodNative(jvmti, m, &native) == JVMTI_ERROR_NONE && native) {
+    *line = -2;
+    return *name != NULL;
+  }
+  jint count = 0;
+  jvmtiLineNumberEntry *table = NULL;
+  if ((*jvmti)->GetLineNumberTable(jvmti, m, &count, &table) == JVMTI_ERROR_NONE) {
+    /* Method::line_number_from_bci: the entry at bci, else the last of those before it with the
+     * greatest start; the synchronization entry (-1) is bci 0 */
+    int at = bci == -1 ? 0 : bci;
+    int best_bci = 0, best = -1;
+    for (jint i = 0; at >= 0 && i < count; i++) {
+      int start = (int)table[i].start_location;
+      if (start == at) {
+        best = table[i].line_number;
+        break;
+      }
+      if (start < at && start >= best_bci) {
+        best_bci = start;
+        best = table[i].line_number;
+      }
+    }
+    *line = best;
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)table);
+  }
+  (void)env;
+  return *name != NULL;
 }
 
 int ng_up_make_method_ids(int n) {

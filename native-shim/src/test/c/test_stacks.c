@@ -138,13 +138,40 @@ static void a_failed_release_leaves_the_event_with_its_stack_and_its_record(void
   CHECK_EQ(total_upcalls(), before);
 }
 
-static void a_new_stack_takes_the_upcall_with_an_id_of_its_own(void) {
+/* A stack whose first frame is JNI method `entry`, its caller at bci, main. */
+static void stack_under(int64_t entry, int64_t caller_method, int64_t bci) {
+  int64_t pairs[] = {entry, -3, caller_method, bci, 0x3000, 7};
+  set_java_stack(pairs, 3);
+}
+
+static void a_new_stack_under_a_jni_method_java_held_makes_no_upcall_and_has_an_id_of_its_own(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  stack_at(0x2000, 5);
+  cudaEvent_t a, b, c;
+  uint32_t ida = first_sight(&a);
+  int before = total_upcalls();
+  stack_at(0x2000, 9); /* the same method at another bytecode index */
+  REQUIRE_EQ(fj->event_create(&b), 0);
+  stack_at(0x2100, 5); /* another caller of the same JNI method */
+  REQUIRE_EQ(fj->event_create(&c), 0);
+  CHECK_EQ(total_upcalls(), before);
+  CHECK_EQ(stat_of(LAZY_CREATED), 2);
+  CHECK_EQ(stat_of(DEPOT_STACKS), 3);
+  int64_t out[NCCLGUARD_ADOPT_LONGS * 4];
+  REQUIRE_EQ(ng->adopt_events(out, 4), 2);
+  uint32_t idb = (uint32_t)out[3], idc = (uint32_t)out[NCCLGUARD_ADOPT_LONGS + 3];
+  CHECK(idb != 0 && idc != 0);
+  CHECK(idb != ida && idc != ida && idb != idc);
+}
+
+static void a_stack_under_a_jni_method_java_never_held_takes_the_upcall(void) {
   load_agent(&recording, 1);
   load_fake();
   stack_at(0x2000, 5);
   cudaEvent_t a, b;
   uint32_t ida = first_sight(&a);
-  stack_at(0x2000, 9); /* the same method at another bytecode index */
+  stack_under(0x1100, 0x2000, 5); /* another JNI method: Java has not said whether it wraps it */
   uint32_t idb = first_sight(&b);
   CHECK(ida != idb);
   CHECK_EQ(stat_of(LAZY_CREATED), 0);
@@ -249,7 +276,10 @@ static const struct test_case cases[] = {
     {"a_repeated_stack_makes_no_upcall_and_the_adopted_event_has_its_stack",
      a_repeated_stack_makes_no_upcall_and_the_adopted_event_has_its_stack, NULL, NULL},
     {"a_release_of_an_event_java_never_saw_makes_no_upcall", a_release_of_an_event_java_never_saw_makes_no_upcall, NULL, NULL},
-    {"a_new_stack_takes_the_upcall_with_an_id_of_its_own", a_new_stack_takes_the_upcall_with_an_id_of_its_own, NULL, NULL},
+    {"a_new_stack_under_a_jni_method_java_held_makes_no_upcall_and_has_an_id_of_its_own",
+     a_new_stack_under_a_jni_method_java_held_makes_no_upcall_and_has_an_id_of_its_own, NULL, NULL},
+    {"a_stack_under_a_jni_method_java_never_held_takes_the_upcall", a_stack_under_a_jni_method_java_never_held_takes_the_upcall,
+     NULL, NULL},
     {"an_event_s_creation_time_is_the_clock_s_millisecond", an_event_s_creation_time_is_the_clock_s_millisecond, NULL, NULL},
     {"a_failed_release_leaves_the_event_with_its_stack_and_its_record",
      a_failed_release_leaves_the_event_with_its_stack_and_its_record, "NCCLEMU_FAIL=cudaEventDestroy:1=400", NULL},

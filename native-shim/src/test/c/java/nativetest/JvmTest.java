@@ -113,8 +113,17 @@ public final class JvmTest {
                 && inits.get(0).slots()[inits.get(0).slots().length - 2] == recs[0],
                 "NCCL loads the same library as its profiler plugin: pluginInit on the Java thread, its record named in exit()");
 
+        // on a thread of its own: this thread's creations under createEvent need no upcall any more
         Interposer.throwInExit = true;
-        long thrown = JvmNatives.createEvent();
+        long[] thrownBox = new long[1];
+        Thread thrower = new Thread(() -> thrownBox[0] = JvmNatives.createEvent(), "thrower");
+        thrower.start();
+        try {
+            thrower.join();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+        long thrown = thrownBox[0];
         Interposer.throwInExit = false;
         long[] stats = new long[7];
         Interposer.stats(stats);

@@ -84,9 +84,30 @@ public final class MemoTest {
         Map<Long, List<String>> stacks = stacks();
         Map<Long, List<String>> byHandle = new HashMap<>();
         for (int i = 0; i < n; i++) {
-            byHandle.put(out[8 * i + 1], stacks.getOrDefault(out[8 * i + 3], List.of("unknown stack " + out[8 * i + 3])));
+            long id = out[8 * i + 3];
+            byHandle.put(out[8 * i + 1], stacks.computeIfAbsent(id, MemoTest::named));
         }
         return byHandle;
+    }
+
+    /**
+     * A stack no creation took the upcall at (a new stack under a JNI method an upcall held a
+     * creation of): its frames as the native depot names them, hidden classes left out.
+     */
+    private static List<String> named(long id) {
+        Object[] named = Interposer.stackFrames((int) id);
+        if (named == null) {
+            return List.of("unknown stack " + id);
+        }
+        Class<?>[] classes = (Class<?>[]) named[0];
+        String[] methods = (String[]) named[1];
+        List<String> frames = new ArrayList<>();
+        for (int i = 0; i < classes.length; i++) {
+            if (classes[i] == null || !classes[i].isHidden()) {
+                frames.add((classes[i] == null ? "?" : classes[i].getName()) + "." + methods[i]);
+            }
+        }
+        return frames;
     }
 
     /** Each of handles that was adopted has a stack starting with first, then the next ones; how many were. */

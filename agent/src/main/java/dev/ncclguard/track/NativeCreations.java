@@ -16,7 +16,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>What the tracker learned at the first creation of a stack is kept per id: the creating
  * stack (the Throwable of that first record: the same frames, method for method and bytecode
- * index for index) and the thread's name. Bounded by the native depot (its stack-depot option).
+ * index for index) and the thread's name. A stack whose first creation took no upcall (a new
+ * stack under a JNI method whose creations Java held before) is named from the depot's frames
+ * when its first event is adopted. Bounded by the native depot (its stack-depot option).
  */
 final class NativeCreations {
     /** Longs per adopted event (ncclguard_test.h's NCCLGUARD_ADOPT_LONGS). */
@@ -74,11 +76,47 @@ final class NativeCreations {
         return slots.adoptEvent(handle, out) == 1 ? adopt(work, slots, out, 0) : null;
     }
 
+    /**
+     * The stack of depot id {@code id}: the Throwable of its first record, or, for a stack no
+     * creation took the upcall at (a new stack under a JNI method Java knew), its frames as the
+     * native depot names them, made once.
+     */
+    private Object stackOf(int id, NativeSlots slots) {
+        Object stack = stacks.get(id);
+        if (stack != null || id == 0) {
+            return stack;
+        }
+        if (!tracker.stacksOn()) {
+            return NO_STACK;
+        }
+        StackTraceElement[] frames = slots.stackOf(id);
+        if (frames == null) {
+            return null;
+        }
+        Object known = stacks.putIfAbsent(id, new NamedStack(frames));
+        return known != null ? known : stacks.get(id);
+    }
+
+    /** A creating stack named from the native depot's frames: those frames, no walk of its own. */
+    static final class NamedStack extends Throwable {
+        private static final long serialVersionUID = 1L;
+
+        NamedStack(StackTraceElement[] frames) {
+            super("creation stack", null, false, true);
+            setStackTrace(frames);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this; // the frames are the depot's, set above
+        }
+    }
+
     private EventRecord adopt(Streams work, NativeSlots slots, long[] a, int at) {
         int slot = (int) a[at];
         long handle = a[at + 1];
         int fn = (int) a[at + 2];
-        Object stack = stacks.get((int) a[at + 3]);
+        Object stack = stackOf((int) a[at + 3], slots);
         String thread = threads.getOrDefault((int) a[at + 4], "?");
         NativeFunction f = fn >= 0 && fn < Catalog.size() ? Catalog.all().get(fn) : null;
         EventRecord e = new EventRecord(handle, tracker.nextSerial(), f == null ? "?" : f.symbol(), BRIDGE, thread,

@@ -49,6 +49,14 @@ public interface NativeSlots {
         return 0;
     }
 
+    /**
+     * The frames of the native depot's stack {@code stack}, named as a Throwable's would be (the
+     * frames of hidden classes left out, as the VM leaves them out); null if it has none.
+     */
+    default StackTraceElement[] stackOf(int stack) {
+        return null;
+    }
+
     /** Such events alive now and not taken over. */
     default long unadoptedEvents() {
         return 0;

@@ -741,6 +741,11 @@ public final class Tracker {
         return threads.get().device;
     }
 
+    /** Whether creating stacks are recorded (option stacks). */
+    boolean stacksOn() {
+        return stacks;
+    }
+
     /** A communicator's: few are made, each costing milliseconds on a GPU, so none is shared. */
     Throwable stack() {
         return stacks ? new Throwable("creation stack") : null;

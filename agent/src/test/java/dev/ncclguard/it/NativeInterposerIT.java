@@ -2,6 +2,8 @@ package dev.ncclguard.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -10,7 +12,12 @@ import dev.ncclguard.testkit.Output;
 import dev.ncclguard.testkit.ReportJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +29,7 @@ class NativeInterposerIT {
     /** The frame that entered the runtime's C library, first in every Java stack of its handles. */
     static final String OPEN = "dev.ncclguard.samples.ep.EpRuntime.open(Native Method)";
     static final String RUNTIME = "libep_runtime.so";
+    static final String JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64";
 
     @TempDir
     Path dir;
@@ -87,6 +95,46 @@ class NativeInterposerIT {
         }
         assertEquals(6, forward, json.toString());
         assertEquals(6, backward, json.toString());
+    }
+
+    @Test
+    void aNewStackNamedFromTheDepotReadsAsTheUpcallsThrowableDoes() throws Exception {
+        // ep-stacks: six kinds of frames (a plain call, a lambda, reflection, a method handle, a
+        // constructor, 80 frames of recursion) above variant(), each on a thread that made events
+        // at forward()'s stack first (the new stack takes no upcall: named from the native depot
+        // when its event is adopted) and on a fresh thread (its first creation takes the upcall:
+        // the Throwable); the two threads differ only in the lambda that runs them
+        for (String home : new String[] {System.getProperty("java.home"), JDK25}) {
+            Path report = dir.resolve("stacks-" + Path.of(home).getFileName() + ".json");
+            Output r = ChildJvm.sample().javaHome(home).env("NCCLGUARD_NATIVE_DEBUG", "1").agent("report=" + report)
+                    .run("ep-stacks", "--ranks", "1", "--iters", "1");
+            assertEquals(0, r.exitCode(), r.describe());
+            Map<String, List<String>> byThread = new TreeMap<>();
+            for (JsonNode leak : ReportJson.leaks(ReportJson.read(report), "event")) {
+                String thread = leak.path("thread").asText();
+                List<String> frames = new ArrayList<>();
+                leak.path("stack").forEach(f -> frames.add(f.asText().replaceAll("lambda\\$stacks\\$\\d+\\(EpSample\\.java:\\d+\\)",
+                        "lambda\\$stacks(the thread's)")));
+                if (thread.startsWith("stacks-") && frames.stream().noneMatch(f -> f.contains("EpSample.forward("))) {
+                    assertNull(byThread.put(thread, frames), r.describe());
+                }
+            }
+            for (int v = 0; v < 6; v++) {
+                List<String> named = byThread.get("stacks-" + v + "-after");
+                List<String> upcall = byThread.get("stacks-" + v + "-first");
+                assertNotNull(named, home + ": variant " + v + ": " + byThread);
+                assertEquals(upcall, named, home + ": variant " + v);
+                assertEquals("dev.ncclguard.samples.ep.EpRuntime.timed(Native Method)", named.get(0), named.toString());
+            }
+            assertTrue(byThread.get("stacks-1-after").stream().anyMatch(f -> f.contains("EpSample.lambda$variant$")));
+            assertTrue(byThread.get("stacks-4-after").stream().anyMatch(f -> f.contains("EpSample$TimedOps.<init>(")));
+            assertTrue(byThread.get("stacks-5-after").get(64).startsWith("... "));
+            // one creation upcall a thread (the 12 threads, the rank's own): an upcall per new
+            // stack would make six more
+            Matcher m = Pattern.compile("upcalls \\d+ \\([^)]*cudaEventCreateWithFlags (\\d+)").matcher(r.stderr());
+            assertTrue(m.find(), r.describe());
+            assertTrue(Integer.parseInt(m.group(1)) <= 13, home + ": " + m.group());
+        }
     }
 
     @Test

@@ -50,6 +50,9 @@ public final class NativeHotCalls {
 
     static native long creations(boolean real, long iters);
 
+    /** One cudaEventCreate + cudaEventDestroy pair in a JNI call of its own. */
+    static native void pair(boolean real);
+
     /** A framework's operation: two fresh events, records, an all-reduce, a query, two destroys (see native_hotcalls.c). */
     static native long framework(boolean real, long iters);
     /** The framework loop on the legacy default stream (true) or on the stream made at set-up. */
@@ -80,7 +83,7 @@ public final class NativeHotCalls {
                 case "--iters" -> iters = Long.parseLong(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 default -> {
-                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R] [--counters] [--probes]");
+                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R] [--counters] [--probes] [--framework]");
                     System.exit(2);
                 }
             }
@@ -98,6 +101,7 @@ public final class NativeHotCalls {
         System.out.println("NativeHotCalls: " + libs.origin + "; the JNI library's cudaEventQuery is " + boundTo());
         if (frameworkOnly) {
             pairs(iters, rounds);
+            pairsPerCall(iters, rounds);
             framework(iters, rounds);
             return;
         }
@@ -118,6 +122,7 @@ public final class NativeHotCalls {
         System.out.printf("Java heap allocated by this thread in the timed rounds (%d calls through the wrappers): %d bytes%n",
                 (long) FUNCTIONS.length * rounds * iters, allocated);
         pairs(iters, rounds);
+        pairsPerCall(iters, rounds);
         framework(iters, rounds);
         if (probes) {
             for (int p = 0; p < PROBES.length; p++) {
@@ -186,6 +191,107 @@ public final class NativeHotCalls {
         long allocated = allocatedBytes() - before;
         report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
         System.out.printf("Java heap allocated in the timed pairs: %d bytes for %d pairs%n", allocated, rounds * pairs);
+    }
+
+    /** Levels of {@link #at}'s call-site tree: 2^LEVELS distinct Java stacks, all of one depth. */
+    private static final int LEVELS = 15;
+
+    /**
+     * A pair (a JNI call of its own) at the Java stack that {@code path}'s low {@link #LEVELS} bits
+     * choose: at each level one of two call sites, so two paths never share a stack.
+     */
+    private static void at(int path, int level, boolean real) {
+        if (level == 0) {
+            pair(real);
+        } else if ((path & 1) == 0) {
+            at(path >>> 1, level - 1, real);
+        } else {
+            at(path >>> 1, level - 1, real);
+        }
+    }
+
+    /**
+     * Pairs made in a JNI call each, so that the native part's memo (one per JNI call) cannot
+     * serve them: at one stack over and over (the walk and a depot hit each time), and at stacks
+     * never seen (the walk, the depot's insert and the upcall that shows Java the stack), each
+     * round's new stacks then made again (seen: the walk alone) and through the real functions.
+     * The new stacks are {@link #at}'s paths, a block of them a round, each used in one round only.
+     */
+    private static void pairsPerCall(long iters, int rounds) {
+        int blocks = Math.min(rounds + 1, 8);
+        int block = (1 << LEVELS) / 8;
+        // compile at() and the JNI stub on the real side (no stack is registered), then warm the
+        // wrapper's side on the last block, which the timed rounds never use
+        for (int w = 0; w < 4; w++) {
+            for (int p = 0; p < 1 << LEVELS; p++) {
+                at(p, LEVELS, true);
+            }
+        }
+        for (int p = 7 * block; p < 8 * block; p++) {
+            at(p, LEVELS, false);
+        }
+        long calls = Math.max(1000, iters / 50);
+        long piece = Math.max(64, calls / PIECES);
+        double[] wrapped = new double[rounds];
+        double[] real = new double[rounds];
+        long before = allocatedBytes();
+        for (int r = 0; r < rounds; r++) {
+            long w = 0;
+            long rr = 0;
+            for (int p = 0; p < PIECES; p++) {
+                boolean realFirst = (p & 1) == 1;
+                long a = repeat(piece, realFirst);
+                long b = repeat(piece, !realFirst);
+                w += realFirst ? b : a;
+                rr += realFirst ? a : b;
+            }
+            wrapped[r] = w / (double) (piece * PIECES) / 1000.0;
+            real[r] = rr / (double) (piece * PIECES) / 1000.0;
+        }
+        long allocated = allocatedBytes() - before;
+        report("pair, a JNI call each, one stack", wrapped, real, "us");
+        System.out.printf("Java heap allocated in those pairs: %d bytes for %d pairs%n", allocated, rounds * piece * PIECES);
+        int newRounds = Math.min(rounds, blocks - 1);
+        double[] fresh = new double[newRounds];
+        double[] seen = new double[newRounds];
+        double[] realAt = new double[newRounds];
+        for (int r = 0; r < newRounds; r++) {
+            // one call site for the three passes: the stacks must be the same frames each time
+            boolean realFirst = (r & 1) == 1;
+            for (int pass = 0; pass < 3; pass++) {
+                boolean onReal = pass == 0 ? false : pass == 1 ? realFirst : !realFirst;
+                double t = walk(r * block, block, onReal);
+                if (pass == 0) {
+                    fresh[r] = t;
+                } else if (onReal) {
+                    realAt[r] = t;
+                } else {
+                    seen[r] = t;
+                }
+            }
+        }
+        report("pair, a JNI call each, a new stack", fresh, realAt, "us");
+        report("pair, a JNI call each, the same stacks again", seen, realAt, "us");
+        System.out.printf("(%d new stacks a round, %d Java frames each)%n", block, LEVELS + 5);
+    }
+
+    /** ns of {@code n} pairs at one stack (the last path, in the block warmed and never timed as new). */
+    private static long repeat(long n, boolean real) {
+        int path = (1 << LEVELS) - 1;
+        long t0 = System.nanoTime();
+        for (long i = 0; i < n; i++) {
+            at(path, LEVELS, real);
+        }
+        return System.nanoTime() - t0;
+    }
+
+    /** us a pair over the paths {@code [from, from + n)}. */
+    private static double walk(int from, int n, boolean real) {
+        long t0 = System.nanoTime();
+        for (int p = from; p < from + n; p++) {
+            at(p, LEVELS, real);
+        }
+        return (System.nanoTime() - t0) / (double) n / 1000.0;
     }
 
     /**

@@ -37,6 +37,10 @@ final class EpSample {
         SCENARIOS.put("ep-events", "each rank opens the runtime, then --iters times forward() and backward(), each"
                 + " making 100 events in one call of the runtime (through the same timedOps()), the last one left;"
                 + " closes the runtime: each leaked event's stack names its own caller");
+        SCENARIOS.put("ep-stacks", "rank 0 opens the runtime and makes 100 events in one call of it (the last one"
+                + " left) through frames of each kind a stack holds (a plain call, a lambda, reflection, a method handle,"
+                + " a constructor, 80 frames of recursion), each twice: on a thread that made events at another stack"
+                + " first, and on a fresh thread; each leaked event's stack names the frames that made it");
         SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-serve", "opens the runtime, dispatches a step and closes it (a communicator made and"
@@ -215,6 +219,9 @@ final class EpSample {
                 forward(handle);
                 backward(handle);
             }
+            if (scenario.equals("ep-stacks") && rank == 0) {
+                stacks(handle);
+            }
         }
         if (scenario.endsWith("-clean") || scenario.equals("ep-events")) {
             int wrong = runtime.close(handle);
@@ -245,6 +252,64 @@ final class EpSample {
 
     private static void backward(long handle) {
         timedOps(handle);
+    }
+
+    /** ep-stacks: how many kinds of frames {@link #variant} reaches the native site through. */
+    private static final int STACK_VARIANTS = 6;
+
+    /**
+     * ep-stacks: each variant on a thread "stacks-V-after" that made events at forward()'s stack
+     * first, and on a fresh thread "stacks-V-first"; above variant() their stacks are the same.
+     */
+    private static void stacks(long handle) {
+        for (int v = 0; v < STACK_VARIANTS; v++) {
+            int variant = v;
+            List<Throwable> failures = new ArrayList<>();
+            Thread after = thread("stacks-" + v + "-after", failures, () -> {
+                forward(handle);
+                variant(handle, variant);
+            });
+            joinAll(List.of(after));
+            Thread first = thread("stacks-" + v + "-first", failures, () -> variant(handle, variant));
+            joinAll(List.of(first));
+            rethrowFirst(failures);
+        }
+    }
+
+    private static void variant(long handle, int variant) {
+        try {
+            switch (variant) {
+                case 0 -> backward(handle);
+                case 1 -> {
+                    Runnable r = () -> timedOps(handle);
+                    r.run();
+                }
+                case 2 -> EpSample.class.getDeclaredMethod("backward", long.class).invoke(null, handle);
+                case 3 -> java.lang.invoke.MethodHandles.lookup().findStatic(EpSample.class, "backward",
+                        java.lang.invoke.MethodType.methodType(void.class, long.class)).invokeExact(handle);
+                case 4 -> new TimedOps(handle);
+                default -> deep(handle, 80);
+            }
+        } catch (SampleFailure e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new SampleFailure("ep-stacks: variant " + variant + ": " + e);
+        }
+    }
+
+    private static void deep(long handle, int n) {
+        if (n == 0) {
+            timedOps(handle);
+        } else {
+            deep(handle, n - 1);
+        }
+    }
+
+    /** ep-stacks: a constructor's frame. */
+    private static final class TimedOps {
+        TimedOps(long handle) {
+            timedOps(handle);
+        }
     }
 
     private static void timedOps(long handle) {

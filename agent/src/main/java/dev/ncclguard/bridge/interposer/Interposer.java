@@ -107,6 +107,9 @@ public final class Interposer {
 
     static native void stackDepot(long max);
 
+    /** Stack {@code id}'s frames, named: {Class[] (null: unloaded), String[] methods, String[] files, int[] lines}; null if unknown. */
+    static native Object[] stackFrames(int id);
+
     static native String functionName(int fn);
 
     // --- upcalls (C calls them, on the calling thread) ---

@@ -46,6 +46,7 @@ public final class Interposer {
     public static native int adoptEvent(long handle, long[] out);
     public static native long lazyLive();
     public static native void stackDepot(long max);
+    public static native Object[] stackFrames(int id);
 
     /** One upcall as the test saw it. */
     public record Upcall(String kind, String fn, long[] slots, int status, long token, long caller, int slot,
