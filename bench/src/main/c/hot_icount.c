@@ -47,7 +47,7 @@ static int c_java_stack(int64_t *frames, int max) {
   for (int i = 0; i < 2 * n; i++) frames[i] = stack[i];
   return n;
 }
-static const ncclguard_hooks hooks = {c_enter, c_exit, c_hot_enter, c_hot_exit, c_seen, NULL, NULL, c_java_stack};
+static const ncclguard_hooks hooks = {c_enter, c_exit, c_hot_enter, c_hot_exit, c_seen, NULL, NULL, c_java_stack, NULL};
 
 static void *must(void *p, const char *what) {
   if (p == NULL) {

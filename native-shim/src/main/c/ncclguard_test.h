@@ -20,6 +20,9 @@ typedef struct {
    * pairs into frames (2 * max longs), a method 0 for one with no jmethodID yet; returns how many,
    * -1 for none. NULL: no Java stacks, every creation calls exit */
   int (*java_stack)(int64_t *frames, int max);
+  /* called by a slow path once it holds the caller lock (where: 0 a call site's first sight, 1 a
+   * real function's lookup), to hold it there; NULL: not called */
+  void (*caller_locked)(int where);
 } ncclguard_hooks;
 
 /* What the JNI natives of Interposer do, as C functions. Strings returned are malloc'ed. */

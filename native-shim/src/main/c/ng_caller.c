@@ -33,9 +33,22 @@ ng_caller_slot ng_callers[NG_CALLERS];
 ng_object ng_default_object;
 void *ng_hint_none;
 
-/* Guards the objects, the callers' making and dropping, the lists, and the real functions' caching;
- * never taken inside the dynamic linker's lock (the unload hook takes none): dl* calls are made under it. */
+/* Guards the objects, the callers' making and dropping, the lists, and the real functions' caching.
+ * No call that takes the dynamic linker's load lock (dladdr, dlsym) is made under it: a library's
+ * constructor runs under that lock, and its first call of a wrapper takes this one (an ABBA
+ * deadlock against a thread that held this lock and waited in dladdr). What those calls find is
+ * asked before the lock is taken; under it, objects are looked at with dl_iterate_phdr alone, which
+ * takes the linker's write lock, never held while a constructor runs. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* The test mode's pause once a slow path holds the lock (0: a caller's first sight, 1: a real
+ * function's lookup); NULL in a JVM. */
+static void (*test_locked)(int where);
+
+void ng_caller_set_test_locked(void (*f)(int where)) { test_locked = f; }
+
+static void locked_pause(int where) {
+  if (NG_UNLIKELY(test_locked != NULL)) test_locked(where);
+}
 static ng_object *objects;
 static ng_caller *overflow; /* callers that found no free slot in the table */
 static int ncallers;
@@ -333,7 +346,27 @@ static int catalog_id(const char *name) {
   return id;
 }
 
-static void classify(ng_caller *c, uintptr_t ret, uintptr_t obj_base) {
+/* What dladdr says of a return address and of the function its call instruction reached: asked
+ * before the lock (see lock). */
+typedef struct {
+  int in_object;                 /* dladdr found the return address's object */
+  uintptr_t base;                /* that object's */
+  char *path, *sym;              /* its path; the exported symbol the call lies in (malloc'ed) */
+  int via;                       /* classify: the catalog function called (a wrapper, another definition) */
+  int tail;                      /* classify: a tail call from F, the caller: */
+  uintptr_t tail_base;
+  char *tail_path, *tail_sym;
+} site_facts;
+
+static void facts_free(site_facts *f) {
+  free(f->path);
+  free(f->sym);
+  free(f->tail_path);
+  free(f->tail_sym);
+}
+
+/* The call instruction before ret, read (no lock held): what it called. */
+static void classify_facts(site_facts *f, uintptr_t ret, uintptr_t obj_base) {
   uintptr_t target = call_target(ret, obj_base);
   if (target == 0) return; /* through a pointer, or not read: the return address's object */
   Dl_info fi;
@@ -343,31 +376,50 @@ static void classify(ng_caller *c, uintptr_t ret, uintptr_t obj_base) {
   int id = catalog_id(fname);
   if ((uintptr_t)fi.dli_fbase == ng_self_base || id >= 0) {
     /* a wrapper, or another definition of a catalog function: that function is what was called */
-    c->via = id;
+    f->via = id;
     return;
   }
   /* F, called at ret, made the call as a tail call: F is the caller */
-  c->obj = object_at((uintptr_t)fi.dli_fbase, fi.dli_fname);
-  free(c->sym);
-  c->sym = fname != NULL ? strdup(fname) : NULL;
+  f->tail = 1;
+  f->tail_base = (uintptr_t)fi.dli_fbase;
+  f->tail_path = strdup(fi.dli_fname != NULL ? fi.dli_fname : "");
+  f->tail_sym = fname != NULL ? strdup(fname) : NULL;
+}
+
+static void site_facts_of(site_facts *f, uintptr_t ret) {
+  memset(f, 0, sizeof(*f));
+  f->via = -1;
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  /* ret - 1: the call instruction itself, in case the call is the function's last instruction */
+  if (dladdr1((void *)(ret - 1), &info, (void **)&sym, RTLD_DL_SYMENT) == 0) return;
+  f->in_object = 1;
+  f->base = (uintptr_t)info.dli_fbase;
+  f->path = strdup(info.dli_fname != NULL ? info.dli_fname : "");
+  /* dladdr names the nearest exported symbol below; the caller is that symbol only if the
+   * address lies inside it (a static function after it is not) */
+  if (info.dli_sname != NULL && info.dli_saddr != NULL && sym != NULL && ret - 1 < (uintptr_t)info.dli_saddr + sym->st_size)
+    f->sym = strdup(info.dli_sname);
+  if (f->base != ng_self_base) classify_facts(f, ret, f->base);
 }
 
 /* A return address seen for the first time (or in the overflow chain): its entry, made under the lock. */
 static void sweep_locked(void);
 static ng_caller *caller_slow(uintptr_t ret) {
+  site_facts f;
+  site_facts_of(&f, ret);
   pthread_mutex_lock(&lock);
+  locked_pause(0);
   sweep_locked();
   ng_caller_slot *free_slot;
   ng_caller *found = probe(ret, &free_slot);
+  for (ng_caller *c = overflow; c != NULL && found == NULL; c = c->next) {
+    if (c->ret == ret) found = c;
+  }
   if (found != NULL) {
     pthread_mutex_unlock(&lock);
+    facts_free(&f);
     return found;
-  }
-  for (ng_caller *c = overflow; c != NULL; c = c->next) {
-    if (c->ret == ret) {
-      pthread_mutex_unlock(&lock);
-      return c;
-    }
   }
   ng_caller *c = aligned_alloc(64, sizeof(*c));
   if (c == NULL) abort();
@@ -375,18 +427,17 @@ static ng_caller *caller_slow(uintptr_t ret) {
   c->ret = ret;
   c->via = -1;
   atomic_store_explicit(&c->fn, -2, NG_RELAXED); /* not known yet */
-  Dl_info info;
-  const ElfW(Sym) *sym = NULL;
-  /* ret - 1: the call instruction itself, in case the call is the function's last instruction */
-  if (dladdr1((void *)(ret - 1), &info, (void **)&sym, RTLD_DL_SYMENT) != 0) {
-    c->obj = object_at((uintptr_t)info.dli_fbase, info.dli_fname);
-    /* dladdr names the nearest exported symbol below; the caller is that symbol only if the
-     * address lies inside it (a static function after it is not) */
-    if (info.dli_sname != NULL && info.dli_saddr != NULL && sym != NULL &&
-        ret - 1 < (uintptr_t)info.dli_saddr + sym->st_size) {
-      c->sym = strdup(info.dli_sname);
+  if (f.in_object) {
+    c->obj = object_at(f.base, f.path);
+    c->sym = f.sym;
+    f.sym = NULL;
+    c->via = f.via;
+    if (f.tail) {
+      c->obj = object_at(f.tail_base, f.tail_path);
+      free(c->sym);
+      c->sym = f.tail_sym;
+      f.tail_sym = NULL;
     }
-    if ((uintptr_t)info.dli_fbase != ng_self_base) classify(c, ret, (uintptr_t)info.dli_fbase);
   } else {
     /* in no object (a JIT's code: the JVM's code cache, where a JNI method's tail call returns to):
      * the calling library is unknown */
@@ -406,6 +457,7 @@ static ng_caller *caller_slow(uintptr_t ret) {
     overflow = c;
   }
   pthread_mutex_unlock(&lock);
+  facts_free(&f);
   return c;
 }
 
@@ -564,16 +616,27 @@ static uintptr_t in_dependencies(uintptr_t base, int fn, uintptr_t global) {
   return 0;
 }
 
-/* fn's real definition as the object o would reach it; under lock. */
-static void *resolve_locked(ng_object *o, int fn) {
+/* What dlsym finds for fn, asked before the lock (see lock): the next definition after this
+ * library in the global scope, and the global scope's first; subs: the linker's count of loads and
+ * unloads when it asked. */
+typedef struct {
+  void *next;
+  uintptr_t global;
+  unsigned long long subs;
+} dl_found;
+
+static int get_subs(struct dl_phdr_info *info, size_t size, void *data);
+
+static unsigned long long current_subs(void) {
+  unsigned long long subs = 0;
+  dl_iterate_phdr(get_subs, &subs);
+  return subs;
+}
+
+static void dl_found_of(int fn, dl_found *d) {
   const char *name = ng_fn_name[fn];
+  d->subs = current_subs();
   void *p = NULL;
-  /* 0. what dlsym found in the handle it asked, for an object that looked the function up by name */
-  const named_fn *nf = o->base != 0 ? named_by(o->base, fn) : NULL;
-  if (nf != NULL) {
-    atomic_store_explicit(&o->real[fn], (void *)nf->real, NG_RELEASE);
-    return (void *)nf->real;
-  }
   /* 1. after this library in the global scope */
   if (ng_fn_nccl[fn]) {
     char pname[128];
@@ -582,8 +645,59 @@ static void *resolve_locked(ng_object *o, int fn) {
   }
   if (p == NULL || inside_self(p)) p = dlsym(RTLD_NEXT, name);
   if (p != NULL && inside_self(p)) p = NULL;
+  d->next = p;
+  d->global = p == NULL ? (uintptr_t)dlsym(RTLD_DEFAULT, name) : 0;
+}
+
+struct loaded {
+  uintptr_t p;
+  int found;
+};
+static int find_loaded(const ng_image *im, void *data) {
+  struct loaded *l = data;
+  l->found = ng_image_contains(im, l->p);
+  return l->found;
+}
+
+/* Whether address p lies in a loaded object (dl_iterate_phdr: allowed under lock). */
+static int is_loaded(uintptr_t p) {
+  struct loaded l = {p, 0};
+  if (p != 0) ng_each_image(find_loaded, &l);
+  return l.found;
+}
+
+/* Takes the lock with what dlsym found for fn asked before it, again while objects were loaded or
+ * unloaded meanwhile (a few times; then what it found is kept where it still lies in a loaded object). */
+static void lock_with_found(int fn, dl_found *d) {
+  dl_found_of(fn, d);
+  for (int attempt = 0;; attempt++) {
+    pthread_mutex_lock(&lock);
+    locked_pause(1);
+    sweep_locked();
+    if (current_subs() == d->subs) return;
+    if (attempt >= 8) {
+      if (!is_loaded((uintptr_t)d->next)) d->next = NULL;
+      if (!is_loaded(d->global)) d->global = 0;
+      return;
+    }
+    pthread_mutex_unlock(&lock);
+    dl_found_of(fn, d);
+  }
+}
+
+/* fn's real definition as the object o would reach it; under lock, d found before it. */
+static void *resolve_locked(ng_object *o, int fn, const dl_found *d) {
+  void *p = NULL;
+  /* 0. what dlsym found in the handle it asked, for an object that looked the function up by name */
+  const named_fn *nf = o->base != 0 ? named_by(o->base, fn) : NULL;
+  if (nf != NULL) {
+    atomic_store_explicit(&o->real[fn], (void *)nf->real, NG_RELEASE);
+    return (void *)nf->real;
+  }
+  /* 1. after this library in the global scope */
+  p = d->next;
   int known = o != &ng_default_object && o->base != 0 && o->base != ng_self_base;
-  uintptr_t global = p == NULL ? (uintptr_t)dlsym(RTLD_DEFAULT, name) : 0;
+  uintptr_t global = p == NULL ? d->global : 0;
   /* 2. its own definition; 3. its dependencies' */
   if (p == NULL && known) {
     struct want w = {fn, o->base, NULL, NULL, 0, global, 0};
@@ -607,10 +721,10 @@ static void *resolve_locked(ng_object *o, int fn) {
 }
 
 void *ng_resolve(ng_object *o, int fn) {
-  pthread_mutex_lock(&lock);
-  sweep_locked();
+  dl_found d;
+  lock_with_found(fn, &d);
   void *p = atomic_load_explicit(&o->real[fn], NG_ACQUIRE);
-  if (p == NULL) p = resolve_locked(o, fn);
+  if (p == NULL) p = resolve_locked(o, fn, &d);
   pthread_mutex_unlock(&lock);
   return p;
 }
@@ -645,11 +759,11 @@ static void check_tail_call(ng_caller *c, int fn) {
 }
 
 void *ng_real_slow(ng_caller *c, int fn) {
-  pthread_mutex_lock(&lock);
-  sweep_locked();
+  dl_found d;
+  lock_with_found(fn, &d);
   check_tail_call(c, fn);
   void *p = atomic_load_explicit(&c->obj->real[fn], NG_ACQUIRE);
-  if (p == NULL) p = resolve_locked(c->obj, fn);
+  if (p == NULL) p = resolve_locked(c->obj, fn, &d);
   if (p != NULL) {
     int was = -2;
     if (atomic_compare_exchange_strong_explicit(&c->fn, &was, fn, NG_RELAXED, NG_RELAXED)) {
@@ -674,11 +788,29 @@ static int get_subs(struct dl_phdr_info *info, size_t size, void *data) {
 
 static _Atomic(void *) get_device;
 
+struct object_check {
+  uintptr_t base;
+  const char *path;
+  int same;
+};
+static int find_object(const ng_image *im, void *data) {
+  struct object_check *c = data;
+  if (!ng_image_contains(im, c->base)) return 0;
+  /* the main program has no name in the linker's list (dladdr gave it one): it never unloads */
+  c->same = im->name == NULL || im->name[0] == '\0' || strcmp(im->name, c->path) == 0;
+  return 1;
+}
+
+/* Whether the object loaded at base with that path is still there (dl_iterate_phdr, not dladdr: under lock). */
+static int still_loaded(uintptr_t base, const char *path) {
+  struct object_check c = {base, path, 0};
+  ng_each_image(find_object, &c);
+  return c.same;
+}
+
 static int object_gone(ng_object *o) {
   if (o->base == 0 || o == &ng_default_object) return 0;
-  Dl_info info;
-  return dladdr((void *)o->base, &info) == 0 || (uintptr_t)info.dli_fbase != o->base ||
-         strcmp(info.dli_fname != NULL ? info.dli_fname : "", o->path) != 0;
+  return !still_loaded(o->base, o->path);
 }
 
 /* The site's function is looked up again; its old real stays where a hot path may still read it
@@ -723,9 +855,7 @@ static void sweep_locked(void) {
   atomic_store_explicit(&get_device, NULL, NG_RELAXED);
   for (named_fn **np = &named_fns; *np != NULL;) {
     named_fn *n = *np;
-    Dl_info info;
-    if (dladdr((void *)n->base, &info) == 0 || (uintptr_t)info.dli_fbase != n->base ||
-        strcmp(info.dli_fname != NULL ? info.dli_fname : "", n->path) != 0 || dladdr((void *)n->real, &info) == 0) {
+    if (!still_loaded(n->base, n->path) || !is_loaded(n->real)) {
       *np = n->next;
       free(n->path);
       free(n);
@@ -770,16 +900,25 @@ static ng_caller *frame_callers;
 static int nframe_callers;
 
 ng_caller *ng_caller_at_frame(ng_caller *c, uintptr_t pc) {
+  /* the frame's exported symbol, asked before the lock (see lock) */
+  char *fsym = NULL;
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  if (dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && info.dli_sname != NULL &&
+      info.dli_saddr != NULL && sym != NULL && pc - 1 < (uintptr_t)info.dli_saddr + sym->st_size)
+    fsym = strdup(info.dli_sname);
   pthread_mutex_lock(&lock);
   for (ng_caller *f = frame_callers; f != NULL; f = f->next) {
     if (f->ret == pc && f->obj == c->obj) {
       pthread_mutex_unlock(&lock);
+      free(fsym);
       return f;
     }
   }
   ng_caller *f = nframe_callers < 4096 ? aligned_alloc(64, sizeof(*f)) : NULL;
   if (f == NULL) {
     pthread_mutex_unlock(&lock);
+    free(fsym);
     return c;
   }
   memset(f, 0, sizeof(*f));
@@ -788,11 +927,7 @@ ng_caller *ng_caller_at_frame(ng_caller *c, uintptr_t pc) {
   f->via = -1;
   atomic_store_explicit(&f->fn, -2, NG_RELAXED);
   atomic_store_explicit(&f->gate, 1, NG_RELAXED);
-  Dl_info info;
-  const ElfW(Sym) *sym = NULL;
-  if (dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && info.dli_sname != NULL &&
-      info.dli_saddr != NULL && sym != NULL && pc - 1 < (uintptr_t)info.dli_saddr + sym->st_size)
-    f->sym = strdup(info.dli_sname);
+  f->sym = fsym;
   f->site.caller = f;
   atomic_store_explicit(&f->hint[0], ng_hint_none, NG_RELAXED);
   atomic_store_explicit(&f->hint[1], ng_hint_none, NG_RELAXED);
@@ -875,12 +1010,14 @@ static int find_cudart_named(const ng_image *im, void *data) {
 int ng_current_device(void) {
   int (*f)(int *) = (int (*)(int *))atomic_load_explicit(&get_device, NG_ACQUIRE);
   if (f == NULL) {
+    /* dlsym before the lock (see lock); kept only where it still lies in a loaded object */
+    void *next = dlsym(RTLD_NEXT, "cudaGetDevice");
     pthread_mutex_lock(&lock);
     sweep_locked();
     struct named n = {"cudaGetDevice", 0};
     ng_each_image(find_cudart_named, &n);
     void *p = (void *)n.found;
-    if (p == NULL) p = dlsym(RTLD_NEXT, "cudaGetDevice");
+    if (p == NULL && is_loaded((uintptr_t)next)) p = next;
     if (p != NULL && !inside_self(p)) atomic_store_explicit(&get_device, p, NG_RELEASE);
     pthread_mutex_unlock(&lock);
     if (p == NULL || inside_self(p)) return 0;

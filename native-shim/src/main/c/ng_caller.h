@@ -65,6 +65,8 @@ extern ng_caller_slot ng_callers[NG_CALLERS];
 void ng_caller_init(void);
 uint32_t ng_redecide(ng_caller *c);
 void *ng_resolve(ng_object *o, int fn);
+/* The test mode's pause once a slow path holds the caller lock (ncclguard_hooks.caller_locked). */
+void ng_caller_set_test_locked(void (*f)(int where));
 /* The object that stands for "no particular caller": libnccl.so.2 / libcudart.so.13, RTLD_NEXT. */
 extern ng_object ng_default_object;
 void *ng_real_default(int fn);

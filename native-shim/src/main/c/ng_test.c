@@ -53,5 +53,6 @@ static const ncclguard_api api = {
 
 NG_EXPORT const ncclguard_api *ncclguard_test(const ncclguard_hooks *h) {
   ng_up_set_hooks(h);
+  ng_caller_set_test_locked(h != NULL ? h->caller_locked : NULL);
   return &api;
 }

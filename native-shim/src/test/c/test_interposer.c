@@ -1,6 +1,8 @@
 /* The interposer seen from a JNI library: promotion, forwarding, who called, the C slots, and the
  * upcalls (here recorded by C callbacks in place of Java). */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "agent_test.h"
 
@@ -636,8 +638,71 @@ static void init_all_and_split_learn_their_devices(void) {
   REQUIRE_EQ(fj->comm_destroy(comms[1]), 0);
 }
 
+/* ---- a first sight from a library's constructor while another thread's slow path holds the
+ * caller lock: the constructor runs under the dynamic linker's load lock and waits for the caller
+ * lock; the holder must not then ask the linker anything that takes the load lock (dladdr,
+ * dlsym), or both wait for ever (docs/design.md, "No dl* call under the caller lock"). */
+static pthread_t pauser;
+static atomic_int pause_where = -1, paused, go_open;
+
+/* The hook: the first time this thread's slow path holds the lock at `pause_where`, the other
+ * thread starts its dlopen, and the lock is held while the constructor reaches it. */
+static void pause_once(int where) {
+  if (where != atomic_load(&pause_where) || !pthread_equal(pthread_self(), pauser) || atomic_exchange(&paused, 1)) return;
+  atomic_store(&go_open, 1);
+  usleep(300 * 1000);
+}
+
+static void *open_ctor_lib(void *p) {
+  while (!atomic_load(&go_open)) usleep(1000);
+  *(void **)p = dlopen(bin_path("libng_ctor.so"), RTLD_NOW);
+  return NULL;
+}
+
+/* A call through q from a return address of its own, not a tail call. */
+static __attribute__((noinline)) int query_at_a_new_site(int (*q)(void *)) {
+  int r = q(NULL);
+  __asm__ volatile("" ::: "memory");
+  return r;
+}
+
+static void constructor_first_sight_while_the_lock_is_held(int where) {
+  load_agent(&recording, 1);
+  load_fake();
+  int (*q)(void *) = (int (*)(void *))dlsym(RTLD_DEFAULT, "cudaStreamQuery");
+  REQUIRE_EQ(q != NULL, 1);
+  pauser = pthread_self();
+  atomic_store(&pause_where, where);
+  caller_locked_fn = pause_once;
+  alarm(30); /* a deadlock: the case is killed (SIGALRM) and fails */
+  void *lib = NULL;
+  pthread_t t;
+  REQUIRE_EQ(pthread_create(&t, NULL, open_ctor_lib, &lib), 0);
+  CHECK_EQ(query_at_a_new_site(q), 0);
+  pthread_join(t, NULL);
+  alarm(0);
+  caller_locked_fn = NULL;
+  CHECK_EQ(atomic_load(&paused), 1);
+  REQUIRE_EQ(lib != NULL, 1);
+  const int *status = (const int *)dlsym(lib, "ctor_status");
+  REQUIRE_EQ(status != NULL, 1);
+  CHECK_EQ(*status, 0); /* the constructor's call went through the wrapper to the real function */
+}
+
+static void a_constructors_first_call_while_a_call_sites_first_sight_holds_the_lock(void) {
+  constructor_first_sight_while_the_lock_is_held(0);
+}
+
+static void a_constructors_first_call_while_a_real_functions_lookup_holds_the_lock(void) {
+  constructor_first_sight_while_the_lock_is_held(1);
+}
+
 static const struct test_case cases[] = {
     {"promoted_library_binds_a_later_library_to_the_wrappers", promoted_library_binds_a_later_library_to_the_wrappers, NULL, NULL},
+    {"a_constructors_first_call_while_a_call_sites_first_sight_holds_the_lock",
+     a_constructors_first_call_while_a_call_sites_first_sight_holds_the_lock, NULL, NULL},
+    {"a_constructors_first_call_while_a_real_functions_lookup_holds_the_lock",
+     a_constructors_first_call_while_a_real_functions_lookup_holds_the_lock, NULL, NULL},
     {"without_promotion_calls_go_straight_to_the_library", without_promotion_calls_go_straight_to_the_library, NULL, NULL},
     {"a_static_callers_symbol_is_unknown_not_a_neighbour", a_static_callers_symbol_is_unknown_not_a_neighbour, NULL, NULL},
     {"an_event_recorded_behind_held_work_is_pending_until_seen_complete",

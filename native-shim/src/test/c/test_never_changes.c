@@ -73,7 +73,7 @@ static int c_seen(int fn, int64_t handle, int device, int slot, int64_t caller) 
   return 0;
 }
 static void c_plugin_init(int64_t record) { (void)record; }
-static const ncclguard_hooks counting = {c_enter, c_exit, c_hot_enter, c_hot_exit, c_seen, c_plugin_init, NULL, NULL};
+static const ncclguard_hooks counting = {c_enter, c_exit, c_hot_enter, c_hot_exit, c_seen, c_plugin_init, NULL, NULL, NULL};
 
 static void start_agent(void) {
   load_agent(&counting, 1);

@@ -111,7 +111,7 @@ static int s_seen(int fn, int64_t handle, int device, int slot, int64_t caller) 
   return 0;
 }
 
-static const ncclguard_hooks java_like = {s_enter, s_exit, s_hot_enter, s_hot_exit, s_seen, NULL, NULL, NULL};
+static const ncclguard_hooks java_like = {s_enter, s_exit, s_hot_enter, s_hot_exit, s_seen, NULL, NULL, NULL, NULL};
 
 static int fn_allreduce;
 
