@@ -776,6 +776,8 @@ void ng_exit(ng_call *k, int status) {
     /* a static cudart's one call site: the application's caller up the stack (ng_bt.c), outside the lock */
     ng_site *lazy_site = lazy && NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller)
                                                                                                       : &k->caller->site;
+    /* its time, read before the lock: the counter's read is most of the section otherwise */
+    int64_t born = lazy ? ng_birth_ms() : 0;
     uint32_t inc;
     ng_map_lock();
     int32_t i = effect == NG_EFFECT_EVENT_CREATE
@@ -785,7 +787,7 @@ void ng_exit(ng_call *k, int status) {
       ng_eslot *e = NG_ESLOT(i);
       e->birth.stack = st.id;
       e->birth.thread = st.thread;
-      e->birth.created_ms = ng_birth_ms();
+      e->birth.created_ms = born;
       e->birth.site = (uint64_t)(uintptr_t)lazy_site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
