@@ -321,29 +321,8 @@ JNIEXPORT jstring JNICALL Java_dev_ncclguard_bench_NativeHotCalls_counted(JNIEnv
   return NULL;
 }
 
-/* cudaEventCreate + cudaEventDestroy pairs: the elapsed ns of `iters` pairs. */
-JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_creations(JNIEnv *env, jclass c, jboolean real,
-                                                                        jlong iters) {
-  (void)env, (void)c;
-  int64_t t0 = now_ns();
-  cudaEvent_t e;
-  for (jlong i = 0; i < iters; i++) {
-    if (real) {
-      real_create(&e);
-      real_destroy(e);
-    } else {
-      cudaEventCreate(&e);
-      cudaEventDestroy(e);
-    }
-  }
-  return now_ns() - t0;
-}
-
-/* One cudaEventCreate + cudaEventDestroy pair, a JNI call of its own: the native part's memo (one
- * per JNI call) cannot serve it, so a creation through the wrapper walks its Java stack each time
- * (AsyncGetCallTrace), and at a stack never seen also takes the upcall that shows Java the stack. */
-JNIEXPORT void JNICALL Java_dev_ncclguard_bench_NativeHotCalls_pair(JNIEnv *env, jclass c, jboolean real) {
-  (void)env, (void)c;
+/* One cudaEventCreate + cudaEventDestroy pair, through the PLT (the wrappers) or the real functions. */
+static inline void one_pair(int real) {
   cudaEvent_t e;
   if (real) {
     real_create(&e);
@@ -352,6 +331,23 @@ JNIEXPORT void JNICALL Java_dev_ncclguard_bench_NativeHotCalls_pair(JNIEnv *env,
     cudaEventCreate(&e);
     cudaEventDestroy(e);
   }
+}
+
+/* cudaEventCreate + cudaEventDestroy pairs: the elapsed ns of `iters` pairs. */
+JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_creations(JNIEnv *env, jclass c, jboolean real,
+                                                                        jlong iters) {
+  (void)env, (void)c;
+  int64_t t0 = now_ns();
+  for (jlong i = 0; i < iters; i++) one_pair(real);
+  return now_ns() - t0;
+}
+
+/* One cudaEventCreate + cudaEventDestroy pair, a JNI call of its own: the native part's memo (one
+ * per JNI call) cannot serve it, so a creation through the wrapper walks its Java stack each time
+ * (AsyncGetCallTrace), and at a stack never seen also takes the upcall that shows Java the stack. */
+JNIEXPORT void JNICALL Java_dev_ncclguard_bench_NativeHotCalls_pair(JNIEnv *env, jclass c, jboolean real) {
+  (void)env, (void)c;
+  one_pair(real);
 }
 
 /* Whether the framework loop runs on the legacy default stream (0), where PyTorch 2.11 runs a

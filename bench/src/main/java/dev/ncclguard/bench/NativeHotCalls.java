@@ -236,6 +236,8 @@ public final class NativeHotCalls {
         double[] real = new double[rounds];
         long before = allocatedBytes();
         for (int r = 0; r < rounds; r++) {
+            // the pieces written out, as in paired() and framework(): a shared helper taking a lambda
+            // would put its frames under each pair (the walk's cost grows with them) and allocate
             long w = 0;
             long rr = 0;
             for (int p = 0; p < PIECES; p++) {
