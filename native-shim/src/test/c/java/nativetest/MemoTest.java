@@ -52,6 +52,44 @@ public final class MemoTest {
         return Helper.call(n);
     }
 
+    /** (d): what Unloadable calls from its own class loader. */
+    public static long[] createFor(int n) {
+        return MemoNatives.create(n, false);
+    }
+
+    /** Defines nativetest.Unloadable itself (not its parent), so that it can be unloaded. */
+    private static final class OwnLoader extends ClassLoader {
+        OwnLoader() {
+            super(MemoTest.class.getClassLoader());
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!name.equals("nativetest.Unloadable")) {
+                return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> c = findLoadedClass(name);
+                if (c == null) {
+                    try (java.io.InputStream in = getParent().getResourceAsStream("nativetest/Unloadable.class")) {
+                        byte[] b = in.readAllBytes();
+                        c = defineClass(name, b, 0, b.length);
+                    } catch (java.io.IOException e) {
+                        throw new ClassNotFoundException(name, e);
+                    }
+                }
+                return c;
+            }
+        }
+    }
+
+    /** (d): events made through Unloadable.call; the class, weakly. */
+    private static java.lang.ref.WeakReference<Class<?>> createThroughAnUnloadableClass(long[][] handles) throws Exception {
+        Class<?> c = new OwnLoader().loadClass("nativetest.Unloadable");
+        handles[0] = (long[]) c.getMethod("call", int.class).invoke(null, 5);
+        return new java.lang.ref.WeakReference<>(c);
+    }
+
     static long[] longCall(int n) {
         return MemoNatives.create(n, true);
     }
@@ -196,6 +234,27 @@ public final class MemoTest {
                 "nativetest.MemoNatives.outer", "nativetest.MemoTest.main");
         check(no >= 45 && ni >= 45, "(c) a native method calling back into Java that calls a creating native method:"
                 + " the outer creations carry the outer stack (" + no + "), the inner ones the inner stack (" + ni + ")");
+
+        // (d) a new stack one of whose classes is unloaded before its events are adopted: that frame
+        // reads as unloaded (JVMTI answers INVALID_METHODID for its method), the others keep their
+        // names, nothing crashes
+        long[][] unloadable = new long[1][];
+        java.lang.ref.WeakReference<Class<?>> gone;
+        try {
+            gone = createThroughAnUnloadableClass(unloadable);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+        for (int i = 0; i < 50 && gone.get() != null; i++) {
+            System.gc();
+        }
+        check(gone.get() == null, "(d) ... the class loader and its class were unloaded");
+        adopted = adopted();
+        List<String> s = adopted.get(unloadable[0][unloadable[0].length - 1]);
+        check(s != null && s.size() > 3 && s.get(0).equals("nativetest.MemoNatives.create")
+                && s.get(1).equals("nativetest.MemoTest.createFor") && s.get(2).startsWith("?.")
+                && s.get(s.size() - 1).equals("nativetest.MemoTest.main"),
+                "(d) a stack named after its class was unloaded: that frame reads as unloaded, the others named " + s);
 
         if (!FAILURES.isEmpty()) {
             System.out.println(FAILURES.size() + " failed");
