@@ -617,8 +617,8 @@ static uintptr_t in_dependencies(uintptr_t base, int fn, uintptr_t global) {
 }
 
 /* What dlsym finds for fn, asked before the lock (see lock): the next definition after this
- * library in the global scope, and the global scope's first; subs: the linker's count of loads and
- * unloads when it asked. */
+ * library in the global scope, and the global scope's first; subs: the linker's count of unloaded
+ * objects when it asked (an object loaded since cannot make an answer point at nothing). */
 typedef struct {
   void *next;
   uintptr_t global;
@@ -666,7 +666,7 @@ static int is_loaded(uintptr_t p) {
   return l.found;
 }
 
-/* Takes the lock with what dlsym found for fn asked before it, again while objects were loaded or
+/* Takes the lock with what dlsym found for fn asked before it, asked again while objects were
  * unloaded meanwhile (a few times; then what it found is kept where it still lies in a loaded object). */
 static void lock_with_found(int fn, dl_found *d) {
   dl_found_of(fn, d);
