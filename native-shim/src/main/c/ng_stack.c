@@ -189,6 +189,9 @@ int ng_stack_now(ng_stack_take *t) {
   t->id = 0;
   t->repeat = 0;
   t->entry = NULL;
+  /* read before the walk: an upcall's answer confirms the stack for the epoch it was asked in */
+  uint32_t now = atomic_load_explicit(&epoch, NG_ACQUIRE);
+  t->epoch = now;
   if (self_id == 0) self_id = atomic_fetch_add_explicit(&thread_ids, 1, NG_RELAXED) + 1;
   t->thread = self_id;
   if (atomic_load_explicit(&max_stacks, NG_RELAXED) == 0) return 0;
@@ -207,7 +210,6 @@ int ng_stack_now(ng_stack_take *t) {
   }
   t->id = e->id;
   t->entry = e;
-  uint32_t now = atomic_load_explicit(&epoch, NG_RELAXED);
   if (!self_confirmed) return 0;
   if (atomic_load_explicit(&e->confirmed, NG_ACQUIRE) != now) {
     /* a stack Java has not seen, under a first frame's method it has: Java names it at adoption */
@@ -222,9 +224,8 @@ void ng_stack_confirm(const ng_stack_take *t) {
   if (t->entry == NULL) return;
   /* an epoch that moved on since the walk leaves the stack unconfirmed: the next creation asks again */
   entry *e = t->entry;
-  uint32_t now = atomic_load_explicit(&epoch, NG_RELAXED);
-  atomic_store_explicit(&e->confirmed, now, NG_RELEASE);
-  method_confirm(e->frames[0].method, now);
+  atomic_store_explicit(&e->confirmed, t->epoch, NG_RELEASE);
+  method_confirm(e->frames[0].method, t->epoch);
   if (t->thread == self_id) self_confirmed = 1;
 }
 

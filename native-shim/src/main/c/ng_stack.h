@@ -20,6 +20,7 @@ typedef struct {
   uint32_t thread;
   int repeat; /* the stack and the thread were confirmed by Java before: no upcall needed */
   void *entry;
+  uint32_t epoch; /* the wrapped natives' epoch the stack was taken in */
 } ng_stack_take;
 
 /* The calling thread's Java stack, looked up (or stored) in the depot. Fills *t; returns t->repeat. */

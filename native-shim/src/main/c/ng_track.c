@@ -771,7 +771,7 @@ void ng_exit(ng_call *k, int status) {
     k->device = ng_current_device();
     /* an event on a Java thread: its Java stack, without a JVM transition; a stack Java knows
      * (and this thread) needs no upcall */
-    ng_stack_take st = {0, 0, 0, NULL};
+    ng_stack_take st = {0, 0, 0, NULL, 0};
     int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
     /* a static cudart's one call site: the application's caller up the stack (ng_bt.c), outside the lock */
     ng_site *lazy_site = lazy && NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller)

@@ -272,6 +272,41 @@ static void a_change_of_the_wrapped_natives_asks_java_again(void) {
   CHECK(total_upcalls() > before);
 }
 
+static void wrap_a_native(void) {
+  const char *names[] = {"Java_x_Y_z"};
+  ng->wrapped_natives(names, 1);
+}
+
+/* Java's answer at a first sight was the old set's when the wrapped natives change during its
+ * upcall: it confirms nothing for the new set, neither the stack (here) nor its first frame's
+ * method (below) */
+static void a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_at_that_stack(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  stack_at(0x2000, 5);
+  cudaEvent_t a, b;
+  in_exit_fn = wrap_a_native;
+  first_sight(&a);
+  in_exit_fn = NULL;
+  int before = total_upcalls();
+  REQUIRE_EQ(fj->event_create(&b), 0);
+  CHECK(total_upcalls() > before);
+}
+
+static void a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_under_that_method(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  stack_at(0x2000, 5);
+  cudaEvent_t a, c;
+  in_exit_fn = wrap_a_native;
+  first_sight(&a);
+  in_exit_fn = NULL;
+  stack_at(0x2000, 9);
+  int before = total_upcalls();
+  REQUIRE_EQ(fj->event_create(&c), 0);
+  CHECK(total_upcalls() > before);
+}
+
 static const struct test_case cases[] = {
     {"a_repeated_stack_makes_no_upcall_and_the_adopted_event_has_its_stack",
      a_repeated_stack_makes_no_upcall_and_the_adopted_event_has_its_stack, NULL, NULL},
@@ -290,6 +325,10 @@ static const struct test_case cases[] = {
     {"a_full_depot_leaves_creations_at_new_stacks_to_the_upcall", a_full_depot_leaves_creations_at_new_stacks_to_the_upcall,
      NULL, NULL},
     {"a_change_of_the_wrapped_natives_asks_java_again", a_change_of_the_wrapped_natives_asks_java_again, NULL, NULL},
+    {"a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_at_that_stack",
+     a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_at_that_stack, NULL, NULL},
+    {"a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_under_that_method",
+     a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_under_that_method, NULL, NULL},
 };
 
 TEST_MAIN(cases)
