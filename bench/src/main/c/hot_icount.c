@@ -91,13 +91,19 @@ int main(int argc, char **argv) {
     }
   }
   /* the framework operation (native_hotcalls.c's framework_op): 2 creations, 2 records, an
-   * all-reduce, a query, 2 releases */
-  for (int real = 0; real < 2; real++) {
-    framework(real, n);
-    CALLGRIND_ZERO_STATS;
-    framework(real, n);
-    snprintf(name, sizeof name, "framework/%s/%ld", real ? "real" : "wrapper", n);
-    CALLGRIND_DUMP_STATS_AT(name);
+   * all-reduce, a query, 2 releases; on the stream made at set-up, then on the legacy default
+   * stream (PyTorch's synchronous collectives) */
+  void (*legacy)(int) = must(dlsym(bench, "hot_framework_legacy"), "hot_framework_legacy");
+  for (int on_default = 0; on_default < 2; on_default++) {
+    legacy(on_default);
+    for (int real = 0; real < 2; real++) {
+      framework(real, n);
+      CALLGRIND_ZERO_STATS;
+      framework(real, n);
+      snprintf(name, sizeof name, "%s/%s/%ld", on_default ? "framework-default" : "framework", real ? "real" : "wrapper", n);
+      CALLGRIND_DUMP_STATS_AT(name);
+    }
   }
+  legacy(0);
   return 0;
 }

@@ -235,16 +235,27 @@ static uint64_t special_key(uint64_t handle, int device) {
   return LEGACY_KEY | dev;
 }
 
-/* The device a special stream's work goes to: the communicator's for a collective, the thread's
- * current one otherwise. One rule for the generic path (work_enter, stream_sync_enter) and the hot
- * paths (ng_special_key), which must find the same slot. */
+/* The device a special stream's work goes to: the communicator's for a collective; a record's
+ * event's (cudaEventRecord succeeds only where "event and stream are on the same device", so a
+ * counted record's stream is its event's device's, and no cudaGetDevice is made: 37 ns a record on
+ * the H200's cudart); the thread's current one otherwise (a stream may wait for another device's
+ * event). One rule for the generic path (work_enter, stream_sync_enter) and the hot paths
+ * (ng_special_key, and ng_special_key_at with the event's slot), which must find the same slot. */
+enum { SPECIAL_OTHER, SPECIAL_ENQUEUE, SPECIAL_RECORD };
 static int comm_device(uint64_t comm);
-static int special_device(uint64_t comm, int enqueue) { return enqueue ? comm_device(comm) : ng_current_device(); }
+static int event_device(uint64_t event);
+static int special_device(uint64_t handle, int kind) {
+  if (kind == SPECIAL_ENQUEUE) return comm_device(handle);
+  int device = kind == SPECIAL_RECORD ? event_device(handle) : -1;
+  return device >= 0 ? device : ng_current_device();
+}
 
 /* A special stream's key for a hot path's map lookup: per device and, for the per-thread stream, thread. */
 uint64_t ng_special_key(uint64_t stream, uint64_t comm, int enqueue) {
-  return special_key(stream, special_device(comm, enqueue));
+  return special_key(stream, special_device(comm, enqueue ? SPECIAL_ENQUEUE : SPECIAL_OTHER));
 }
+
+uint64_t ng_special_key_at(uint64_t stream, int device) { return special_key(stream, device); }
 
 /* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
  * not seen); under the map lock. Returns the slot's index or -1. */
@@ -376,6 +387,14 @@ static int comm_device(uint64_t comm) {
   return v != 0 ? (int)(v - 1) : ng_current_device();
 }
 
+/* The device of the event's C slot, -1 if it has none. */
+static int event_device(uint64_t event) {
+  uint64_t v = ng_map_get(&ng_events, event);
+  if (v < 2) return -1;
+  ng_eslot *e = NG_ESLOT((int32_t)(v - 2));
+  return atomic_load_explicit(&e->h.key, NG_ACQUIRE) == event ? atomic_load_explicit(&e->cold.device, NG_RELAXED) : -1;
+}
+
 static void comm_created(uint64_t comm, int device) {
   if (comm == 0) return;
   ng_map_lock();
@@ -404,7 +423,8 @@ static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue
   int java;
   if (ng_special_stream(stream)) {
     /* the special streams of native calls are C's, per device (and thread), never asked for */
-    k->device = special_device(handle, enqueue);
+    int kind = enqueue ? SPECIAL_ENQUEUE : ng_fn_effect[k->fn] == NG_EFFECT_EVENT_RECORD ? SPECIAL_RECORD : SPECIAL_OTHER;
+    k->device = special_device(handle, kind);
     k->key = special_key(stream, k->device);
     ng_head *h = find(&ng_spool, k->key, &k->inc, &java);
     k->slot = h;

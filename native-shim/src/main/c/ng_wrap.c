@@ -94,12 +94,24 @@ static inline int ng_success(void) {
     if (NG_IS(effect, COMM_ENQUEUE) && NG_UNLIKELY(atomic_load_explicit(&ng_w.threads_in_groups, NG_RELAXED) != 0) && \
         ng_self.group_depth > 0)                                                                    \
       goto generic_;                                                                                \
+    /* a record's event first: its device keys a special stream's slot */                          \
+    uint32_t einc_ = 0;                                                                             \
+    ng_eslot *e_ = NULL;                                                                            \
+    if (NG_IS(effect, EVENT_RECORD)) {                                                              \
+      FIND(ng_eslot, ef_, 1, hh_, einc_, miss)                                                      \
+      e_ = ef_;                                                                                     \
+    }                                                                                               \
+    (void)e_, (void)einc_;                                                                          \
     /* a special stream (0, 1, 2) is never a hint's key: the wrapper's hint misses it, and the      \
-     * maps key its slot by device (a collective's communicator's, else the thread's current one)   \
-     * and thread (ng_special_key): PyTorch runs a synchronous collective on the current stream */  \
+     * maps key its slot by device (a collective's communicator's, a record's event's, else the     \
+     * thread's current one) and thread (ng_special_key): PyTorch runs a synchronous collective     \
+     * and its records on the current stream */                                                    \
     uint64_t hk_ = hs_;                                                                             \
-    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_)))                                    \
-      hk_ = ng_special_key(hs_, NG_IS(effect, COMM_ENQUEUE) ? hh_ : 0, NG_IS(effect, COMM_ENQUEUE));  \
+    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_))) {                                  \
+      int d_ = NG_IS(effect, EVENT_RECORD) ? atomic_load_explicit(&e_->cold.device, NG_RELAXED) : -1; \
+      hk_ = d_ >= 0 ? ng_special_key_at(hs_, d_)                                                    \
+                    : ng_special_key(hs_, NG_IS(effect, COMM_ENQUEUE) ? hh_ : 0, NG_IS(effect, COMM_ENQUEUE)); \
+    }                                                                                               \
     uint32_t sinc_;                                                                                 \
     FIND(ng_sslot, s_, 0, hk_, sinc_, miss)                                                         \
     if (NG_COUNTS(effect)) {                                                                        \
@@ -115,8 +127,6 @@ static inline int ng_success(void) {
         ng_stream_seen_idle(s_, sinc_, at_enter_);                                                  \
       return r_;                                                                                    \
     }                                                                                               \
-    uint32_t einc_;                                                                                 \
-    FIND(ng_eslot, e_, 1, hh_, einc_, miss)                                                         \
     int r_ = real_ args;                                                                            \
     if (NG_UNLIKELY(r_ != 0)) return r_;                                                            \
     int64_t mine_ = ng_stream_count(s_, sinc_);                                                        \

@@ -234,6 +234,26 @@ static void work_on_the_default_stream_is_counted_per_device_on_the_hot_path(voi
   CHECK_EQ(stream_pending(u1.slot), 0);
 }
 
+/* A record on the default stream counts on its event's device's stream without asking for the
+ * current device (cudaEventRecord succeeds only on a stream of its event's device): here every
+ * cudaGetDevice after the event's creation fails, so that one made for the record would key it to
+ * device 0. */
+static void a_record_on_the_default_stream_takes_its_events_device_not_the_current_one(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  REQUIRE_EQ(fj->set_device(1), 0);
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall c;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &c), 1);
+  REQUIRE_EQ(c.slots[2], 1); /* the creation's own cudaGetDevice: device 1 */
+  for (int i = 0; i < 3; i++) REQUIRE_EQ(fj->event_record(e, NULL), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("cudaEventRecord"), &u), 1);
+  CHECK_EQ(u.device, 1);
+  CHECK_EQ(stream_pending(u.slot), 3);
+}
+
 static void a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -716,6 +736,12 @@ static const struct test_case cases[] = {
      a_collective_on_a_special_stream_is_keyed_by_the_communicators_device, NULL, NULL},
     {"work_on_the_default_stream_is_counted_per_device_on_the_hot_path",
      work_on_the_default_stream_is_counted_per_device_on_the_hot_path, NULL, NULL},
+    {"a_record_on_the_default_stream_takes_its_events_device_not_the_current_one",
+     a_record_on_the_default_stream_takes_its_events_device_not_the_current_one,
+     "NCCLEMU_FAIL=cudaGetDevice:2=cudaErrorInvalidValue,cudaGetDevice:3=cudaErrorInvalidValue,"
+     "cudaGetDevice:4=cudaErrorInvalidValue,cudaGetDevice:5=cudaErrorInvalidValue,cudaGetDevice:6=cudaErrorInvalidValue,"
+     "cudaGetDevice:7=cudaErrorInvalidValue,cudaGetDevice:8=cudaErrorInvalidValue",
+     NULL},
     {"a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot",
      a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot, NULL, NULL},
     {"hot_calls_on_a_java_stream_go_to_java_and_move_a_c_event_there",
