@@ -138,6 +138,13 @@ else
   say "NativeHotCalls, framework loop on the legacy default stream (PyTorch's synchronous collectives): real cudart ${fwd:-?} us added per operation (wrapper / real ${ratiod:-?})"
   pcheck "NativeHotCalls: a framework operation on real cudart <= 0.5 us added (${fw:-?} us, ratio ${ratio:-?})" \
     $(awk -v w="$fw" 'BEGIN {exit !(w != "" && w <= 0.5)}'; echo $?) "see $f"
+  # issue 28: a pair at a Java stack never seen <= 3 us (a JNI call each: no memo can serve it)
+  added_of() { awk -v what="$1" 'index($0, what) == 1 {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$f"; }
+  newstack=$(added_of "pair, a JNI call each, a new stack")
+  percall=$(added_of "pair, a JNI call each, one stack")
+  say "NativeHotCalls, a pair in a JNI call of its own, real cudart: at one stack ${percall:-?} us added (the walk each time), at a new stack ${newstack:-?} us"
+  pcheck "NativeHotCalls: a creation pair at a new Java stack <= 3 us added (${newstack:-?} us)" \
+    $(awk -v w="$newstack" 'BEGIN {exit !(w != "" && w <= 3)}'; echo $?) "see $f"
 fi
 say ""
 part_end
