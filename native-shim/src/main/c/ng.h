@@ -11,7 +11,8 @@
  *   ng_wrap.c     the wrappers, expanded from the catalog's generated header (ng_catalog.h)
  *   ng_bt.c       native backtraces of creations on threads with no Java frames
  *   ng_stack.c    Java stacks of creations on Java threads, without a JVM transition, in a depot
- *   ng_upcall.c   the upcalls into Java (or the test mode's C callbacks), threads attached as daemons
+ *   ng_upcall.c   the upcalls into Java (or the test mode's C callbacks), threads attached as daemons,
+ *                 the JVMTI names of a depot frame
  *   ng_prof.c     NCCL's profiler plugin (ncclProfiler_v4/_v5/_v6)
  *   ng_watchdog.c the exit watchdog
  *   ng_load.c     the library's constructor and destructor, promotion into the global scope
