@@ -296,15 +296,36 @@ static void JNICALL j_stack_depot(JNIEnv *env, jclass c, jlong max) {
   ng_stack_set_max(max);
 }
 
-/* Stack id's frames, named: {Class[] (null: unloaded), String[] methods, String[] descriptors,
- * String[] files, int[] lines}; null for an id the depot does not hold. */
-static jobjectArray JNICALL j_stack_frames(JNIEnv *env, jclass c, jint id) {
+/* Stack id's frames: a method (jmethodID) and a bytecode index each, in two longs; null for an id
+ * the depot does not hold. */
+static jlongArray JNICALL j_stack_frame_ids(JNIEnv *env, jclass c, jint id) {
   (void)c;
   int n = ng_stack_frames((uint32_t)id, NULL, 0);
   if (n <= 0) return NULL;
   ng_frame *f = malloc(sizeof(ng_frame) * (size_t)n);
-  if (f == NULL) return NULL;
-  ng_stack_frames((uint32_t)id, f, n);
+  jlong *w = malloc(sizeof(jlong) * 2 * (size_t)n);
+  jlongArray out = NULL;
+  if (f != NULL && w != NULL && ng_stack_frames((uint32_t)id, f, n) == n) {
+    for (int i = 0; i < n; i++) {
+      w[2 * i] = (jlong)(uintptr_t)f[i].method;
+      w[2 * i + 1] = f[i].bci;
+    }
+    out = (*env)->NewLongArray(env, 2 * n);
+    if (out != NULL) (*env)->SetLongArrayRegion(env, out, 0, 2 * n, w);
+  }
+  free(f);
+  free(w);
+  return out;
+}
+
+/* Frames (method, bytecode index pairs as stackFrameIds gives them), named: {Class[] (null:
+ * unloaded), String[] methods, String[] descriptors, String[] files, int[] lines}. */
+static jobjectArray JNICALL j_name_frames(JNIEnv *env, jclass c, jlongArray frames) {
+  (void)c;
+  int n = frames != NULL ? (*env)->GetArrayLength(env, frames) / 2 : 0;
+  jlong *w = n > 0 ? malloc(sizeof(jlong) * 2 * (size_t)n) : NULL;
+  if (w == NULL) return NULL;
+  (*env)->GetLongArrayRegion(env, frames, 0, 2 * n, w);
   jclass object = (*env)->FindClass(env, "java/lang/Object");
   jclass klass = (*env)->FindClass(env, "java/lang/Class");
   jclass string = (*env)->FindClass(env, "java/lang/String");
@@ -325,7 +346,7 @@ static jobjectArray JNICALL j_stack_frames(JNIEnv *env, jclass c, jint id) {
     void *k;
     char *name, *sig, *file;
     int line;
-    ng_up_name_frame(env, f[i].method, f[i].bci, &k, &name, &sig, &file, &line);
+    ng_up_name_frame(env, (void *)(uintptr_t)w[2 * i], (int)w[2 * i + 1], &k, &name, &sig, &file, &line);
     if (k != NULL) {
       (*env)->SetObjectArrayElement(env, classes, i, (jobject)k);
       (*env)->DeleteLocalRef(env, (jobject)k);
@@ -352,7 +373,7 @@ static jobjectArray JNICALL j_stack_frames(JNIEnv *env, jclass c, jint id) {
   (*env)->SetObjectArrayElement(env, out, 3, files);
   (*env)->SetObjectArrayElement(env, out, 4, lines);
 done:
-  free(f);
+  free(w);
   return out;
 }
 
@@ -400,7 +421,8 @@ static const JNINativeMethod natives[] = {
     {"adoptEvent", "(J[J)I", (void *)j_adopt_event},
     {"lazyLive", "()J", (void *)j_lazy_live},
     {"stackDepot", "(J)V", (void *)j_stack_depot},
-    {"stackFrames", "(I)[Ljava/lang/Object;", (void *)j_stack_frames},
+    {"stackFrameIds", "(I)[J", (void *)j_stack_frame_ids},
+    {"nameFrames", "([J)[Ljava/lang/Object;", (void *)j_name_frames},
     {"functionName", "(I)Ljava/lang/String;", (void *)j_function_name},
 };
 

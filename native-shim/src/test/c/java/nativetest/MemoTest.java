@@ -133,7 +133,8 @@ public final class MemoTest {
      * creation of): its frames as the native depot names them, hidden classes left out.
      */
     private static List<String> named(long id) {
-        Object[] named = Interposer.stackFrames((int) id);
+        long[] ids = Interposer.stackFrameIds((int) id);
+        Object[] named = ids != null ? Interposer.nameFrames(ids) : null;
         if (named == null) {
             return List.of("unknown stack " + id);
         }

@@ -1,8 +1,6 @@
 package dev.ncclguard.bridge.interposer;
 
 import dev.ncclguard.track.NativeAccess;
-import java.util.ArrayList;
-import java.util.List;
 import dev.ncclguard.track.NativeSlots;
 
 /** The tracker's way to the C slots: the library's natives, as they are. */
@@ -10,10 +8,9 @@ final class CSlots implements NativeSlots {
     /** Interposer.stats's indexes of events made, and released, with no upcall. */
     private static final int LAZY_CREATED = 12;
     private static final int LAZY_RELEASED = 13;
-    /** The class of a frame whose class was unloaded before the frame was named. */
-    static final String UNLOADED = "(unloaded class)";
 
     private final InterposerBridge bridge;
+    private final NamedFrames frames = new NamedFrames(Interposer::nameFrames);
 
     CSlots(InterposerBridge bridge) {
         this.bridge = bridge;
@@ -31,31 +28,8 @@ final class CSlots implements NativeSlots {
 
     @Override
     public StackTraceElement[] stackOf(int stack) {
-        Object[] named = Interposer.stackFrames(stack);
-        if (named == null) {
-            return null;
-        }
-        Class<?>[] classes = (Class<?>[]) named[0];
-        String[] methods = (String[]) named[1];
-        String[] descriptors = (String[]) named[2];
-        String[] files = (String[]) named[3];
-        int[] lines = (int[]) named[4];
-        List<StackTraceElement> frames = new ArrayList<>(classes.length);
-        for (int i = 0; i < classes.length; i++) {
-            Class<?> c = classes[i];
-            String method = methods[i] != null ? methods[i] : "(unknown method)";
-            if (c == null) {
-                frames.add(new StackTraceElement(UNLOADED, method, null, -1));
-            } else if (!HiddenFrames.hidden(c, method, descriptors[i])) {
-                ClassLoader loader = c.getClassLoader();
-                Module module = c.getModule();
-                String version = module.isNamed() && module.getDescriptor() != null
-                        ? module.getDescriptor().rawVersion().orElse(null) : null;
-                frames.add(new StackTraceElement(loader != null ? loader.getName() : null,
-                        module.isNamed() ? module.getName() : null, version, c.getName(), method, files[i], lines[i]));
-            }
-        }
-        return frames.toArray(new StackTraceElement[0]);
+        long[] ids = Interposer.stackFrameIds(stack);
+        return ids != null ? frames.of(ids) : null;
     }
 
     @Override

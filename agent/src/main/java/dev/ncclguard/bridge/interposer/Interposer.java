@@ -107,8 +107,11 @@ public final class Interposer {
 
     static native void stackDepot(long max);
 
-    /** Stack {@code id}'s frames, named: {Class[] (null: unloaded), String[] methods, String[] files, int[] lines}; null if unknown. */
-    static native Object[] stackFrames(int id);
+    /** Stack {@code id}'s frames, a jmethodID and a bytecode index each (two longs); null if unknown. */
+    static native long[] stackFrameIds(int id);
+
+    /** Those frames named: {Class[] (null: unloaded), String[] methods, String[] descriptors, String[] files, int[] lines}. */
+    static native Object[] nameFrames(long[] frames);
 
     static native String functionName(int fn);
 

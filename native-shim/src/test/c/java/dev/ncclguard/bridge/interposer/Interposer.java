@@ -46,7 +46,8 @@ public final class Interposer {
     public static native int adoptEvent(long handle, long[] out);
     public static native long lazyLive();
     public static native void stackDepot(long max);
-    public static native Object[] stackFrames(int id);
+    public static native long[] stackFrameIds(int id);
+    public static native Object[] nameFrames(long[] frames);
 
     /** One upcall as the test saw it. */
     public record Upcall(String kind, String fn, long[] slots, int status, long token, long caller, int slot,

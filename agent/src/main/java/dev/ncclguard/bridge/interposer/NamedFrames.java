@@ -1,0 +1,99 @@
+package dev.ncclguard.bridge.interposer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * The native depot's frames (a jmethodID and a bytecode index each) as a Throwable's frames would
+ * read: each distinct frame named once (JVMTI, in the native part) and its StackTraceElement shared
+ * by every stack that holds it, so a named stack costs its array and its new frames. Frames a
+ * Throwable leaves out ({@link HiddenFrames}) are left out. A frame whose class was unloaded before
+ * it was named reads {@value #UNLOADED} and is not kept (HotSpot never hands its jmethodID out again).
+ */
+final class NamedFrames {
+    /** The class of a frame whose class was unloaded before the frame was named. */
+    static final String UNLOADED = "(unloaded class)";
+    /** Distinct frames kept; past it, frames are named again for each stack. */
+    static final int MAX = 1 << 20;
+    private static final Object HIDDEN = new Object();
+
+    private record Frame(long method, int bci) {
+    }
+
+    private final ConcurrentHashMap<Frame, Object> named = new ConcurrentHashMap<>();
+    /** The native part's nameFrames: {Class[], String[] methods, String[] descriptors, String[] files, int[] lines}. */
+    private final Function<long[], Object[]> namer;
+
+    NamedFrames(Function<long[], Object[]> namer) {
+        this.namer = namer;
+    }
+
+    /** The frames of {@code ids} (method, bytecode index pairs), top first; null if they cannot be named. */
+    StackTraceElement[] of(long[] ids) {
+        int n = ids.length / 2;
+        Object[] found = new Object[n];
+        long[] misses = new long[ids.length];
+        int[] at = new int[n];
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            found[i] = named.get(new Frame(ids[2 * i], (int) ids[2 * i + 1]));
+            if (found[i] == null) {
+                misses[2 * m] = ids[2 * i];
+                misses[2 * m + 1] = ids[2 * i + 1];
+                at[m++] = i;
+            }
+        }
+        if (m > 0 && !name(java.util.Arrays.copyOf(misses, 2 * m), at, found)) {
+            return null;
+        }
+        List<StackTraceElement> frames = new ArrayList<>(n);
+        for (Object f : found) {
+            if (f != HIDDEN) {
+                frames.add((StackTraceElement) f);
+            }
+        }
+        return frames.toArray(new StackTraceElement[0]);
+    }
+
+    private boolean name(long[] misses, int[] at, Object[] found) {
+        Object[] r = namer.apply(misses);
+        if (r == null) {
+            return false;
+        }
+        Class<?>[] classes = (Class<?>[]) r[0];
+        String[] methods = (String[]) r[1];
+        String[] descriptors = (String[]) r[2];
+        String[] files = (String[]) r[3];
+        int[] lines = (int[]) r[4];
+        for (int k = 0; k < classes.length; k++) {
+            Class<?> c = classes[k];
+            String method = methods[k] != null ? methods[k] : "(unknown method)";
+            Object f;
+            if (c == null) {
+                found[at[k]] = new StackTraceElement(UNLOADED, method, null, -1);
+                continue;
+            } else if (HiddenFrames.hidden(c, method, descriptors[k])) {
+                f = HIDDEN;
+            } else {
+                ClassLoader loader = c.getClassLoader();
+                Module module = c.getModule();
+                String version = module.isNamed() && module.getDescriptor() != null
+                        ? module.getDescriptor().rawVersion().orElse(null) : null;
+                f = new StackTraceElement(loader != null ? loader.getName() : null,
+                        module.isNamed() ? module.getName() : null, version, c.getName(), method, files[k], lines[k]);
+            }
+            found[at[k]] = f;
+            if (named.size() < MAX) {
+                named.putIfAbsent(new Frame(misses[2 * k], (int) misses[2 * k + 1]), f);
+            }
+        }
+        return true;
+    }
+
+    /** Distinct frames kept. */
+    int size() {
+        return named.size();
+    }
+}
