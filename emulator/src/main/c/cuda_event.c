@@ -120,6 +120,12 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, bool per
     event_release(e);
     return emu_cuda_result(err);
   }
+  /* as CUDA: "event and stream must be on the same device" (the driver's CUDA_ERROR_INVALID_HANDLE) */
+  if (emu_rt_stream_device(s) != e->device) {
+    emu_rt_stream_release(s);
+    event_release(e);
+    return emu_cuda_result(cudaErrorInvalidResourceHandle);
+  }
   struct marker_op *m = calloc(1, sizeof(*m));
   if (!m) {
     emu_rt_stream_release(s);

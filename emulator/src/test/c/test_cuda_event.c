@@ -131,6 +131,28 @@ static void destroyed_or_foreign_events_are_invalid_resource_handles(void) {
   cudaEventDestroy(e);
 }
 
+static void an_event_records_only_on_a_stream_of_its_device(void) {
+  cudaEvent_t e;
+  REQUIRE_EQ(cudaSetDevice(0), cudaSuccess);
+  REQUIRE_EQ(cudaEventCreate(&e), cudaSuccess);
+  cudaStream_t s0;
+  REQUIRE_EQ(cudaStreamCreate(&s0), cudaSuccess);
+  REQUIRE_EQ(cudaSetDevice(1), cudaSuccess);
+  cudaStream_t s1;
+  REQUIRE_EQ(cudaStreamCreate(&s1), cudaSuccess);
+  CHECK_EQ(cudaEventRecord(e, s1), cudaErrorInvalidResourceHandle);
+  CHECK_EQ(cudaEventRecord(e, NULL), cudaErrorInvalidResourceHandle); /* device 1's legacy stream */
+  CHECK_EQ(cudaEventRecord(e, cudaStreamPerThread), cudaErrorInvalidResourceHandle);
+  CHECK_EQ(cudaEventRecord(e, s0), cudaSuccess); /* the stream's device, not the current one, counts */
+  CHECK_EQ(cudaStreamWaitEvent(s1, e, 0), cudaSuccess); /* a wait may take another device's event */
+  REQUIRE_EQ(cudaSetDevice(0), cudaSuccess);
+  CHECK_EQ(cudaEventRecord(e, NULL), cudaSuccess);
+  CHECK_EQ(cudaStreamSynchronize(s1), cudaSuccess);
+  cudaStreamDestroy(s0);
+  cudaStreamDestroy(s1);
+  cudaEventDestroy(e);
+}
+
 static void destroying_a_pending_event_is_safe(void) {
   cudaStream_t s;
   cudaEvent_t e;
@@ -182,6 +204,7 @@ static const struct test_case cases[] = {
     {"bad_flags_are_invalid_value", bad_flags_are_invalid_value, NULL, NULL},
     {"destroyed_or_foreign_events_are_invalid_resource_handles",
      destroyed_or_foreign_events_are_invalid_resource_handles, NULL, NULL},
+    {"an_event_records_only_on_a_stream_of_its_device", an_event_records_only_on_a_stream_of_its_device, NULL, NULL},
     {"destroying_a_pending_event_is_safe", destroying_a_pending_event_is_safe, NULL, NULL},
     {"report_lists_live_events_with_their_pending_state", leaked_events,
      "NCCLEMU_REPORT=@/report", exit_report_is_as_expected},
