@@ -10,7 +10,9 @@ import java.util.function.Function;
  * read: each distinct frame named once (JVMTI, in the native part) and its StackTraceElement shared
  * by every stack that holds it, so a named stack costs its array and its new frames. Frames a
  * Throwable leaves out ({@link HiddenFrames}) are left out. A frame whose class was unloaded before
- * it was named reads {@value #UNLOADED} and is not kept (HotSpot never hands its jmethodID out again).
+ * it was named reads {@value #UNLOADED} and is not kept. A kept frame holds its class weakly and is
+ * used only while that class lives: a jmethodID names one method while its class is loaded, and
+ * nothing promises it is never handed out again after that.
  */
 final class NamedFrames {
     /** The class of a frame whose class was unloaded before the frame was named. */
@@ -22,7 +24,17 @@ final class NamedFrames {
     private record Frame(long method, int bci) {
     }
 
-    private final ConcurrentHashMap<Frame, Object> named = new ConcurrentHashMap<>();
+    /** A frame as named (a StackTraceElement, or HIDDEN), and its class, weakly. */
+    private static final class Named extends java.lang.ref.WeakReference<Class<?>> {
+        final Object frame;
+
+        Named(Object frame, Class<?> c) {
+            super(c);
+            this.frame = frame;
+        }
+    }
+
+    private final ConcurrentHashMap<Frame, Named> named = new ConcurrentHashMap<>();
     /** The native part's nameFrames: {Class[], String[] methods, String[] descriptors, String[] files, int[] lines}. */
     private final Function<long[], Object[]> namer;
 
@@ -38,7 +50,13 @@ final class NamedFrames {
         int[] at = new int[n];
         int m = 0;
         for (int i = 0; i < n; i++) {
-            found[i] = named.get(new Frame(ids[2 * i], (int) ids[2 * i + 1]));
+            Frame key = new Frame(ids[2 * i], (int) ids[2 * i + 1]);
+            Named known = named.get(key);
+            if (known != null && known.get() == null) {
+                named.remove(key, known); // its class was unloaded: the method id may name another now
+                known = null;
+            }
+            found[i] = known != null ? known.frame : null;
             if (found[i] == null) {
                 misses[2 * m] = ids[2 * i];
                 misses[2 * m + 1] = ids[2 * i + 1];
@@ -86,7 +104,7 @@ final class NamedFrames {
             }
             found[at[k]] = f;
             if (named.size() < MAX) {
-                named.putIfAbsent(new Frame(misses[2 * k], (int) misses[2 * k + 1]), f);
+                named.put(new Frame(misses[2 * k], (int) misses[2 * k + 1]), new Named(f, c));
             }
         }
         return true;

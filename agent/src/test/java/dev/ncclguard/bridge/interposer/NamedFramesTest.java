@@ -65,6 +65,58 @@ class NamedFramesTest {
         assertArrayEquals(new long[] {9, 5}, namer.asked.get(1)); // not kept: asked again
     }
 
+    /** Defined by a loader of its own (not its parent), so that it can be unloaded. */
+    public static final class Victim {
+    }
+
+    private static final class OwnLoader extends ClassLoader {
+        OwnLoader() {
+            super(NamedFramesTest.class.getClassLoader());
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!name.equals(Victim.class.getName())) {
+                return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> c = findLoadedClass(name);
+                if (c == null) {
+                    try (java.io.InputStream in = getParent().getResourceAsStream(name.replace('.', '/') + ".class")) {
+                        byte[] b = in.readAllBytes();
+                        c = defineClass(name, b, 0, b.length);
+                    } catch (java.io.IOException e) {
+                        throw new ClassNotFoundException(name, e);
+                    }
+                }
+                return c;
+            }
+        }
+    }
+
+    @Test
+    void aKeptFrameWhoseClassWasUnloadedIsNamedAgain() throws Exception {
+        Class<?>[] victim = {new OwnLoader().loadClass(Victim.class.getName())};
+        java.lang.ref.WeakReference<Class<?>> gone = new java.lang.ref.WeakReference<>(victim[0]);
+        List<long[]> asked = new ArrayList<>();
+        NamedFrames frames = new NamedFrames(f -> {
+            asked.add(f.clone());
+            Class<?> c = victim[0] != null ? victim[0] : String.class;
+            return new Object[] {new Class<?>[] {c}, new String[] {"run"}, new String[] {"()V"},
+                new String[] {"Victim.java"}, new int[] {1}};
+        });
+        assertEquals(Victim.class.getName(), frames.of(new long[] {5, 1})[0].getClassName());
+        frames.of(new long[] {5, 1});
+        assertEquals(1, asked.size()); // kept while its class lives
+        victim[0] = null;
+        for (int i = 0; i < 50 && gone.get() != null; i++) {
+            System.gc();
+        }
+        assertNull(gone.get(), "the class was not unloaded");
+        assertEquals("java.lang.String", frames.of(new long[] {5, 1})[0].getClassName());
+        assertEquals(2, asked.size());
+    }
+
     @Test
     void framesThatCannotBeNamedGiveNoStack() {
         NamedFrames frames = new NamedFrames(f -> null);
