@@ -280,29 +280,30 @@ static void wrap_a_native(void) {
 /* Java's answer at a first sight was the old set's when the wrapped natives change during its
  * upcall: it confirms nothing for the new set, neither the stack (here) nor its first frame's
  * method (below) */
-static void a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_at_that_stack(void) {
+/* The first sight of stack (0x2000, 5), its upcall answered while the wrapped natives changed. */
+static void first_sight_while_the_wrapped_natives_change(void) {
   load_agent(&recording, 1);
   load_fake();
   stack_at(0x2000, 5);
-  cudaEvent_t a, b;
+  cudaEvent_t a;
   in_exit_fn = wrap_a_native;
   first_sight(&a);
   in_exit_fn = NULL;
+}
+
+static void a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_at_that_stack(void) {
+  first_sight_while_the_wrapped_natives_change();
   int before = total_upcalls();
+  cudaEvent_t b;
   REQUIRE_EQ(fj->event_create(&b), 0);
   CHECK(total_upcalls() > before);
 }
 
 static void a_change_of_the_wrapped_natives_during_the_upcall_asks_java_again_under_that_method(void) {
-  load_agent(&recording, 1);
-  load_fake();
-  stack_at(0x2000, 5);
-  cudaEvent_t a, c;
-  in_exit_fn = wrap_a_native;
-  first_sight(&a);
-  in_exit_fn = NULL;
+  first_sight_while_the_wrapped_natives_change();
   stack_at(0x2000, 9);
   int before = total_upcalls();
+  cudaEvent_t c;
   REQUIRE_EQ(fj->event_create(&c), 0);
   CHECK(total_upcalls() > before);
 }
