@@ -2,8 +2,6 @@
  * library): captured with backtrace(3) (16 frames at most, from the caller of the wrapper on),
  * interned so that creations at one place share one site, formatted only when Java asks. */
 #include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -48,11 +46,9 @@ static ng_caller *behind(ng_caller *c) {
   for (int i = from; i < n; i++) {
     uintptr_t pc = (uintptr_t)frames[i];
     Dl_info info;
-    const ElfW(Sym) *sym = NULL;
-    if (dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT) == 0 || (uintptr_t)info.dli_fbase != c->obj->base)
-      break;
-    int inside = info.dli_sname != NULL && info.dli_saddr != NULL && sym != NULL && pc - 1 < (uintptr_t)info.dli_saddr + sym->st_size;
-    int runtime = !inside || strncmp(info.dli_sname, "cu", 2) == 0 || strncmp(info.dli_sname, "__cuda", 6) == 0;
+    const char *sym;
+    if (!ng_addr_symbol(pc, &info, &sym) || (uintptr_t)info.dli_fbase != c->obj->base) break;
+    int runtime = sym == NULL || strncmp(sym, "cu", 2) == 0 || strncmp(sym, "__cuda", 6) == 0;
     if (!runtime) return ng_caller_at_frame(c, pc);
     last = pc;
   }

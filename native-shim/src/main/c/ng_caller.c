@@ -386,20 +386,25 @@ static void classify_facts(site_facts *f, uintptr_t ret, uintptr_t obj_base) {
   f->tail_sym = fname != NULL ? strdup(fname) : NULL;
 }
 
+int ng_addr_symbol(uintptr_t ret, Dl_info *info, const char **sym) {
+  const ElfW(Sym) *s = NULL;
+  *sym = NULL;
+  if (dladdr1((void *)(ret - 1), info, (void **)&s, RTLD_DL_SYMENT) == 0) return 0;
+  if (info->dli_sname != NULL && info->dli_saddr != NULL && s != NULL && ret - 1 < (uintptr_t)info->dli_saddr + s->st_size)
+    *sym = info->dli_sname;
+  return 1;
+}
+
 static void site_facts_of(site_facts *f, uintptr_t ret) {
   memset(f, 0, sizeof(*f));
   f->via = -1;
   Dl_info info;
-  const ElfW(Sym) *sym = NULL;
-  /* ret - 1: the call instruction itself, in case the call is the function's last instruction */
-  if (dladdr1((void *)(ret - 1), &info, (void **)&sym, RTLD_DL_SYMENT) == 0) return;
+  const char *sym;
+  if (!ng_addr_symbol(ret, &info, &sym)) return;
   f->in_object = 1;
   f->base = (uintptr_t)info.dli_fbase;
   f->path = strdup(info.dli_fname != NULL ? info.dli_fname : "");
-  /* dladdr names the nearest exported symbol below; the caller is that symbol only if the
-   * address lies inside it (a static function after it is not) */
-  if (info.dli_sname != NULL && info.dli_saddr != NULL && sym != NULL && ret - 1 < (uintptr_t)info.dli_saddr + sym->st_size)
-    f->sym = strdup(info.dli_sname);
+  f->sym = sym != NULL ? strdup(sym) : NULL;
   if (f->base != ng_self_base) classify_facts(f, ret, f->base);
 }
 
@@ -901,12 +906,9 @@ static int nframe_callers;
 
 ng_caller *ng_caller_at_frame(ng_caller *c, uintptr_t pc) {
   /* the frame's exported symbol, asked before the lock (see lock) */
-  char *fsym = NULL;
   Dl_info info;
-  const ElfW(Sym) *sym = NULL;
-  if (dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && info.dli_sname != NULL &&
-      info.dli_saddr != NULL && sym != NULL && pc - 1 < (uintptr_t)info.dli_saddr + sym->st_size)
-    fsym = strdup(info.dli_sname);
+  const char *sym;
+  char *fsym = ng_addr_symbol(pc, &info, &sym) && sym != NULL ? strdup(sym) : NULL;
   pthread_mutex_lock(&lock);
   for (ng_caller *f = frame_callers; f != NULL; f = f->next) {
     if (f->ret == pc && f->obj == c->obj) {

@@ -2,6 +2,7 @@
 #ifndef NG_CALLER_H
 #define NG_CALLER_H
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -84,6 +85,11 @@ int ng_object_uses_driver(ng_object *o);
  * them all): its library and exported symbol, c's decision; made once per pc, never in the table
  * the wrappers read. c itself when there are too many. */
 ng_caller *ng_caller_at_frame(ng_caller *c, uintptr_t pc);
+/* What dladdr says of the call before return address ret (ret - 1: a call may be its function's
+ * last instruction): 0 if it lies in no object; *sym: the exported symbol it lies inside, NULL when
+ * it lies past that symbol's end (dladdr names the nearest one below: a static function after it is
+ * not it). Takes the linker's load lock: never called under the caller lock. */
+int ng_addr_symbol(uintptr_t ret, Dl_info *info, const char **sym);
 int ng_set_suppressed(const char *const *names, int n);
 int ng_set_wrapped(const char *const *names, int n);
 int ng_callers_known(void);
