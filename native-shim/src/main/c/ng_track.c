@@ -240,14 +240,15 @@ static uint64_t special_key(uint64_t handle, int device) {
  * counted record's stream is its event's device's, and no cudaGetDevice is made: 37 ns a record on
  * the H200's cudart); the thread's current one otherwise (a stream may wait for another device's
  * event). One rule for the generic path (work_enter, stream_sync_enter) and the hot paths
- * (ng_special_key, and ng_special_key_at with the event's slot), which must find the same slot. */
+ * (ng_special_key, and ng_special_record_key with the event's slot), which must find the same slot. */
 enum { SPECIAL_OTHER, SPECIAL_ENQUEUE, SPECIAL_RECORD };
 static int comm_device(uint64_t comm);
 static int event_device(uint64_t event);
+/* A record's device: its event's slot's (-1: the event has none), else the current one. */
+static int record_device(int event_device) { return event_device >= 0 ? event_device : ng_current_device(); }
 static int special_device(uint64_t handle, int kind) {
   if (kind == SPECIAL_ENQUEUE) return comm_device(handle);
-  int device = kind == SPECIAL_RECORD ? event_device(handle) : -1;
-  return device >= 0 ? device : ng_current_device();
+  return kind == SPECIAL_RECORD ? record_device(event_device(handle)) : ng_current_device();
 }
 
 /* A special stream's key for a hot path's map lookup: per device and, for the per-thread stream, thread. */
@@ -255,7 +256,7 @@ uint64_t ng_special_key(uint64_t stream, uint64_t comm, int enqueue) {
   return special_key(stream, special_device(comm, enqueue ? SPECIAL_ENQUEUE : SPECIAL_OTHER));
 }
 
-uint64_t ng_special_key_at(uint64_t stream, int device) { return special_key(stream, device); }
+uint64_t ng_special_record_key(uint64_t stream, int event_device) { return special_key(stream, record_device(event_device)); }
 
 /* A new slot for key, replacing whatever the map held (a JAVA mark, or a slot whose release was
  * not seen); under the map lock. Returns the slot's index or -1. */

@@ -61,8 +61,8 @@ int ng_api_call(int64_t caller, int fn, int64_t a0, int64_t a1, int64_t a2, int6
 void ng_track_stats(int64_t *out, int n);
 void ng_track_debug_line(void);
 uint64_t ng_special_key(uint64_t stream, uint64_t comm, int enqueue);
-/* A special stream's key on a device known already (a record's event's). */
-uint64_t ng_special_key_at(uint64_t stream, int device);
+/* A record's special stream key, its event's slot's device read (-1: none). */
+uint64_t ng_special_record_key(uint64_t stream, int event_device);
 /* Events made with no upcall (NG_REF_LAZY) taken over by Java: 8 longs each (ncclguard_test.h's
  * NCCLGUARD_ADOPT_LONGS); all of them (at most n), or the one of a handle. */
 int ng_api_adopt_events(int64_t *out, int n);

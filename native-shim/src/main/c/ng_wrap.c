@@ -107,11 +107,10 @@ static inline int ng_success(void) {
      * thread's current one) and thread (ng_special_key): PyTorch runs a synchronous collective     \
      * and its records on the current stream */                                                    \
     uint64_t hk_ = hs_;                                                                             \
-    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_))) {                                  \
-      int d_ = NG_IS(effect, EVENT_RECORD) ? atomic_load_explicit(&e_->cold.device, NG_RELAXED) : -1; \
-      hk_ = d_ >= 0 ? ng_special_key_at(hs_, d_)                                                    \
-                    : ng_special_key(hs_, NG_IS(effect, COMM_ENQUEUE) ? hh_ : 0, NG_IS(effect, COMM_ENQUEUE)); \
-    }                                                                                               \
+    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_)))                                    \
+      hk_ = NG_IS(effect, EVENT_RECORD)                                                             \
+                ? ng_special_record_key(hs_, atomic_load_explicit(&e_->cold.device, NG_RELAXED))    \
+                : ng_special_key(hs_, NG_IS(effect, COMM_ENQUEUE) ? hh_ : 0, NG_IS(effect, COMM_ENQUEUE)); \
     uint32_t sinc_;                                                                                 \
     FIND(ng_sslot, s_, 0, hk_, sinc_, miss)                                                         \
     if (NG_COUNTS(effect)) {                                                                        \

@@ -197,7 +197,7 @@ static void a_collective_on_a_special_stream_is_keyed_by_the_communicators_devic
 
 /* PyTorch runs a synchronous collective and its records on the current stream (the legacy default
  * one): after a special stream's first call (the generic path makes its slot), the hot paths find
- * the slot by the communicator's device (a collective) or the current device (a record). */
+ * the slot by the communicator's device (a collective) or the event's device (a record). */
 static void work_on_the_default_stream_is_counted_per_device_on_the_hot_path(void) {
   load_agent(&recording, 1);
   load_fake();
