@@ -678,8 +678,8 @@ static void lock_with_found(int fn, dl_found *d) {
   for (int attempt = 0;; attempt++) {
     pthread_mutex_lock(&lock);
     locked_pause(1);
-    sweep_locked();
-    if (current_subs() == d->subs) return;
+    sweep_locked(); /* it reads the linker's count: last_subs is now's */
+    if (last_subs == d->subs) return;
     if (attempt >= 8) {
       if (!is_loaded((uintptr_t)d->next)) d->next = NULL;
       if (!is_loaded(d->global)) d->global = 0;
