@@ -324,13 +324,14 @@ static jobjectArray JNICALL j_name_frames(JNIEnv *env, jclass c, jlongArray fram
   (void)c;
   int n = frames != NULL ? (*env)->GetArrayLength(env, frames) / 2 : 0;
   jlong *w = n > 0 ? malloc(sizeof(jlong) * 2 * (size_t)n) : NULL;
-  if (w == NULL) return NULL;
+  jint *ln = n > 0 ? malloc(sizeof(jint) * (size_t)n) : NULL;
+  jobjectArray out = NULL, classes = NULL, names = NULL, sigs = NULL, files = NULL;
+  jintArray lines = NULL;
+  if (w == NULL || ln == NULL) goto done;
   (*env)->GetLongArrayRegion(env, frames, 0, 2 * n, w);
   jclass object = (*env)->FindClass(env, "java/lang/Object");
   jclass klass = (*env)->FindClass(env, "java/lang/Class");
   jclass string = (*env)->FindClass(env, "java/lang/String");
-  jobjectArray out = NULL, classes = NULL, names = NULL, sigs = NULL, files = NULL;
-  jintArray lines = NULL;
   if (object == NULL || klass == NULL || string == NULL) goto done;
   classes = (*env)->NewObjectArray(env, n, klass, NULL);
   names = (*env)->NewObjectArray(env, n, string, NULL);
@@ -346,7 +347,8 @@ static jobjectArray JNICALL j_name_frames(JNIEnv *env, jclass c, jlongArray fram
     void *k;
     char *name, *sig, *file;
     int line;
-    ng_up_name_frame(env, (void *)(uintptr_t)w[2 * i], (int)w[2 * i + 1], &k, &name, &sig, &file, &line);
+    ng_up_name_frame((void *)(uintptr_t)w[2 * i], (int)w[2 * i + 1], &k, &name, &sig, &file, &line);
+    ln[i] = line;
     if (k != NULL) {
       (*env)->SetObjectArrayElement(env, classes, i, (jobject)k);
       (*env)->DeleteLocalRef(env, (jobject)k);
@@ -360,13 +362,12 @@ static jobjectArray JNICALL j_name_frames(JNIEnv *env, jclass c, jlongArray fram
     free(name);
     free(sig);
     free(file);
-    jint l = line;
-    (*env)->SetIntArrayRegion(env, lines, i, 1, &l);
     if ((*env)->ExceptionCheck(env)) {
       out = NULL;
       goto done;
     }
   }
+  (*env)->SetIntArrayRegion(env, lines, 0, n, ln);
   (*env)->SetObjectArrayElement(env, out, 0, classes);
   (*env)->SetObjectArrayElement(env, out, 1, names);
   (*env)->SetObjectArrayElement(env, out, 2, sigs);
@@ -374,6 +375,7 @@ static jobjectArray JNICALL j_name_frames(JNIEnv *env, jclass c, jlongArray fram
   (*env)->SetObjectArrayElement(env, out, 4, lines);
 done:
   free(w);
+  free(ln);
   return out;
 }
 

@@ -265,27 +265,26 @@ static char *jvmti_copy(char *s) {
   return c;
 }
 
-int ng_up_name_frame(void *e, void *method, int bci, void **cls, char **name, char **sig, char **file, int *line) {
-  JNIEnv *env = e;
+void ng_up_name_frame(void *method, int bci, void **cls, char **name, char **sig, char **file, int *line) {
   *cls = NULL;
   *name = *sig = *file = NULL;
   *line = -1;
-  if (jvmti == NULL || method == NULL) return 0;
+  if (jvmti == NULL || method == NULL) return;
   jmethodID m = (jmethodID)method;
   char *n = NULL, *g = NULL;
   /* an unloaded class's method: JVMTI_ERROR_INVALID_METHODID */
-  if ((*jvmti)->GetMethodName(jvmti, m, &n, &g, NULL) != JVMTI_ERROR_NONE) return 0;
+  if ((*jvmti)->GetMethodName(jvmti, m, &n, &g, NULL) != JVMTI_ERROR_NONE) return;
   *name = jvmti_copy(n);
   *sig = jvmti_copy(g);
   jclass k = NULL;
-  if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &k) != JVMTI_ERROR_NONE) return *name != NULL;
+  if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &k) != JVMTI_ERROR_NONE) return;
   *cls = k;
   char *f = NULL;
   if ((*jvmti)->GetSourceFileName(jvmti, k, &f) == JVMTI_ERROR_NONE) *file = jvmti_copy(f);
   jboolean native = JNI_FALSE;
   if ((*jvmti)->IsMethodNative(jvmti, m, &native) == JVMTI_ERROR_NONE && native) {
     *line = -2;
-    return *name != NULL;
+    return;
   }
   jint count = 0;
   jvmtiLineNumberEntry *table = NULL;
@@ -308,8 +307,6 @@ int ng_up_name_frame(void *e, void *method, int bci, void **cls, char **name, ch
     *line = best;
     (*jvmti)->Deallocate(jvmti, (unsigned char *)table);
   }
-  (void)env;
-  return *name != NULL;
 }
 
 int ng_up_make_method_ids(int n) {

@@ -37,8 +37,8 @@ void ng_up_set_jvmti(void *jvmti);
 /* A depot frame's names, as a Throwable's frame would have them (JVMTI, the calling thread in a JNI
  * call): its declaring class (a local reference, NULL when its class was unloaded), its method's
  * name and descriptor and its class's source file (malloc'ed, NULL when absent) and the line of bci
- * (-2: a native method, -1: none), HotSpot's line_number_from_bci. 0 when the method cannot be named. */
-int ng_up_name_frame(void *env, void *method, int bci, void **cls, char **name, char **sig, char **file, int *line);
+ * (-2: a native method, -1: none), HotSpot's line_number_from_bci. */
+void ng_up_name_frame(void *method, int bci, void **cls, char **name, char **sig, char **file, int *line);
 
 /* At load: the key that detaches the threads this library attached, at their exit. */
 void ng_up_init(void);
