@@ -93,8 +93,9 @@ final class NativeCreations {
         if (frames == null) {
             return null;
         }
-        Object known = stacks.putIfAbsent(id, new NamedStack(frames));
-        return known != null ? known : stacks.get(id);
+        NamedStack named = new NamedStack(frames);
+        Object known = stacks.putIfAbsent(id, named);
+        return known != null ? known : named;
     }
 
     /** A creating stack named from the native depot's frames: those frames, no walk of its own. */

@@ -1,6 +1,8 @@
 package dev.ncclguard.bridge.interposer;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -25,7 +27,7 @@ final class NamedFrames {
     }
 
     /** A frame as named (a StackTraceElement, or HIDDEN), and its class, weakly. */
-    private static final class Named extends java.lang.ref.WeakReference<Class<?>> {
+    private static final class Named extends WeakReference<Class<?>> {
         final Object frame;
 
         Named(Object frame, Class<?> c) {
@@ -63,7 +65,7 @@ final class NamedFrames {
                 at[m++] = i;
             }
         }
-        if (m > 0 && !name(java.util.Arrays.copyOf(misses, 2 * m), at, found)) {
+        if (m > 0 && !name(Arrays.copyOf(misses, 2 * m), at, found)) {
             return null;
         }
         List<StackTraceElement> frames = new ArrayList<>(n);
@@ -88,26 +90,27 @@ final class NamedFrames {
         for (int k = 0; k < classes.length; k++) {
             Class<?> c = classes[k];
             String method = methods[k] != null ? methods[k] : "(unknown method)";
-            Object f;
             if (c == null) {
                 found[at[k]] = new StackTraceElement(UNLOADED, method, null, -1);
                 continue;
-            } else if (HiddenFrames.hidden(c, method, descriptors[k])) {
-                f = HIDDEN;
-            } else {
-                ClassLoader loader = c.getClassLoader();
-                Module module = c.getModule();
-                String version = module.isNamed() && module.getDescriptor() != null
-                        ? module.getDescriptor().rawVersion().orElse(null) : null;
-                f = new StackTraceElement(loader != null ? loader.getName() : null,
-                        module.isNamed() ? module.getName() : null, version, c.getName(), method, files[k], lines[k]);
             }
+            Object f = HiddenFrames.hidden(c, method, descriptors[k]) ? HIDDEN : element(c, method, files[k], lines[k]);
             found[at[k]] = f;
             if (named.size() < MAX) {
                 named.put(new Frame(misses[2 * k], (int) misses[2 * k + 1]), new Named(f, c));
             }
         }
         return true;
+    }
+
+    /** A frame of {@code c} with the loader and module names a Throwable's frame carries. */
+    private static StackTraceElement element(Class<?> c, String method, String file, int line) {
+        ClassLoader loader = c.getClassLoader();
+        Module module = c.getModule();
+        String version = module.isNamed() && module.getDescriptor() != null
+                ? module.getDescriptor().rawVersion().orElse(null) : null;
+        return new StackTraceElement(loader != null ? loader.getName() : null, module.isNamed() ? module.getName() : null,
+                version, c.getName(), method, file, line);
     }
 
     /** Distinct frames kept. */
