@@ -231,15 +231,17 @@ void ng_up_set_jvmti(void *env) {
 int ng_up_java_frames(void *frames, int max) {
   if (hooks != NULL) {
     if (hooks->java_stack == NULL || (hooks->java_thread != NULL && !hooks->java_thread())) return -1;
-    int64_t *pairs = malloc(sizeof(int64_t) * 2 * (size_t)max);
-    if (pairs == NULL) return -1;
+    /* the pairs in the frames' own memory (16 bytes each either way), each turned into its frame
+     * in place: no allocation, so that a counted walk (scripts/icount.sh) is the walk's work */
+    _Static_assert(sizeof(asgct_frame) == 2 * sizeof(int64_t), "a frame is a (method, bci) pair's size");
+    int64_t *pairs = frames;
     int n = hooks->java_stack(pairs, max);
     asgct_frame *f = frames;
     for (int i = 0; i < n && i < max; i++) {
-      f[i].method_id = (jmethodID)(uintptr_t)pairs[2 * i];
-      f[i].lineno = (jint)pairs[2 * i + 1];
+      int64_t method = pairs[2 * i], bci = pairs[2 * i + 1];
+      f[i].method_id = (jmethodID)(uintptr_t)method;
+      f[i].lineno = (jint)bci;
     }
-    free(pairs);
     return n;
   }
   if (asgct == NULL || attached || vm == NULL || ng_is_dying()) return -1;
