@@ -764,6 +764,13 @@ static void check_tail_call(ng_caller *c, int fn) {
 }
 
 void *ng_real_slow(ng_caller *c, int fn) {
+  /* a site that calls several functions through one pointer (fn -1): each one's definition is the
+   * one its object reaches, cached on the object and read as a single function's is, without the
+   * lock and the linker's lookups (an unload empties the cache: ng_gate_slow sweeps before this) */
+  if (atomic_load_explicit(&c->fn, NG_RELAXED) == -1) {
+    void *p = atomic_load_explicit(&c->obj->real[fn], NG_ACQUIRE);
+    if (p != NULL) return p;
+  }
   dl_found d;
   lock_with_found(fn, &d);
   check_tail_call(c, fn);

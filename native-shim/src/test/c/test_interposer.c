@@ -404,6 +404,11 @@ static void of_two_device_synchronizes_at_once_the_later_marks_what_it_saw(void)
   CHECK_EQ(stream_pending(sslot), 1);
 }
 
+static atomic_int lookups_locked;
+static void count_lookup(int where) {
+  if (where == 1) atomic_fetch_add(&lookups_locked, 1);
+}
+
 static void a_call_site_that_calls_several_functions_reaches_each(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -425,6 +430,16 @@ static void a_call_site_that_calls_several_functions_reaches_each(void) {
   gate_open(&held);
   REQUIRE_EQ(fj->stream_sync(s), 0);
   CHECK_EQ(fj->call_through(stream_query, s), 0);
+  /* once each function's definition is known, neither takes the caller lock (a lock and two
+   * lookups of the linker a call before: a dispatcher's every call serialized on it) */
+  atomic_store(&lookups_locked, 0);
+  caller_locked_fn = count_lookup;
+  for (int i = 0; i < 100; i++) {
+    CHECK_EQ(fj->call_through(event_query, e), 0);
+    CHECK_EQ(fj->call_through(stream_query, s), 0);
+  }
+  caller_locked_fn = NULL;
+  CHECK_EQ(atomic_load(&lookups_locked), 0);
 }
 
 static void a_suppression_or_dying_closes_the_hot_paths_of_callers_already_seen(void) {
