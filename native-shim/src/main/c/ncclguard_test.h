@@ -83,11 +83,27 @@ const ncclguard_api *ncclguard_test(const ncclguard_hooks *hooks);
 #define NCCLGUARD_IN_FLIGHT_LONGS 6
 /* adopt_events: slot id, handle, function id, stack id, thread id, created (epoch ms), caller, device */
 #define NCCLGUARD_ADOPT_LONGS 8
-/* stats: callers, live event slots, live stream slots, exceptions cleared, real functions missing,
- * upcalls, op sequence, stream owners, then: depot stacks, depot bytes, event slots ever made
- * (the pool's high mark), stream slots ever made, events created with no upcall, of those
- * destroyed with no upcall, of those adopted by Java, creations whose Java stack came from the
- * memo of their JNI call (no walk), memos taken (ng_hotspot.c) */
-#define NCCLGUARD_STATS 17
+/* stats: what each of its longs counts (Java's CSlots reads LAZY_CREATED and LAZY_RELEASED by
+ * these indexes) */
+enum {
+  NCCLGUARD_STAT_CALLERS,           /* call sites known */
+  NCCLGUARD_STAT_EVENTS_LIVE,       /* live event slots */
+  NCCLGUARD_STAT_STREAMS_LIVE,      /* live stream slots */
+  NCCLGUARD_STAT_EXCEPTIONS,        /* Java exceptions an upcall cleared */
+  NCCLGUARD_STAT_MISSING_REAL,      /* calls of a function no loaded object defines */
+  NCCLGUARD_STAT_UPCALLS,           /* upcalls made */
+  NCCLGUARD_STAT_OP_SEQ,            /* the op sequence */
+  NCCLGUARD_STAT_OWNERS,            /* stream owners */
+  NCCLGUARD_STAT_DEPOT_STACKS,      /* distinct creating stacks in the depot */
+  NCCLGUARD_STAT_DEPOT_BYTES,       /* the depot's bytes */
+  NCCLGUARD_STAT_EVENT_SLOTS_MADE,  /* event slots ever made (the pool's high mark) */
+  NCCLGUARD_STAT_STREAM_SLOTS_MADE, /* stream slots ever made */
+  NCCLGUARD_STAT_LAZY_CREATED,      /* events created with no upcall */
+  NCCLGUARD_STAT_LAZY_RELEASED,     /* of those, destroyed with no upcall */
+  NCCLGUARD_STAT_LAZY_ADOPTED,      /* of those, adopted by Java */
+  NCCLGUARD_STAT_MEMO_HITS,         /* creations whose Java stack came from their JNI call's memo (no walk) */
+  NCCLGUARD_STAT_MEMO_TAKES,        /* memos taken (ng_hotspot.c) */
+  NCCLGUARD_STATS
+};
 
 #endif

@@ -1131,8 +1131,8 @@ int64_t ng_api_lazy_live(void) {
 void ng_track_debug_line(void) {
   const char *d = getenv("NCCLGUARD_NATIVE_DEBUG");
   if (d == NULL || *d == '\0' || strcmp(d, "0") == 0) return;
-  int64_t v[17];
-  ng_track_stats(v, 17);
+  int64_t v[NCCLGUARD_STATS];
+  ng_track_stats(v, NCCLGUARD_STATS);
   char fns[1024];
   size_t at = 0;
   fns[0] = '\0';
@@ -1143,9 +1143,13 @@ void ng_track_debug_line(void) {
   ng_log("debug: at exit: upcalls %lld (%s), callers %lld, events live %lld (high %lld), streams live %lld (high %lld), "
          "events without an upcall: made %lld, released %lld, adopted %lld; stack memo hits %lld, takes %lld; "
          "stacks %lld (%lld bytes)",
-         (long long)v[5], fns[0] != '\0' ? fns + 1 : "none", (long long)v[0], (long long)v[1], (long long)v[10],
-         (long long)v[2], (long long)v[11], (long long)v[12], (long long)v[13], (long long)v[14], (long long)v[15],
-         (long long)v[16], (long long)v[8], (long long)v[9]);
+         (long long)v[NCCLGUARD_STAT_UPCALLS], fns[0] != '\0' ? fns + 1 : "none", (long long)v[NCCLGUARD_STAT_CALLERS],
+         (long long)v[NCCLGUARD_STAT_EVENTS_LIVE], (long long)v[NCCLGUARD_STAT_EVENT_SLOTS_MADE],
+         (long long)v[NCCLGUARD_STAT_STREAMS_LIVE], (long long)v[NCCLGUARD_STAT_STREAM_SLOTS_MADE],
+         (long long)v[NCCLGUARD_STAT_LAZY_CREATED], (long long)v[NCCLGUARD_STAT_LAZY_RELEASED],
+         (long long)v[NCCLGUARD_STAT_LAZY_ADOPTED], (long long)v[NCCLGUARD_STAT_MEMO_HITS],
+         (long long)v[NCCLGUARD_STAT_MEMO_TAKES], (long long)v[NCCLGUARD_STAT_DEPOT_STACKS],
+         (long long)v[NCCLGUARD_STAT_DEPOT_BYTES]);
 #ifdef NG_CALL_PROFILE
   for (int fn = 0; fn < NG_FN_COUNT; fn++) {
     long all = atomic_load_explicit(&ng_cp_calls[fn][0], NG_RELAXED);
@@ -1160,22 +1164,24 @@ void ng_track_debug_line(void) {
 }
 
 void ng_track_stats(int64_t *out, int n) {
-  int64_t v[] = {ng_callers_known(),
-                 atomic_load_explicit(&ng_epool.live, NG_RELAXED),
-                 atomic_load_explicit(&ng_spool.live, NG_RELAXED),
-                 atomic_load_explicit(&ng_exceptions_cleared, NG_RELAXED),
-                 atomic_load_explicit(&ng_missing_real, NG_RELAXED),
-                 atomic_load_explicit(&ng_upcalls, NG_RELAXED),
-                 atomic_load_explicit(&ng_w.op_seq, NG_RELAXED),
-                 atomic_load_explicit(&ng_owners, NG_RELAXED),
-                 ng_stack_count(),
-                 ng_stack_bytes(),
-                 atomic_load_explicit(&ng_epool.high, NG_RELAXED),
-                 atomic_load_explicit(&ng_spool.high, NG_RELAXED),
-                 atomic_load_explicit(&lazy_created, NG_RELAXED),
-                 atomic_load_explicit(&lazy_released, NG_RELAXED),
-                 atomic_load_explicit(&lazy_adopted, NG_RELAXED),
-                 ng_hs_memo_hits(),
-                 ng_hs_memo_takes()};
-  for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) out[i] = v[i];
+  int64_t v[NCCLGUARD_STATS] = {
+      [NCCLGUARD_STAT_CALLERS] = ng_callers_known(),
+      [NCCLGUARD_STAT_EVENTS_LIVE] = atomic_load_explicit(&ng_epool.live, NG_RELAXED),
+      [NCCLGUARD_STAT_STREAMS_LIVE] = atomic_load_explicit(&ng_spool.live, NG_RELAXED),
+      [NCCLGUARD_STAT_EXCEPTIONS] = atomic_load_explicit(&ng_exceptions_cleared, NG_RELAXED),
+      [NCCLGUARD_STAT_MISSING_REAL] = atomic_load_explicit(&ng_missing_real, NG_RELAXED),
+      [NCCLGUARD_STAT_UPCALLS] = atomic_load_explicit(&ng_upcalls, NG_RELAXED),
+      [NCCLGUARD_STAT_OP_SEQ] = atomic_load_explicit(&ng_w.op_seq, NG_RELAXED),
+      [NCCLGUARD_STAT_OWNERS] = atomic_load_explicit(&ng_owners, NG_RELAXED),
+      [NCCLGUARD_STAT_DEPOT_STACKS] = ng_stack_count(),
+      [NCCLGUARD_STAT_DEPOT_BYTES] = ng_stack_bytes(),
+      [NCCLGUARD_STAT_EVENT_SLOTS_MADE] = atomic_load_explicit(&ng_epool.high, NG_RELAXED),
+      [NCCLGUARD_STAT_STREAM_SLOTS_MADE] = atomic_load_explicit(&ng_spool.high, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_CREATED] = atomic_load_explicit(&lazy_created, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_RELEASED] = atomic_load_explicit(&lazy_released, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_ADOPTED] = atomic_load_explicit(&lazy_adopted, NG_RELAXED),
+      [NCCLGUARD_STAT_MEMO_HITS] = ng_hs_memo_hits(),
+      [NCCLGUARD_STAT_MEMO_TAKES] = ng_hs_memo_takes(),
+  };
+  for (int i = 0; i < n && i < NCCLGUARD_STATS; i++) out[i] = v[i];
 }

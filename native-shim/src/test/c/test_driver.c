@@ -230,7 +230,7 @@ static void the_agents_own_calls_go_through_the_driver(void) {
   CHECK_EQ(ng->call(caller, fn_id("cudaStreamDestroy"), (int64_t)(uintptr_t)s, 0, 0, 0), 0);
   int64_t st[NCCLGUARD_STATS];
   ng->stats(st, NCCLGUARD_STATS);
-  CHECK_EQ(st[4], 0); /* no real function missing */
+  CHECK_EQ(st[NCCLGUARD_STAT_MISSING_REAL], 0); /* no real function missing */
 }
 
 /* neither a runtime nor a driver: the agent's own call fails as its own (-2), nothing logged as
@@ -243,7 +243,7 @@ static void with_no_runtime_and_no_driver_the_agents_call_fails_as_its_own(void)
   CHECK_EQ(ng->call(0, fn_id("cudaSetDevice"), 0, 0, 0, 0), -2);
   int64_t st[NCCLGUARD_STATS];
   ng->stats(st, NCCLGUARD_STATS);
-  CHECK_EQ(st[4], 0);
+  CHECK_EQ(st[NCCLGUARD_STAT_MISSING_REAL], 0);
 }
 
 static const struct test_case cases[] = {

@@ -636,20 +636,20 @@ static void a_creation_on_a_thread_without_java_frames_carries_a_backtrace(void)
 static void released_slots_are_reused_once_java_lets_go(void) {
   load_agent(&recording, 1);
   load_fake();
-  int64_t st[4];
+  int64_t st[NCCLGUARD_STATS];
   cudaEvent_t e;
   REQUIRE_EQ(fj->event_create(&e), 0);
   upcall u;
   REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
-  ng->stats(st, 4);
-  CHECK_EQ(st[1], 1);
+  ng->stats(st, NCCLGUARD_STATS);
+  CHECK_EQ(st[NCCLGUARD_STAT_EVENTS_LIVE], 1);
   REQUIRE_EQ(fj->event_destroy(e), 0);
-  ng->stats(st, 4);
-  CHECK_EQ(st[1], 1); /* Java's record still points at it */
+  ng->stats(st, NCCLGUARD_STATS);
+  CHECK_EQ(st[NCCLGUARD_STAT_EVENTS_LIVE], 1); /* Java's record still points at it */
   CHECK_EQ(event_pending(u.slot), -1);
   ng->release_slot(u.slot);
-  ng->stats(st, 4);
-  CHECK_EQ(st[1], 0);
+  ng->stats(st, NCCLGUARD_STATS);
+  CHECK_EQ(st[NCCLGUARD_STAT_EVENTS_LIVE], 0);
   REQUIRE_EQ(fj->event_create(&e), 0);
   upcall v;
   REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &v), 1);

@@ -18,10 +18,6 @@ static int64_t stat_of(int i) {
   ng->stats(st, NCCLGUARD_STATS);
   return st[i];
 }
-#define DEPOT_STACKS 8
-#define EVENT_SLOTS_MADE 10
-#define LAZY_CREATED 12
-#define LAZY_RELEASED 13
 
 /* The first creation at a stack reaches Java with its stack's id; Java held it. */
 static uint32_t first_sight(cudaEvent_t *e) {
@@ -43,7 +39,7 @@ static void a_repeated_stack_makes_no_upcall_and_the_adopted_event_has_its_stack
   int before = total_upcalls();
   REQUIRE_EQ(fj->event_create(&e), 0);
   CHECK_EQ(total_upcalls(), before);
-  CHECK_EQ(stat_of(LAZY_CREATED), 1);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_LAZY_CREATED), 1);
   int64_t out[NCCLGUARD_ADOPT_LONGS * 4];
   CHECK_EQ(ng->adopt_events(out, 4), 1);
   CHECK_EQ(out[1], (int64_t)(uintptr_t)e);
@@ -67,7 +63,7 @@ static void a_release_of_an_event_java_never_saw_makes_no_upcall(void) {
   REQUIRE_EQ(fj->event_create(&e), 0);
   REQUIRE_EQ(fj->event_destroy(e), 0);
   CHECK_EQ(total_upcalls(), before);
-  CHECK_EQ(stat_of(LAZY_RELEASED), 1);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_LAZY_RELEASED), 1);
   int64_t out[NCCLGUARD_ADOPT_LONGS];
   CHECK_EQ(ng->adopt_event((int64_t)(uintptr_t)e, out), 0);
 }
@@ -156,8 +152,8 @@ static void a_new_stack_under_a_jni_method_java_held_makes_no_upcall_and_has_an_
   stack_at(0x2100, 5); /* another caller of the same JNI method */
   REQUIRE_EQ(fj->event_create(&c), 0);
   CHECK_EQ(total_upcalls(), before);
-  CHECK_EQ(stat_of(LAZY_CREATED), 2);
-  CHECK_EQ(stat_of(DEPOT_STACKS), 3);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_LAZY_CREATED), 2);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_DEPOT_STACKS), 3);
   int64_t out[NCCLGUARD_ADOPT_LONGS * 4];
   REQUIRE_EQ(ng->adopt_events(out, 4), 2);
   uint32_t idb = (uint32_t)out[3], idc = (uint32_t)out[NCCLGUARD_ADOPT_LONGS + 3];
@@ -174,7 +170,7 @@ static void a_stack_under_a_jni_method_java_never_held_takes_the_upcall(void) {
   stack_under(0x1100, 0x2000, 5); /* another JNI method: Java has not said whether it wraps it */
   uint32_t idb = first_sight(&b);
   CHECK(ida != idb);
-  CHECK_EQ(stat_of(LAZY_CREATED), 0);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_LAZY_CREATED), 0);
 }
 
 typedef struct {
@@ -226,17 +222,17 @@ static void ten_million_pairs_keep_memory_flat_and_a_later_leak_keeps_its_stack(
   int before = total_upcalls();
   REQUIRE_EQ(fj->event_create(&e), 0);
   REQUIRE_EQ(fj->event_destroy(e), 0);
-  int64_t stacks = stat_of(DEPOT_STACKS), slots = stat_of(EVENT_SLOTS_MADE);
+  int64_t stacks = stat_of(NCCLGUARD_STAT_DEPOT_STACKS), slots = stat_of(NCCLGUARD_STAT_EVENT_SLOTS_MADE);
   /* under the thread sanitizer a million (ten would take minutes) */
   int pairs = getenv("TSAN_OPTIONS") != NULL ? 1000000 : 10000000;
   for (int i = 0; i < pairs; i++) {
     if (fj->event_create(&e) != 0 || fj->event_destroy(e) != 0) REQUIRE_EQ(i, -1);
   }
   CHECK_EQ(total_upcalls(), before);
-  CHECK_EQ(stat_of(LAZY_RELEASED), pairs + 1);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_LAZY_RELEASED), pairs + 1);
   /* no memory per ended handle: the depot and the slot pool are as they were */
-  CHECK_EQ(stat_of(DEPOT_STACKS), stacks);
-  CHECK_EQ(stat_of(EVENT_SLOTS_MADE), slots);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_DEPOT_STACKS), stacks);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_EVENT_SLOTS_MADE), slots);
   REQUIRE_EQ(fj->event_create(&e), 0); /* leaked */
   int64_t out[NCCLGUARD_ADOPT_LONGS * 4];
   REQUIRE_EQ(ng->adopt_events(out, 4), 1);
@@ -256,7 +252,7 @@ static void a_full_depot_leaves_creations_at_new_stacks_to_the_upcall(void) {
   upcall u;
   REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
   CHECK_EQ((uint32_t)u.token, 0); /* no id: Java takes its stack as before */
-  CHECK_EQ(stat_of(DEPOT_STACKS), 1);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_DEPOT_STACKS), 1);
 }
 
 static void a_change_of_the_wrapped_natives_asks_java_again(void) {

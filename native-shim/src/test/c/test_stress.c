@@ -200,10 +200,10 @@ static void sixteen_threads_create_use_and_release_while_others_read(void) {
   for (int i = 0; i < READERS; i++) pthread_join(r[i], NULL);
   CHECK_EQ(atomic_load(&false_states), 0);
   CHECK(atomic_load(&reads) > 0);
-  int64_t st[4];
-  ng->stats(st, 4);
-  CHECK_EQ(st[1], 0); /* every event slot freed */
-  CHECK_EQ(st[2], 0); /* every stream slot freed */
+  int64_t st[NCCLGUARD_STATS];
+  ng->stats(st, NCCLGUARD_STATS);
+  CHECK_EQ(st[NCCLGUARD_STAT_EVENTS_LIVE], 0); /* every event slot freed */
+  CHECK_EQ(st[NCCLGUARD_STAT_STREAMS_LIVE], 0); /* every stream slot freed */
 }
 
 static void *creator(void *arg) {
@@ -218,9 +218,9 @@ static void many_threads_creating_at_once_get_distinct_slots(void) {
   pthread_t w[WORKERS];
   for (int i = 0; i < WORKERS; i++) pthread_create(&w[i], NULL, creator, events[i]);
   for (int i = 0; i < WORKERS; i++) pthread_join(w[i], NULL);
-  int64_t st[4];
-  ng->stats(st, 4);
-  CHECK_EQ(st[1], WORKERS * 64);
+  int64_t st[NCCLGUARD_STATS];
+  ng->stats(st, NCCLGUARD_STATS);
+  CHECK_EQ(st[NCCLGUARD_STAT_EVENTS_LIVE], WORKERS * 64);
   static char seen[WORKERS * 64 * 2];
   for (int i = 0; i < WORKERS; i++) {
     for (int j = 0; j < 64; j++) {
@@ -322,12 +322,12 @@ static void *contender(void *arg) {
  * then streams get owners once the agent's background registration is done. */
 static int owners_possible(void) { return (syscall(SYS_membarrier, 0, 0, 0) & (1 << 3)) != 0; }
 
-/* Whether streams have owners (stats' 8th long) within 5 s. */
+/* Whether streams have owners within 5 s. */
 static int owners_on_within_5s(void) {
-  int64_t st[8] = {0};
+  int64_t st[NCCLGUARD_STATS] = {0};
   for (int i = 0; i < 500; i++) {
-    ng->stats(st, 8);
-    if (st[7] != 0) return 1;
+    ng->stats(st, NCCLGUARD_STATS);
+    if (st[NCCLGUARD_STAT_OWNERS] != 0) return 1;
     usleep(10000);
   }
   return 0;

@@ -5,7 +5,10 @@ import dev.ncclguard.track.NativeSlots;
 
 /** The tracker's way to the C slots: the library's natives, as they are. */
 final class CSlots implements NativeSlots {
-    /** Interposer.stats's indexes of events made, and released, with no upcall. */
+    /**
+     * Interposer.stats's indexes of events made, and released, with no upcall (ncclguard_test.h's
+     * NCCLGUARD_STAT_LAZY_CREATED and NCCLGUARD_STAT_LAZY_RELEASED).
+     */
     private static final int LAZY_CREATED = 12;
     private static final int LAZY_RELEASED = 13;
 
