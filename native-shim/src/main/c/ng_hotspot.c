@@ -142,12 +142,29 @@ static int vm_bool_flag(const char *name) {
 
 /* The offsets, and a self-check on this thread: in a fresh local frame, a local reference lands at
  * _top - 1 of the active block. On a Java thread inside a JNI call, with no exception pending. */
-static const char *init(JNIEnv *env) {
+/* libjvm's handle, found once (under init_lock): NULL if there is none or it is not HotSpot. */
+static const char *open_jvm(void) {
+  static const char *why;
+  if (jvm_lib != NULL || why != NULL) return why;
   /* libjvm may be loaded in a local scope (an embedder): find it from the JavaVM's functions */
   Dl_info info;
-  if (dladdr((void *)(*vm)->GetEnv, &info) == 0 || info.dli_fname == NULL) return "libjvm not found";
-  jvm_lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-  if (jvm_lib == NULL || dlsym(jvm_lib, "gHotSpotVMStructs") == NULL) return "not HotSpot (no gHotSpotVMStructs)";
+  if (vm == NULL || dladdr((void *)(*vm)->GetEnv, &info) == 0 || info.dli_fname == NULL) return why = "libjvm not found";
+  void *lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (lib == NULL || dlsym(lib, "gHotSpotVMStructs") == NULL) return why = "not HotSpot (no gHotSpotVMStructs)";
+  jvm_lib = lib;
+  return NULL;
+}
+
+int ng_hs_bool_flag(const char *name) {
+  pthread_mutex_lock(&init_lock);
+  int v = open_jvm() == NULL ? vm_bool_flag(name) : -1;
+  pthread_mutex_unlock(&init_lock);
+  return v;
+}
+
+static const char *init(JNIEnv *env) {
+  const char *no_jvm = open_jvm();
+  if (no_jvm != NULL) return no_jvm;
   active_at = vm_field("JavaThread", "_active_handles", NULL); /* JDK 19+ */
   if (active_at < 0) active_at = vm_field("Thread", "_active_handles", NULL);
   top_at = vm_field("JNIHandleBlock", "_top", NULL);

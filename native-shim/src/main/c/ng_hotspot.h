@@ -17,6 +17,8 @@ void *ng_hs_memo_get(void);
 /* After a walk whose first frame is a JNI method's: value holds until that JNI call returns. One
  * JVM transition (NewLocalRef of the marker). */
 void ng_hs_memo_put(void *value);
+/* A bool -XX flag of HotSpot's: 1 on, 0 off, -1 no such flag or not HotSpot. */
+int ng_hs_bool_flag(const char *name);
 /* Memo hits, memos taken (for stats). */
 int64_t ng_hs_memo_hits(void);
 int64_t ng_hs_memo_takes(void);

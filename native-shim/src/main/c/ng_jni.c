@@ -318,6 +318,16 @@ static jlongArray JNICALL j_stack_frame_ids(JNIEnv *env, jclass c, jint id) {
   return out;
 }
 
+/* A bool -XX flag of HotSpot's: 1 on, 0 off, -1 none (ng_hotspot.c). */
+static jint JNICALL j_vm_flag(JNIEnv *env, jclass c, jstring name) {
+  (void)c;
+  const char *n = name != NULL ? (*env)->GetStringUTFChars(env, name, NULL) : NULL;
+  if (n == NULL) return -1;
+  int v = ng_hs_bool_flag(n);
+  (*env)->ReleaseStringUTFChars(env, name, n);
+  return v;
+}
+
 /* Frames (method, bytecode index pairs as stackFrameIds gives them), named: {Class[] (null:
  * unloaded), String[] methods, String[] descriptors, String[] files, int[] lines}. */
 static jobjectArray JNICALL j_name_frames(JNIEnv *env, jclass c, jlongArray frames) {
@@ -425,6 +435,7 @@ static const JNINativeMethod natives[] = {
     {"stackDepot", "(J)V", (void *)j_stack_depot},
     {"stackFrameIds", "(I)[J", (void *)j_stack_frame_ids},
     {"nameFrames", "([J)[Ljava/lang/Object;", (void *)j_name_frames},
+    {"vmFlag", "(Ljava/lang/String;)I", (void *)j_vm_flag},
     {"functionName", "(I)Ljava/lang/String;", (void *)j_function_name},
 };
 

@@ -104,17 +104,29 @@ class NativeInterposerIT {
         // at forward()'s stack first (the new stack takes no upcall: named from the native depot
         // when its event is adopted) and on a fresh thread (its first creation takes the upcall:
         // the Throwable); the two threads differ only in the lambda that runs them
-        for (String home : new String[] {System.getProperty("java.home"), JDK25}) {
-            Path report = dir.resolve("stacks-" + Path.of(home).getFileName() + ".json");
-            Output r = ChildJvm.sample().javaHome(home).env("NCCLGUARD_NATIVE_DEBUG", "1").agent("report=" + report)
-                    .run("ep-stacks", "--ranks", "1", "--iters", "1");
+        // and under -XX:+ShowHiddenFrames, which a Throwable follows: lambda proxies, lambda
+        // forms and @Hidden methods kept
+        for (String[] run : new String[][] {{System.getProperty("java.home")}, {JDK25},
+            {System.getProperty("java.home"), "-XX:+ShowHiddenFrames"}, {JDK25, "-XX:+ShowHiddenFrames"}}) {
+            String home = run[0];
+            boolean shown = run.length > 1;
+            Path report = dir.resolve("stacks-" + Path.of(home).getFileName() + (shown ? "-shown" : "") + ".json");
+            ChildJvm jvm = ChildJvm.sample().javaHome(home).env("NCCLGUARD_NATIVE_DEBUG", "1").agent("report=" + report);
+            if (shown) {
+                jvm.jvmArg("-XX:+UnlockDiagnosticVMOptions").jvmArg(run[1]);
+            }
+            Output r = jvm.run("ep-stacks", "--ranks", "1", "--iters", "1");
             assertEquals(0, r.exitCode(), r.describe());
             Map<String, List<String>> byThread = new TreeMap<>();
+            boolean hiddenSeen = false;
             for (JsonNode leak : ReportJson.leaks(ReportJson.read(report), "event")) {
                 String thread = leak.path("thread").asText();
                 List<String> frames = new ArrayList<>();
-                leak.path("stack").forEach(f -> frames.add(f.asText().replaceAll("lambda\\$stacks\\$\\d+\\(EpSample\\.java:\\d+\\)",
-                        "lambda\\$stacks(the thread's)")));
+                // the lambda that runs the thread (its method, and its proxy where hidden frames show)
+                leak.path("stack").forEach(f -> frames.add(f.asText()
+                        .replaceAll("lambda\\$stacks\\$\\d+\\(EpSample\\.java:\\d+\\)", "lambda\\$stacks(the thread's)")
+                        .replaceAll("EpSample\\$\\$Lambda[^.(]*\\.run\\(", "EpSample\\$\\$Lambda(the thread's).run(")));
+                hiddenSeen |= frames.stream().anyMatch(f -> f.contains("$$Lambda"));
                 if (thread.startsWith("stacks-") && frames.stream().noneMatch(f -> f.contains("EpSample.forward("))) {
                     assertNull(byThread.put(thread, frames), r.describe());
                 }
@@ -123,9 +135,10 @@ class NativeInterposerIT {
                 List<String> named = byThread.get("stacks-" + v + "-after");
                 List<String> upcall = byThread.get("stacks-" + v + "-first");
                 assertNotNull(named, home + ": variant " + v + ": " + byThread);
-                assertEquals(upcall, named, home + ": variant " + v);
+                assertEquals(upcall, named, String.join(" ", run) + ": variant " + v);
                 assertEquals("dev.ncclguard.samples.ep.EpRuntime.timed(Native Method)", named.get(0), named.toString());
             }
+            assertEquals(shown, hiddenSeen, home + " " + String.join(" ", run));
             assertTrue(byThread.get("stacks-1-after").stream().anyMatch(f -> f.contains("EpSample.lambda$variant$")));
             assertTrue(byThread.get("stacks-4-after").stream().anyMatch(f -> f.contains("EpSample$TimedOps.<init>(")));
             assertTrue(byThread.get("stacks-5-after").get(64).startsWith("... "));

@@ -13,7 +13,8 @@ final class CSlots implements NativeSlots {
     private static final int LAZY_RELEASED = 13;
 
     private final InterposerBridge bridge;
-    private final NamedFrames frames = new NamedFrames(Interposer::nameFrames);
+    private final NamedFrames frames =
+            new NamedFrames(Interposer::nameFrames, Interposer.vmFlag("ShowHiddenFrames") == 1);
 
     CSlots(InterposerBridge bridge) {
         this.bridge = bridge;

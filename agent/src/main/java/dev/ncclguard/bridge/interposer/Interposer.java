@@ -113,6 +113,9 @@ public final class Interposer {
     /** Those frames named: {Class[] (null: unloaded), String[] methods, String[] descriptors, String[] files, int[] lines}. */
     static native Object[] nameFrames(long[] frames);
 
+    /** A bool -XX flag of HotSpot's: 1 on, 0 off, -1 no such flag (or not HotSpot). */
+    static native int vmFlag(String name);
+
     static native String functionName(int fn);
 
     // --- upcalls (C calls them, on the calling thread) ---

@@ -11,7 +11,8 @@ import java.util.function.Function;
  * The native depot's frames (a jmethodID and a bytecode index each) as a Throwable's frames would
  * read: each distinct frame named once (JVMTI, in the native part) and its StackTraceElement shared
  * by every stack that holds it, so a named stack costs its array and its new frames. Frames a
- * Throwable leaves out ({@link HiddenFrames}) are left out. A frame whose class was unloaded before
+ * Throwable leaves out ({@link HiddenFrames}) are left out, unless the JVM shows them
+ * ({@code -XX:+ShowHiddenFrames}, which Throwables follow). A frame whose class was unloaded before
  * it was named reads {@value #UNLOADED} and is not kept. A kept frame holds its class weakly and is
  * used only while that class lives: a jmethodID names one method while its class is loaded, and
  * nothing promises it is never handed out again after that.
@@ -39,9 +40,12 @@ final class NamedFrames {
     private final ConcurrentHashMap<Frame, Named> named = new ConcurrentHashMap<>();
     /** The native part's nameFrames: {Class[], String[] methods, String[] descriptors, String[] files, int[] lines}. */
     private final Function<long[], Object[]> namer;
+    private final boolean showHidden;
 
-    NamedFrames(Function<long[], Object[]> namer) {
+    /** {@code showHidden}: the JVM's ShowHiddenFrames, under which Throwables keep hidden frames. */
+    NamedFrames(Function<long[], Object[]> namer, boolean showHidden) {
         this.namer = namer;
+        this.showHidden = showHidden;
     }
 
     /** The frames of {@code ids} (method, bytecode index pairs), top first; null if they cannot be named. */
@@ -94,7 +98,8 @@ final class NamedFrames {
                 found[at[k]] = new StackTraceElement(UNLOADED, method, null, -1);
                 continue;
             }
-            Object f = HiddenFrames.hidden(c, method, descriptors[k]) ? HIDDEN : element(c, method, files[k], lines[k]);
+            Object f = !showHidden && HiddenFrames.hidden(c, method, descriptors[k])
+                    ? HIDDEN : element(c, method, files[k], lines[k]);
             found[at[k]] = f;
             if (named.size() < MAX) {
                 named.put(new Frame(misses[2 * k], (int) misses[2 * k + 1]), new Named(f, c));

@@ -40,7 +40,7 @@ class NamedFramesTest {
     @Test
     void eachDistinctFrameIsNamedOnceAndSharedByTheStacksThatHoldIt() {
         Namer namer = new Namer();
-        NamedFrames frames = new NamedFrames(namer::name);
+        NamedFrames frames = new NamedFrames(namer::name, false);
         StackTraceElement[] a = frames.of(new long[] {1, 10, 2, 20, 3, 30});
         StackTraceElement[] b = frames.of(new long[] {1, 11, 2, 20, 3, 30});
         assertEquals(2, namer.asked.size());
@@ -55,7 +55,7 @@ class NamedFramesTest {
     @Test
     void hiddenClassesAreLeftOutAndUnloadedOnesAreNamedSoAndAskedAgain() {
         Namer namer = new Namer();
-        NamedFrames frames = new NamedFrames(namer::name);
+        NamedFrames frames = new NamedFrames(namer::name, false);
         StackTraceElement[] s = frames.of(new long[] {1, 10, 7, 0, 9, 5, 3, 30});
         assertEquals(3, s.length);
         assertEquals("m1", s[0].getMethodName());
@@ -63,6 +63,14 @@ class NamedFramesTest {
         assertEquals("m3", s[2].getMethodName());
         frames.of(new long[] {9, 5});
         assertArrayEquals(new long[] {9, 5}, namer.asked.get(1)); // not kept: asked again
+    }
+
+    @Test
+    void underShowHiddenFramesHiddenClassesAreKept() {
+        NamedFrames frames = new NamedFrames(new Namer()::name, true);
+        StackTraceElement[] s = frames.of(new long[] {1, 10, 7, 0, 3, 30});
+        assertEquals(3, s.length);
+        assertEquals("m7", s[1].getMethodName());
     }
 
     /** Defined by a loader of its own (not its parent), so that it can be unloaded. */
@@ -104,7 +112,7 @@ class NamedFramesTest {
             Class<?> c = victim[0] != null ? victim[0] : String.class;
             return new Object[] {new Class<?>[] {c}, new String[] {"run"}, new String[] {"()V"},
                 new String[] {"Victim.java"}, new int[] {1}};
-        });
+        }, false);
         assertEquals(Victim.class.getName(), frames.of(new long[] {5, 1})[0].getClassName());
         frames.of(new long[] {5, 1});
         assertEquals(1, asked.size()); // kept while its class lives
@@ -119,7 +127,7 @@ class NamedFramesTest {
 
     @Test
     void framesThatCannotBeNamedGiveNoStack() {
-        NamedFrames frames = new NamedFrames(f -> null);
+        NamedFrames frames = new NamedFrames(f -> null, false);
         assertNull(frames.of(new long[] {1, 10}));
     }
 }
