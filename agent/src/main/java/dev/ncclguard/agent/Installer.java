@@ -104,6 +104,7 @@ public final class Installer {
                 }
             }
             NativePart nativePart = installNativePart(options, tracker, premain, inst);
+            RedefinitionWatch.install(inst, tracker); // after the agent's own retransformations
             String ffmCoverage = ffm
                     ? "FFM downcalls (java.lang.foreign): handles made from now on; any made before are not tracked"
                     : "FFM downcalls (java.lang.foreign): not on Java " + Runtime.version().feature() + " (22 and later)";

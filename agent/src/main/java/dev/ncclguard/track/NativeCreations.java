@@ -28,7 +28,8 @@ final class NativeCreations {
     private static final String BRIDGE = "native";
 
     private final Tracker tracker;
-    private final ConcurrentHashMap<Integer, Object> stacks = new ConcurrentHashMap<>();
+    /** Replaced whole by {@link #forgetStacks}: a lookup under way puts into the map it started with. */
+    private volatile ConcurrentHashMap<Integer, Object> stacks = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Integer, String> threads = new ConcurrentHashMap<>();
     /** Set at the first stack learned: before it, no event can have been made without an upcall. */
     private volatile boolean any;
@@ -46,6 +47,15 @@ final class NativeCreations {
             threads.put(thread, record.thread);
         }
         any = true;
+    }
+
+    /**
+     * The stacks learned so far are dropped: classes are about to be redefined, and a depot id
+     * (methods and bytecode indexes) may read other lines afterwards. Later events of an id are
+     * named from the depot's frames as the classes are then.
+     */
+    void forgetStacks() {
+        stacks = new ConcurrentHashMap<>();
     }
 
     boolean any() {
@@ -82,6 +92,7 @@ final class NativeCreations {
      * native depot names them, made once.
      */
     private Object stackOf(int id, NativeSlots slots) {
+        ConcurrentHashMap<Integer, Object> stacks = this.stacks;
         Object stack = stacks.get(id);
         if (stack != null || id == 0) {
             return stack;

@@ -57,6 +57,13 @@ public interface NativeSlots {
         return null;
     }
 
+    /**
+     * Drops the frame names {@link #stackOf} made so far: classes are about to be redefined, and
+     * the same method and bytecode index may read another line afterwards.
+     */
+    default void forgetNames() {
+    }
+
     /** Such events alive now and not taken over. */
     default long unadoptedEvents() {
         return 0;

@@ -3,8 +3,12 @@ package dev.ncclguard.track;
 import dev.ncclguard.catalog.Change;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.catalog.Status;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -542,6 +546,75 @@ public final class Tracker {
             } catch (RuntimeException e) {
                 internalError(e);
             }
+        }
+    }
+
+    /**
+     * Classes are about to be redefined or retransformed (a hot swap, another agent's
+     * instrumentation): a frame's line may move. A Throwable whose frames are resolved after its
+     * class was redefined reads "Unknown Source" for them (HotSpot names a frame of an older class
+     * version so), and the native depot keeps frames as a method and a bytecode index, named when
+     * the tracker takes an event over. So the creating stacks live records hold are resolved now,
+     * the events native code made with no upcall are taken over now, both read by the classes as
+     * they still are, and the names made of depot stacks so far are dropped, so that later events
+     * are named by the classes as they will be. One redefinition of many classes calls this once a
+     * class: what was done for the first is not done again unless something was made since.
+     */
+    public void classesRedefining() {
+        if (!stacks) {
+            return;
+        }
+        try {
+            NativeSlots n = nativeSlots;
+            if (n != null && nativeCreations.any()) {
+                if (n.unadoptedEvents() > 0) {
+                    nativeCreations.adoptAll(work, n);
+                }
+                nativeCreations.forgetStacks();
+                n.forgetNames();
+            }
+            long made = serials.get();
+            if (made != stacksResolvedAt) {
+                stacksResolvedAt = made;
+                resolveLiveStacks();
+            }
+        } catch (RuntimeException e) {
+            internalError(e);
+        }
+    }
+
+    /** The record serial up to which live creating stacks were resolved (classesRedefining). */
+    private volatile long stacksResolvedAt;
+
+    /** Each distinct creating stack a live record holds resolves its frames (once: the Throwable keeps them). */
+    private void resolveLiveStacks() {
+        Set<Throwable> held = Collections.newSetFromMap(new IdentityHashMap<>());
+        // collected under the maps' stripe locks (nothing else taken there), resolved outside them
+        work.events.forEach(r -> addStack(held, r));
+        work.streams.forEach(r -> addStack(held, r));
+        List<CommRecord> live = new ArrayList<>();
+        comms.records.forEach(live::add);
+        List<DevCommRecord> devComms = new ArrayList<>();
+        for (CommRecord c : live) {
+            addStack(held, c);
+            CommResources cr = c.resourcesOrNull();
+            if (cr != null) {
+                cr.devCommsTo(devComms);
+            }
+        }
+        devComms.forEach(d -> addStack(held, d));
+        Resources r = resources;
+        if (r != null) {
+            r.memory.forEach(m -> addStack(held, m));
+        }
+        for (Throwable t : held) {
+            t.getStackTrace();
+        }
+    }
+
+    private static void addStack(Set<Throwable> held, Tracked r) {
+        if (r.creation != null) {
+            held.add(r.creation);
         }
     }
 

@@ -18,6 +18,12 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Label;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -147,6 +153,78 @@ class NativeInterposerIT {
             Matcher m = Pattern.compile("upcalls \\d+ \\([^)]*cudaEventCreateWithFlags (\\d+)").matcher(r.stderr());
             assertTrue(m.find(), r.describe());
             assertTrue(Integer.parseInt(m.group(1)) <= 13, home + ": " + m.group());
+        }
+    }
+
+    /** Shifted's class file (from the samples jar) with every line moved by {@code by}: its bytecode unchanged. */
+    private static byte[] shiftedLines(int by) throws Exception {
+        byte[] original;
+        try (java.util.zip.ZipFile jar = new java.util.zip.ZipFile(ChildJvm.SAMPLES_JAR.toFile())) {
+            original = jar.getInputStream(jar.getEntry("dev/ncclguard/samples/EpSample$Shifted.class")).readAllBytes();
+        }
+        ClassReader reader = new ClassReader(original);
+        ClassWriter writer = new ClassWriter(reader, 0);
+        reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature,
+                    String[] exceptions) {
+                return new MethodVisitor(Opcodes.ASM9, super.visitMethod(access, name, descriptor, signature, exceptions)) {
+                    @Override
+                    public void visitLineNumber(int line, Label start) {
+                        super.visitLineNumber(line + by, start);
+                    }
+                };
+            }
+        }, 0);
+        return writer.toByteArray();
+    }
+
+    @Test
+    void aStackNamedLateReadsTheLinesOfTheClassVersionThatMadeIt() throws Exception {
+        // ep-redefine: Shifted.make() makes an event twice at one stack on each of two threads,
+        // Shifted redefined in between with its lines moved by 1000 (as a hot swap moves them): the
+        // events made before read the old lines, those made after the new ones, whether the stack
+        // was named late from the native depot or by the first creation's Throwable
+        Path shifted = dir.resolve("Shifted.class");
+        Files.write(shifted, shiftedLines(1000));
+        for (String home : new String[] {System.getProperty("java.home"), JDK25}) {
+            Path report = dir.resolve("redefine-" + Path.of(home).getFileName() + ".json");
+            Output r = ChildJvm.sample().javaHome(home).agent("report=" + report)
+                    .jvmArg("-javaagent:" + ChildJvm.SAMPLES_JAR).jvmArg("-Dsamples.redefine-with=" + shifted)
+                    .run("ep-redefine", "--ranks", "1", "--iters", "1");
+            assertEquals(0, r.exitCode(), r.describe());
+            Map<String, List<List<String>>> byThread = new TreeMap<>();
+            for (JsonNode leak : ReportJson.leaks(ReportJson.read(report), "event")) {
+                List<String> frames = new ArrayList<>();
+                leak.path("stack").forEach(f -> frames.add(f.asText()));
+                if (leak.path("thread").asText().startsWith("redefine-")
+                        && frames.stream().noneMatch(f -> f.contains("EpSample.forward("))) {
+                    byThread.computeIfAbsent(leak.path("thread").asText(), t -> new ArrayList<>()).add(frames);
+                }
+            }
+            assertEquals(List.of("redefine-after", "redefine-first"), List.copyOf(byThread.keySet()), r.describe());
+            Integer original = null;
+            for (Map.Entry<String, List<List<String>>> t : byThread.entrySet()) {
+                List<List<String>> stacks = t.getValue();
+                assertEquals(2, stacks.size(), t.toString());
+                List<Integer> lines = new ArrayList<>();
+                for (List<String> frames : stacks) {
+                    Matcher m = Pattern.compile("EpSample\\$Shifted\\.make\\(EpSample\\.java:(\\d+)\\)").matcher(frames.get(2));
+                    assertTrue(m.find(), frames.toString());
+                    lines.add(Integer.parseInt(m.group(1)));
+                }
+                lines.sort(null);
+                String where = home + ", " + t.getKey() + ": " + stacks;
+                assertEquals(lines.get(0) + 1000, lines.get(1), where);
+                assertTrue(original == null || original.equals(lines.get(0)), where);
+                original = lines.get(0);
+                // the other frames are one stack's
+                List<String> a = new ArrayList<>(stacks.get(0));
+                List<String> b = new ArrayList<>(stacks.get(1));
+                a.remove(2);
+                b.remove(2);
+                assertEquals(a, b, where);
+            }
         }
     }
 

@@ -41,6 +41,10 @@ final class EpSample {
                 + " left) through frames of each kind a stack holds (a plain call, a lambda, reflection, a method handle,"
                 + " a constructor, 80 frames of recursion), each twice: on a thread that made events at another stack"
                 + " first, and on a fresh thread; each leaked event's stack names the frames that made it");
+        SCENARIOS.put("ep-redefine", "rank 0 makes 100 events in one call of the runtime (the last one left) through"
+                + " Shifted.make(), twice at one stack on each of two threads (one made events at another stack first),"
+                + " the second time after Shifted was redefined with the class file -Dsamples.redefine-with names (the"
+                + " samples jar is a -javaagent too): each leaked event's stack reads the lines of the version that made it");
         SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-serve", "opens the runtime, dispatches a step and closes it (a communicator made and"
@@ -222,6 +226,9 @@ final class EpSample {
             if (scenario.equals("ep-stacks") && rank == 0) {
                 stacks(handle);
             }
+            if (scenario.equals("ep-redefine") && rank == 0) {
+                redefine(handle);
+            }
         }
         if (scenario.endsWith("-clean") || scenario.equals("ep-events")) {
             int wrong = runtime.close(handle);
@@ -302,6 +309,67 @@ final class EpSample {
             timedOps(handle);
         } else {
             deep(handle, n - 1);
+        }
+    }
+
+    /**
+     * ep-redefine: on "redefine-after" (events made at forward()'s stack first: its next stacks are
+     * named late, from the native depot) and on "redefine-first" (its first event takes the upcall),
+     * Shifted.make() twice at one stack, Shifted redefined in between.
+     */
+    private static void redefine(long handle) {
+        java.lang.instrument.Instrumentation inst = Redefiner.instrumentation();
+        String with = System.getProperty("samples.redefine-with");
+        if (inst == null || with == null) {
+            throw new SampleFailure("ep-redefine: run it with -javaagent:<the samples jar> and"
+                    + " -Dsamples.redefine-with=<Shifted's new class file>");
+        }
+        java.util.concurrent.CountDownLatch made = new java.util.concurrent.CountDownLatch(2);
+        java.util.concurrent.CountDownLatch redefined = new java.util.concurrent.CountDownLatch(1);
+        List<Throwable> failures = new ArrayList<>();
+        List<Thread> threads = List.of(
+                thread("redefine-after", failures, () -> {
+                    forward(handle);
+                    twice(handle, made, redefined);
+                }),
+                thread("redefine-first", failures, () -> twice(handle, made, redefined)));
+        try {
+            made.await();
+            byte[] shifted = java.nio.file.Files.readAllBytes(java.nio.file.Path.of(with));
+            inst.redefineClasses(new java.lang.instrument.ClassDefinition(Shifted.class, shifted));
+        } catch (Exception e) {
+            throw new SampleFailure("ep-redefine: " + e);
+        } finally {
+            redefined.countDown();
+        }
+        joinAll(threads);
+        rethrowFirst(failures);
+    }
+
+    /** Shifted.make() at one stack twice: before and after Shifted is redefined. */
+    private static void twice(long handle, java.util.concurrent.CountDownLatch made,
+            java.util.concurrent.CountDownLatch redefined) {
+        for (int i = 0; i < 2; i++) {
+            if (i == 1) {
+                made.countDown();
+                try {
+                    redefined.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SampleFailure("ep-redefine: interrupted");
+                }
+            }
+            Shifted.make(handle);
+        }
+    }
+
+    /** ep-redefine: the class redefined (its new version's lines differ, its bytecode does not). */
+    static final class Shifted {
+        private Shifted() {
+        }
+
+        static void make(long handle) {
+            timedOps(handle);
         }
     }
 

@@ -37,6 +37,11 @@ final class CSlots implements NativeSlots {
     }
 
     @Override
+    public void forgetNames() {
+        frames.forget();
+    }
+
+    @Override
     public long unadoptedEvents() {
         return Interposer.lazyLive();
     }

@@ -37,7 +37,8 @@ final class NamedFrames {
         }
     }
 
-    private final ConcurrentHashMap<Frame, Named> named = new ConcurrentHashMap<>();
+    /** Replaced whole by {@link #forget}: a naming under way puts into the map it started with. */
+    private volatile ConcurrentHashMap<Frame, Named> named = new ConcurrentHashMap<>();
     /** The native part's nameFrames: {Class[], String[] methods, String[] descriptors, String[] files, int[] lines}. */
     private final Function<long[], Object[]> namer;
     private final boolean showHidden;
@@ -50,6 +51,7 @@ final class NamedFrames {
 
     /** The frames of {@code ids} (method, bytecode index pairs), top first; null if they cannot be named. */
     StackTraceElement[] of(long[] ids) {
+        ConcurrentHashMap<Frame, Named> named = this.named;
         int n = ids.length / 2;
         Object[] found = new Object[n];
         long[] misses = new long[ids.length];
@@ -69,7 +71,7 @@ final class NamedFrames {
                 at[m++] = i;
             }
         }
-        if (m > 0 && !name(Arrays.copyOf(misses, 2 * m), at, found)) {
+        if (m > 0 && !name(named, Arrays.copyOf(misses, 2 * m), at, found)) {
             return null;
         }
         List<StackTraceElement> frames = new ArrayList<>(n);
@@ -81,7 +83,7 @@ final class NamedFrames {
         return frames.toArray(new StackTraceElement[0]);
     }
 
-    private boolean name(long[] misses, int[] at, Object[] found) {
+    private boolean name(ConcurrentHashMap<Frame, Named> named, long[] misses, int[] at, Object[] found) {
         Object[] r = namer.apply(misses);
         if (r == null) {
             return false;
@@ -116,6 +118,11 @@ final class NamedFrames {
                 ? module.getDescriptor().rawVersion().orElse(null) : null;
         return new StackTraceElement(loader != null ? loader.getName() : null, module.isNamed() ? module.getName() : null,
                 version, c.getName(), method, file, line);
+    }
+
+    /** Every frame is named again from now on (classes are about to be redefined: lines may move). */
+    void forget() {
+        named = new ConcurrentHashMap<>();
     }
 
     /** Distinct frames kept. */
