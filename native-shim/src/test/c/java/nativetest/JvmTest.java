@@ -69,6 +69,9 @@ public final class JvmTest {
         }
         check(Interposer.catalogSize() > 40 && "ncclCommInitRank".equals(Interposer.functionName(0)),
                 "the natives are registered on Interposer");
+        // a diagnostic flag off by default, one on in every JVM of these tests, none
+        check(Interposer.vmFlag("ShowHiddenFrames") == 0 && Interposer.vmFlag("UseCompressedClassPointers") == 1
+                && Interposer.vmFlag("NoSuchFlagAnywhere") == -1, "vmFlag reads HotSpot's bool flags");
         check(Interposer.promote(), "promote() puts the library in the global scope");
         // the JVM's own objects get the dlopen hook: System.load goes through it from here on
         check(Interposer.patchImports() > 0, "patchImports() patches the loaded objects");

@@ -48,6 +48,7 @@ public final class Interposer {
     public static native void stackDepot(long max);
     public static native long[] stackFrameIds(int id);
     public static native Object[] nameFrames(long[] frames);
+    public static native int vmFlag(String name);
 
     /** One upcall as the test saw it. */
     public record Upcall(String kind, String fn, long[] slots, int status, long token, long caller, int slot,
