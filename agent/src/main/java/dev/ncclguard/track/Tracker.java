@@ -3,12 +3,8 @@ package dev.ncclguard.track;
 import dev.ncclguard.catalog.Change;
 import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.catalog.Status;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -576,7 +572,7 @@ public final class Tracker {
             long made = serials.get();
             if (made != stacksResolvedAt) {
                 stacksResolvedAt = made;
-                resolveLiveStacks();
+                LiveStacks.resolve(work, comms, resources);
             }
         } catch (RuntimeException e) {
             internalError(e);
@@ -585,38 +581,6 @@ public final class Tracker {
 
     /** The record serial up to which live creating stacks were resolved (classesRedefining). */
     private volatile long stacksResolvedAt;
-
-    /** Each distinct creating stack a live record holds resolves its frames (once: the Throwable keeps them). */
-    private void resolveLiveStacks() {
-        Set<Throwable> held = Collections.newSetFromMap(new IdentityHashMap<>());
-        // collected under the maps' stripe locks (nothing else taken there), resolved outside them
-        work.events.forEach(r -> addStack(held, r));
-        work.streams.forEach(r -> addStack(held, r));
-        List<CommRecord> live = new ArrayList<>();
-        comms.records.forEach(live::add);
-        List<DevCommRecord> devComms = new ArrayList<>();
-        for (CommRecord c : live) {
-            addStack(held, c);
-            CommResources cr = c.resourcesOrNull();
-            if (cr != null) {
-                cr.devCommsTo(devComms);
-            }
-        }
-        devComms.forEach(d -> addStack(held, d));
-        Resources r = resources;
-        if (r != null) {
-            r.memory.forEach(m -> addStack(held, m));
-        }
-        for (Throwable t : held) {
-            t.getStackTrace();
-        }
-    }
-
-    private static void addStack(Set<Throwable> held, Tracked r) {
-        if (r.creation != null) {
-            held.add(r.creation);
-        }
-    }
 
     /** A Java look-up of an event the tracker has no record of: one native code made with no upcall, or null. */
     EventRecord adoptedEvent(long handle) {
