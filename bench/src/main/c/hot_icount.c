@@ -18,7 +18,8 @@ static const struct {
   int fn;
   const char *name;
 } loops[] = {{0, "cudaEventQuery"}, {1, "cudaEventRecord"},  {2, "ncclAllReduce"},
-             {3, "cudaGetDevice"},  {12, "cudaStreamQuery"}, {13, "cudaStreamWaitEvent"}};
+             {3, "cudaGetDevice"},  {12, "cudaStreamQuery"}, {13, "cudaStreamWaitEvent"},
+             {14, "pointer-dispatch"}};
 
 static int64_t c_enter(int fn, const int64_t *s, int n, int64_t c) {
   (void)fn, (void)s, (void)n, (void)c;

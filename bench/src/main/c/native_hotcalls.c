@@ -188,8 +188,19 @@ static __attribute__((noinline)) int probe_stack(cudaEvent_t e, cudaStream_t s) 
   return r + frame[r & 255];
 }
 
-/* One piece of n calls of fn (see loop), through the wrapper or the real function. 12 and 13,
- * cudaStreamQuery and cudaStreamWaitEvent, only for hot_icount.c. */
+/* One call instruction reaching two functions in turn through a pointer, as a dispatcher's does:
+ * cudaEventQuery and cudaStreamQuery, through their addresses here (the wrappers) or the real ones. */
+typedef int (*one_arg_fn)(void *);
+static one_arg_fn volatile dispatch[2];
+
+static void dispatched(jlong n, one_arg_fn query, one_arg_fn stream_query) {
+  dispatch[0] = query;
+  dispatch[1] = stream_query;
+  for (jlong i = 0; i < n; i++) dispatch[i & 1]((i & 1) ? (void *)stream : (void *)event);
+}
+
+/* One piece of n calls of fn (see loop), through the wrapper or the real function. 12 to 14
+ * (cudaStreamQuery, cudaStreamWaitEvent, the two queries through one pointer) only for hot_icount.c. */
 EXPORT void hot_calls(int fn, int real, jlong n) {
   int device;
   switch (fn * 2 + (real ? 1 : 0)) {
@@ -216,6 +227,8 @@ EXPORT void hot_calls(int fn, int real, jlong n) {
   case 25: for (jlong i = 0; i < n; i++) real_stream_query(stream); break;
   case 26: for (jlong i = 0; i < n; i++) cudaStreamWaitEvent(stream, event, 0); break;
   case 27: for (jlong i = 0; i < n; i++) real_wait(stream, event, 0); break;
+  case 28: dispatched(n, (one_arg_fn)cudaEventQuery, (one_arg_fn)cudaStreamQuery); break;
+  case 29: dispatched(n, (one_arg_fn)real_query, (one_arg_fn)real_stream_query); break;
   default: break;
   }
 }
