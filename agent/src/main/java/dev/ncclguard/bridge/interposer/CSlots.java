@@ -13,8 +13,8 @@ final class CSlots implements NativeSlots {
     private static final int LAZY_RELEASED = 13;
 
     private final InterposerBridge bridge;
-    private final NamedFrames frames =
-            new NamedFrames(Interposer::nameFrames, Interposer.vmFlag("ShowHiddenFrames") == 1);
+    /** Made when a stack is first named (it reads a JVM flag, and names nothing in most runs): not in premain. */
+    private volatile NamedFrames frames;
 
     CSlots(InterposerBridge bridge) {
         this.bridge = bridge;
@@ -33,12 +33,29 @@ final class CSlots implements NativeSlots {
     @Override
     public StackTraceElement[] stackOf(int stack) {
         long[] ids = Interposer.stackFrameIds(stack);
-        return ids != null ? frames.of(ids) : null;
+        return ids != null ? frames().of(ids) : null;
+    }
+
+    private NamedFrames frames() {
+        NamedFrames f = frames;
+        if (f == null) {
+            synchronized (this) {
+                f = frames;
+                if (f == null) {
+                    f = new NamedFrames(Interposer::nameFrames, Interposer.vmFlag("ShowHiddenFrames") == 1);
+                    frames = f;
+                }
+            }
+        }
+        return f;
     }
 
     @Override
     public void forgetNames() {
-        frames.forget();
+        NamedFrames f = frames;
+        if (f != null) {
+            f.forget();
+        }
     }
 
     @Override
