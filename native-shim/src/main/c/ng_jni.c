@@ -449,6 +449,35 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
   ng_mark_dying();
 }
 
+/* jdk.internal.vm.Continuation.enter's jmethodID (JDK 21+; NULL before): every mounted virtual
+ * thread's frames run above it. Found by reflection, which loads and links the class but, unlike
+ * FindClass and GetStaticMethodID, does not initialize it (its initializer is the JDK's to run). */
+static void *vthread_entry(JNIEnv *env) {
+  jclass klass = (*env)->FindClass(env, "java/lang/Class");
+  jclass boolean = (*env)->FindClass(env, "java/lang/Boolean");
+  jmethodID for_name = klass == NULL ? NULL
+      : (*env)->GetStaticMethodID(env, klass, "forName", "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;");
+  jmethodID declared = klass == NULL ? NULL
+      : (*env)->GetMethodID(env, klass, "getDeclaredMethod", "(Ljava/lang/String;[Ljava/lang/Class;)Ljava/lang/reflect/Method;");
+  jfieldID type = boolean == NULL ? NULL : (*env)->GetStaticFieldID(env, boolean, "TYPE", "Ljava/lang/Class;");
+  void *entry = NULL;
+  if (for_name != NULL && declared != NULL && type != NULL) {
+    jstring name = (*env)->NewStringUTF(env, "jdk.internal.vm.Continuation");
+    jobject cont = name == NULL ? NULL : (*env)->CallStaticObjectMethod(env, klass, for_name, name, JNI_FALSE, NULL);
+    jobject params = cont == NULL ? NULL : (*env)->NewObjectArray(env, 2, klass, NULL);
+    jstring enter = params == NULL ? NULL : (*env)->NewStringUTF(env, "enter");
+    if (enter != NULL) {
+      (*env)->SetObjectArrayElement(env, params, 0, cont);
+      (*env)->SetObjectArrayElement(env, params, 1, (*env)->GetStaticObjectField(env, boolean, type));
+      jobject m = (*env)->CallObjectMethod(env, cont, declared, enter, params);
+      if (m != NULL && !(*env)->ExceptionCheck(env)) entry = (void *)(*env)->FromReflectedMethod(env, m);
+    }
+  }
+  /* JDK 17 has no such class: nothing to find, nothing to count */
+  (*env)->ExceptionClear(env);
+  return entry;
+}
+
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *jvm, void *reserved) {
   (void)reserved;
   ng_up_set_vm(jvm);
@@ -479,5 +508,6 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *jvm, void *reserved) {
     if ((*env)->RegisterNatives(env, interposer, &natives[i], 1) != 0) ng_up_cleared(env);
   }
   ng_up_bind(env, interposer);
+  ng_stack_set_vthread_entry(vthread_entry(env));
   return JNI_VERSION_1_8;
 }

@@ -56,6 +56,7 @@ static _Atomic int64_t max_stacks = 65536;
 /* bumped when Java's wrapped natives change: a stack's owner (Java bridge or this one) may differ */
 static _Atomic uint32_t epoch = 1;
 static atomic_int full_logged;
+static _Atomic(void *) vthread_entry;
 static _Atomic uint32_t thread_ids;
 
 /* this thread's id and the epoch Java confirmed it in; its frame buffer */
@@ -68,6 +69,7 @@ static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
 static void buf_free(void *p) { free(p); }
 static void buf_key_make(void) { pthread_key_create(&buf_key, buf_free); }
 
+void ng_stack_set_vthread_entry(void *method) { atomic_store_explicit(&vthread_entry, method, NG_RELEASE); }
 void ng_stack_set_max(int64_t max) { atomic_store(&max_stacks, max < 0 ? 0 : max); }
 void ng_stack_invalidate(void) { atomic_fetch_add(&epoch, 1); }
 int64_t ng_stack_count(void) { return atomic_load_explicit(&count, NG_RELAXED); }
@@ -144,6 +146,12 @@ static int walk(void) {
   for (int attempt = 0; attempt < 2; attempt++) {
     int n = ng_up_java_frames(buf, MAX_FRAMES + 1);
     if (n <= 0 || n > MAX_FRAMES) return -1;
+    /* a virtual thread: the walk goes on into its carrier's frames, and this thread is the
+     * carrier; a Throwable stops at the virtual thread's own (the upcall takes one) */
+    void *vt = atomic_load_explicit(&vthread_entry, NG_RELAXED);
+    for (int i = 0; vt != NULL && i < n; i++) {
+      if (buf[i].method == vt) return -1;
+    }
     int missing = 0;
     for (int i = 0; i < n && !missing; i++) missing = buf[i].method == NULL;
     if (!missing) return n;

@@ -32,6 +32,9 @@ void ng_stack_confirm(const ng_stack_take *t);
 int ng_stack_frames(uint32_t id, ng_frame *out, int max);
 /* Java's wrapped natives changed: every stack must be confirmed again. */
 void ng_stack_invalidate(void);
+/* The jmethodID every mounted virtual thread's frames run above (Continuation.enter), or NULL:
+ * a walk that meets it takes no stack (the frames go on into the carrier's, whose thread it is). */
+void ng_stack_set_vthread_entry(void *method);
 /* The bound on distinct stacks (0: the depot is off, every creation takes an upcall). */
 void ng_stack_set_max(int64_t max);
 /* Stacks stored, and their bytes. */

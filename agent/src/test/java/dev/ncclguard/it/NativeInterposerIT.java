@@ -229,6 +229,39 @@ class NativeInterposerIT {
     }
 
     @Test
+    void anEventMadeOnAVirtualThreadNamesItsThreadAndItsFramesOnly() throws Exception {
+        // ep-virtual on 25: three virtual threads in turn on one carrier, each making events twice
+        // at one stack, with every method given a jmethodID (as a sampling profiler gives them, so
+        // that the native walk names every frame, the carrier's too): each leaked event names its
+        // own virtual thread and stops at its VirtualThread.run, as a Throwable does
+        Path report = dir.resolve("virtual.json");
+        Path methodIds = Path.of(System.getProperty("ncclguard.test.samplesClasses"),
+                "dev/ncclguard/samples/ep/linux-x86_64/libmethod_ids.so");
+        assertTrue(Files.isRegularFile(methodIds), methodIds.toString());
+        Output r = ChildJvm.sample().javaHome(JDK25).agent("report=" + report).jvmArg("-agentpath:" + methodIds)
+                .jvmArg("-Djdk.virtualThreadScheduler.parallelism=1").jvmArg("-Djdk.virtualThreadScheduler.maxPoolSize=1")
+                .run("ep-virtual", "--ranks", "1", "--iters", "1");
+        assertEquals(0, r.exitCode(), r.describe());
+        Map<String, List<List<String>>> byThread = new TreeMap<>();
+        for (JsonNode leak : ReportJson.leaks(ReportJson.read(report), "event")) {
+            List<String> frames = new ArrayList<>();
+            leak.path("stack").forEach(f -> frames.add(f.asText()));
+            if (frames.stream().anyMatch(f -> f.contains("EpSample.virtualTwice("))) {
+                byThread.computeIfAbsent(leak.path("thread").asText(), t -> new ArrayList<>()).add(frames);
+            }
+        }
+        assertEquals(List.of("virtual-0", "virtual-1", "virtual-2"), List.copyOf(byThread.keySet()), byThread.toString());
+        for (Map.Entry<String, List<List<String>>> t : byThread.entrySet()) {
+            assertEquals(2, t.getValue().size(), t.toString());
+            for (List<String> frames : t.getValue()) {
+                assertTrue(frames.get(frames.size() - 1).startsWith("java.lang.VirtualThread.run("), t.toString());
+                assertTrue(frames.stream().noneMatch(f -> f.contains("ForkJoin")), t.toString());
+            }
+            assertEquals(t.getValue().get(0), t.getValue().get(1), t.toString());
+        }
+    }
+
+    @Test
     void aCleanRunOfTheRuntimeReportsNoLeakAndCountsItsCommunicators() throws Exception {
         Path report = dir.resolve("clean.json");
         Output r = ChildJvm.sample().agent("report=" + report).run("ep-clean");

@@ -45,6 +45,9 @@ final class EpSample {
                 + " Shifted.make(), twice at one stack on each of two threads (one made events at another stack first),"
                 + " the second time after Shifted was redefined with the class file -Dsamples.redefine-with names (the"
                 + " samples jar is a -javaagent too): each leaked event's stack reads the lines of the version that made it");
+        SCENARIOS.put("ep-virtual", "rank 0 runs three virtual threads (Java 21+) one after another, each making 100"
+                + " events in one call of the runtime twice at one stack (the last one of each call left): each leaked"
+                + " event names its own virtual thread and the virtual thread's frames");
         SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-serve", "opens the runtime, dispatches a step and closes it (a communicator made and"
@@ -229,6 +232,9 @@ final class EpSample {
             if (scenario.equals("ep-redefine") && rank == 0) {
                 redefine(handle);
             }
+            if (scenario.equals("ep-virtual") && rank == 0) {
+                virtualThreads(handle);
+            }
         }
         if (scenario.endsWith("-clean") || scenario.equals("ep-events")) {
             int wrong = runtime.close(handle);
@@ -369,6 +375,45 @@ final class EpSample {
         }
 
         static void make(long handle) {
+            timedOps(handle);
+        }
+    }
+
+    /**
+     * ep-virtual: virtual threads "virtual-0" to "virtual-2", one after another (on one carrier
+     * where the scheduler has one), each making events twice at one stack. Built by reflection: the
+     * samples are compiled for Java 17.
+     */
+    private static void virtualThreads(long handle) {
+        if (java.lang.Runtime.version().feature() < 21) {
+            throw new SampleFailure("ep-virtual needs Java 21 or later (virtual threads)");
+        }
+        try {
+            Class<?> builder = Class.forName("java.lang.Thread$Builder");
+            java.lang.reflect.Method name = builder.getMethod("name", String.class);
+            java.lang.reflect.Method start = builder.getMethod("start", Runnable.class);
+            List<Throwable> failures = new ArrayList<>();
+            for (int v = 0; v < 3; v++) {
+                Object b = name.invoke(Thread.class.getMethod("ofVirtual").invoke(null), "virtual-" + v);
+                Thread t = (Thread) start.invoke(b, (Runnable) () -> {
+                    try {
+                        virtualTwice(handle);
+                    } catch (RuntimeException e) {
+                        synchronized (failures) {
+                            failures.add(e);
+                        }
+                    }
+                });
+                joinAll(List.of(t));
+            }
+            rethrowFirst(failures);
+        } catch (ReflectiveOperationException e) {
+            throw new SampleFailure("ep-virtual: " + e);
+        }
+    }
+
+    private static void virtualTwice(long handle) {
+        for (int i = 0; i < 2; i++) {
             timedOps(handle);
         }
     }
