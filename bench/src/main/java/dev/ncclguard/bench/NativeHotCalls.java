@@ -101,6 +101,7 @@ public final class NativeHotCalls {
         System.out.println("NativeHotCalls: " + libs.origin + "; the JNI library's cudaEventQuery is " + boundTo());
         if (frameworkOnly) {
             pairs(iters, rounds);
+            virtualPairs(iters, rounds);
             pairsPerCall(iters, rounds);
             framework(iters, rounds);
             return;
@@ -122,6 +123,7 @@ public final class NativeHotCalls {
         System.out.printf("Java heap allocated by this thread in the timed rounds (%d calls through the wrappers): %d bytes%n",
                 (long) FUNCTIONS.length * rounds * iters, allocated);
         pairs(iters, rounds);
+        virtualPairs(iters, rounds);
         pairsPerCall(iters, rounds);
         framework(iters, rounds);
         if (probes) {
@@ -191,6 +193,48 @@ public final class NativeHotCalls {
         long allocated = allocatedBytes() - before;
         report("cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
         System.out.printf("Java heap allocated in the timed pairs: %d bytes for %d pairs%n", allocated, rounds * pairs);
+    }
+
+    /**
+     * The same pairs, all in one JNI call, on a virtual thread (Java 21 and later): each creation
+     * there takes the upcall (a virtual thread's walk runs into its carrier's frames, and the native
+     * part's thread is the carrier: docs/design.md), so fewer pairs a round.
+     */
+    private static void virtualPairs(long iters, int rounds) {
+        if (Runtime.version().feature() < 21) {
+            System.out.println("cudaEventCreate + cudaEventDestroy on a virtual thread: Java 21 and later");
+            return;
+        }
+        long pairs = Math.max(1000, iters / 500);
+        double[] wrapped = new double[rounds];
+        double[] real = new double[rounds];
+        onVirtualThread(() -> {
+            creations(false, pairs / 10);
+            creations(true, pairs / 10);
+        });
+        for (int r = 0; r < rounds; r++) {
+            int round = r;
+            onVirtualThread(() -> {
+                wrapped[round] = creations(false, pairs) / (double) pairs / 1000.0;
+                real[round] = creations(true, pairs) / (double) pairs / 1000.0;
+            });
+        }
+        report("cudaEventCreate + cudaEventDestroy on a virtual thread", wrapped, real, "us");
+    }
+
+    /** Runs {@code work} on a new virtual thread and waits for it (by reflection: built for Java 17). */
+    private static void onVirtualThread(Runnable work) {
+        try {
+            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+            Thread t = (Thread) Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class)
+                    .invoke(builder, work);
+            t.join();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Levels of {@link #at}'s call-site tree: 2^LEVELS distinct Java stacks, all of one depth. */
