@@ -202,7 +202,7 @@ public final class NativeHotCalls {
      */
     private static void virtualPairs(long iters, int rounds) {
         if (Runtime.version().feature() < 21) {
-            System.out.println("cudaEventCreate + cudaEventDestroy on a virtual thread: Java 21 and later");
+            System.out.println("on a virtual thread, cudaEventCreate + cudaEventDestroy: Java 21 and later");
             return;
         }
         long pairs = Math.max(1000, iters / 500);
@@ -219,7 +219,7 @@ public final class NativeHotCalls {
                 real[round] = creations(true, pairs) / (double) pairs / 1000.0;
             });
         }
-        report("cudaEventCreate + cudaEventDestroy on a virtual thread", wrapped, real, "us");
+        report("on a virtual thread, cudaEventCreate + cudaEventDestroy", wrapped, real, "us");
     }
 
     /** Runs {@code work} on a new virtual thread and waits for it (by reflection: built for Java 17). */
