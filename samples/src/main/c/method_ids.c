@@ -10,7 +10,8 @@ static void make_ids(jvmtiEnv *jvmti, jclass k) {
   jint n;
   jmethodID *methods;
   /* a class not prepared yet answers an error: its ClassPrepare comes later */
-  if ((*jvmti)->GetClassMethods(jvmti, k, &n, &methods) == JVMTI_ERROR_NONE) (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+  if ((*jvmti)->GetClassMethods(jvmti, k, &n, &methods) == JVMTI_ERROR_NONE)
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
 }
 
 static void JNICALL on_prepare(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, jclass k) {
