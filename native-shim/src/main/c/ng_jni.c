@@ -453,6 +453,9 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
  * thread's frames run above it. Found by reflection, which loads and links the class but, unlike
  * FindClass and GetStaticMethodID, does not initialize it (its initializer is the JDK's to run). */
 static void *vthread_entry(JNIEnv *env) {
+  /* the class came with JDK 19 (JNI_VERSION_19): asked for on 17, it would cost the application's
+   * exception counts a ClassNotFoundException */
+  if ((*env)->GetVersion(env) < 0x00130000) return NULL;
   jclass klass = (*env)->FindClass(env, "java/lang/Class");
   jclass boolean = (*env)->FindClass(env, "java/lang/Boolean");
   jmethodID for_name = klass == NULL ? NULL
@@ -473,7 +476,7 @@ static void *vthread_entry(JNIEnv *env) {
       if (m != NULL && !(*env)->ExceptionCheck(env)) entry = (void *)(*env)->FromReflectedMethod(env, m);
     }
   }
-  /* JDK 17 has no such class: nothing to find, nothing to count */
+  /* a JVM without it (or without that method): nothing to find, nothing to count */
   (*env)->ExceptionClear(env);
   return entry;
 }
