@@ -630,8 +630,13 @@ typedef struct {
   unsigned long long subs;
 } dl_found;
 
-static int get_subs(struct dl_phdr_info *info, size_t size, void *data);
+static int get_subs(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  *(unsigned long long *)data = info->dlpi_subs;
+  return 1;
+}
 
+/* The linker's count of objects unloaded so far (dl_iterate_phdr: allowed under lock). */
 static unsigned long long current_subs(void) {
   unsigned long long subs = 0;
   dl_iterate_phdr(get_subs, &subs);
@@ -792,11 +797,6 @@ void *ng_real_slow(ng_caller *c, int fn) {
  * What an unloaded object leaves is dropped on the next slow path (every gate is closed by then):
  * its callers leave the table (a library loaded again at the same address is a new caller), and
  * every cached real function is looked up again. Callers are never freed: Java holds their sites. */
-static int get_subs(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  *(unsigned long long *)data = info->dlpi_subs;
-  return 1;
-}
 
 static _Atomic(void *) get_device;
 
@@ -833,8 +833,7 @@ static void forget_real(ng_caller *c) {
 }
 
 static void sweep_locked(void) {
-  unsigned long long subs = 0;
-  dl_iterate_phdr(get_subs, &subs);
+  unsigned long long subs = current_subs();
   int pending = atomic_exchange_explicit(&unload_pending, 0, NG_ACQUIRE);
   if (!pending && subs == last_subs) return;
   last_subs = subs;

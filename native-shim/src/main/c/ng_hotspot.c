@@ -140,8 +140,6 @@ static int vm_bool_flag(const char *name) {
   return -1;
 }
 
-/* The offsets, and a self-check on this thread: in a fresh local frame, a local reference lands at
- * _top - 1 of the active block. On a Java thread inside a JNI call, with no exception pending. */
 /* libjvm's handle, found once (under init_lock): NULL if there is none or it is not HotSpot. */
 static const char *open_jvm(void) {
   static const char *why;
@@ -162,6 +160,8 @@ int ng_hs_bool_flag(const char *name) {
   return v;
 }
 
+/* The offsets, and a self-check on this thread: in a fresh local frame, a local reference lands at
+ * _top - 1 of the active block. On a Java thread inside a JNI call, with no exception pending. */
 static const char *init(JNIEnv *env) {
   const char *no_jvm = open_jvm();
   if (no_jvm != NULL) return no_jvm;

@@ -149,11 +149,11 @@ static int walk(void) {
     /* a virtual thread: the walk goes on into its carrier's frames, and this thread is the
      * carrier; a Throwable stops at the virtual thread's own (the upcall takes one) */
     void *vt = atomic_load_explicit(&vthread_entry, NG_RELAXED);
-    for (int i = 0; vt != NULL && i < n; i++) {
-      if (buf[i].method == vt) return -1;
-    }
     int missing = 0;
-    for (int i = 0; i < n && !missing; i++) missing = buf[i].method == NULL;
+    for (int i = 0; i < n; i++) {
+      if (vt != NULL && buf[i].method == vt) return -1;
+      missing |= buf[i].method == NULL;
+    }
     if (!missing) return n;
     /* methods never named by a jmethodID yet (a class's first use from here): a JVMTI stack
      * trace makes them, a JVM transition this once */
