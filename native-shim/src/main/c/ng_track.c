@@ -1122,8 +1122,11 @@ int ng_api_adopt_event(int64_t handle, int64_t *out) {
 }
 
 int64_t ng_api_lazy_live(void) {
-  return atomic_load_explicit(&lazy_created, NG_RELAXED) - atomic_load_explicit(&lazy_released, NG_RELAXED) -
-         atomic_load_explicit(&lazy_adopted, NG_RELAXED);
+  /* the ends first, the creations last: an event lazy all along counts in created and in neither
+   * end, so the answer is never below what is lazy now (it may be above: a gauge's, harmless) */
+  int64_t released = atomic_load_explicit(&lazy_released, NG_ACQUIRE);
+  int64_t adopted = atomic_load_explicit(&lazy_adopted, NG_ACQUIRE);
+  return atomic_load_explicit(&lazy_created, NG_ACQUIRE) - released - adopted;
 }
 
 /* NCCLGUARD_NATIVE_DEBUG set (not 0): one line at exit with the native part's counts, for finding

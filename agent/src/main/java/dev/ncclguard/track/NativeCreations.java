@@ -62,9 +62,9 @@ final class NativeCreations {
         return any;
     }
 
-    /** Takes over every such event alive now. */
+    /** Takes over every such event alive now; none alive (the native count says so), no scan of the slots. */
     void adoptAll(Streams work, NativeSlots slots) {
-        if (!any || slots == null) {
+        if (!any || slots == null || slots.unadoptedEvents() <= 0) {
             return;
         }
         long[] out = new long[ADOPT_LONGS * 1024];

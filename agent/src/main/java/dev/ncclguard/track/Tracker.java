@@ -560,12 +560,10 @@ public final class Tracker {
         if (!stacks) {
             return;
         }
+        adoptNative();
         try {
             NativeSlots n = nativeSlots;
             if (n != null && nativeCreations.any()) {
-                if (n.unadoptedEvents() > 0) {
-                    nativeCreations.adoptAll(work, n);
-                }
                 nativeCreations.forgetStacks();
                 n.forgetNames();
             }
