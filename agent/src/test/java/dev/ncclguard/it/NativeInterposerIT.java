@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiPredicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import net.bytebuddy.jar.asm.ClassReader;
@@ -156,6 +157,21 @@ class NativeInterposerIT {
         }
     }
 
+    /** The stacks of the report's leaked events that {@code keep} takes, by thread, in the report's order. */
+    private static Map<String, List<List<String>>> eventStacksByThread(Path report,
+            BiPredicate<String, List<String>> keep) throws Exception {
+        Map<String, List<List<String>>> byThread = new TreeMap<>();
+        for (JsonNode leak : ReportJson.leaks(ReportJson.read(report), "event")) {
+            String thread = leak.path("thread").asText();
+            List<String> frames = new ArrayList<>();
+            leak.path("stack").forEach(f -> frames.add(f.asText()));
+            if (keep.test(thread, frames)) {
+                byThread.computeIfAbsent(thread, t -> new ArrayList<>()).add(frames);
+            }
+        }
+        return byThread;
+    }
+
     /** Shifted's class file (from the samples jar) with every line moved by {@code by}: its bytecode unchanged. */
     private static byte[] shiftedLines(int by) throws Exception {
         byte[] original;
@@ -193,15 +209,8 @@ class NativeInterposerIT {
                     .jvmArg("-javaagent:" + ChildJvm.SAMPLES_JAR).jvmArg("-Dsamples.redefine-with=" + shifted)
                     .run("ep-redefine", "--ranks", "1", "--iters", "1");
             assertEquals(0, r.exitCode(), r.describe());
-            Map<String, List<List<String>>> byThread = new TreeMap<>();
-            for (JsonNode leak : ReportJson.leaks(ReportJson.read(report), "event")) {
-                List<String> frames = new ArrayList<>();
-                leak.path("stack").forEach(f -> frames.add(f.asText()));
-                if (leak.path("thread").asText().startsWith("redefine-")
-                        && frames.stream().noneMatch(f -> f.contains("EpSample.forward("))) {
-                    byThread.computeIfAbsent(leak.path("thread").asText(), t -> new ArrayList<>()).add(frames);
-                }
-            }
+            Map<String, List<List<String>>> byThread = eventStacksByThread(report, (thread, frames) ->
+                    thread.startsWith("redefine-") && frames.stream().noneMatch(f -> f.contains("EpSample.forward(")));
             assertEquals(List.of("redefine-after", "redefine-first"), List.copyOf(byThread.keySet()), r.describe());
             Integer original = null;
             for (Map.Entry<String, List<List<String>>> t : byThread.entrySet()) {
@@ -242,14 +251,8 @@ class NativeInterposerIT {
                 .jvmArg("-Djdk.virtualThreadScheduler.parallelism=1").jvmArg("-Djdk.virtualThreadScheduler.maxPoolSize=1")
                 .run("ep-virtual", "--ranks", "1", "--iters", "1");
         assertEquals(0, r.exitCode(), r.describe());
-        Map<String, List<List<String>>> byThread = new TreeMap<>();
-        for (JsonNode leak : ReportJson.leaks(ReportJson.read(report), "event")) {
-            List<String> frames = new ArrayList<>();
-            leak.path("stack").forEach(f -> frames.add(f.asText()));
-            if (frames.stream().anyMatch(f -> f.contains("EpSample.virtualTwice("))) {
-                byThread.computeIfAbsent(leak.path("thread").asText(), t -> new ArrayList<>()).add(frames);
-            }
-        }
+        Map<String, List<List<String>>> byThread = eventStacksByThread(report,
+                (thread, frames) -> frames.stream().anyMatch(f -> f.contains("EpSample.virtualTwice(")));
         assertEquals(List.of("virtual-0", "virtual-1", "virtual-2"), List.copyOf(byThread.keySet()), byThread.toString());
         for (Map.Entry<String, List<List<String>>> t : byThread.entrySet()) {
             assertEquals(2, t.getValue().size(), t.toString());
