@@ -129,17 +129,7 @@ final class EpSample {
         List<Throwable> failures = new ArrayList<>();
         for (int r = 0; r < nranks; r++) {
             int rank = r;
-            Thread t = new Thread(() -> {
-                try {
-                    rankWork(runtime, scenario, group, nranks, rank, options);
-                } catch (RuntimeException e) {
-                    synchronized (failures) {
-                        failures.add(e);
-                    }
-                }
-            }, "rank-" + r);
-            threads.add(t);
-            t.start();
+            threads.add(thread("rank-" + r, failures, () -> rankWork(runtime, scenario, group, nranks, rank, options)));
         }
         joinAll(threads);
         rethrowFirst(failures);
@@ -395,15 +385,7 @@ final class EpSample {
             List<Throwable> failures = new ArrayList<>();
             for (int v = 0; v < 3; v++) {
                 Object b = name.invoke(Thread.class.getMethod("ofVirtual").invoke(null), "virtual-" + v);
-                Thread t = (Thread) start.invoke(b, (Runnable) () -> {
-                    try {
-                        virtualTwice(handle);
-                    } catch (RuntimeException e) {
-                        synchronized (failures) {
-                            failures.add(e);
-                        }
-                    }
-                });
+                Thread t = (Thread) start.invoke(b, collecting(failures, () -> virtualTwice(handle)));
                 joinAll(List.of(t));
             }
             rethrowFirst(failures);
@@ -533,7 +515,14 @@ final class EpSample {
     }
 
     private static Thread thread(String name, List<Throwable> failures, Runnable work) {
-        Thread t = new Thread(() -> {
+        Thread t = new Thread(collecting(failures, work), name);
+        t.start();
+        return t;
+    }
+
+    /** {@code work}, its failure added to {@code failures} (for rethrowFirst) rather than thrown. */
+    private static Runnable collecting(List<Throwable> failures, Runnable work) {
+        return () -> {
             try {
                 work.run();
             } catch (RuntimeException e) {
@@ -541,9 +530,7 @@ final class EpSample {
                     failures.add(e);
                 }
             }
-        }, name);
-        t.start();
-        return t;
+        };
     }
 
     private static void joinAll(List<Thread> threads) {
