@@ -7,11 +7,14 @@
 
 #include "agent_test.h"
 
-/* A stack of three frames: the JNI entry point, its caller at bci, main. */
-static void stack_at(int64_t caller_method, int64_t bci) {
-  int64_t pairs[] = {0x1000, -3, caller_method, bci, 0x3000, 7};
+/* A stack whose first frame is JNI method `entry`, its caller at bci, main. */
+static void stack_under(int64_t entry, int64_t caller_method, int64_t bci) {
+  int64_t pairs[] = {entry, -3, caller_method, bci, 0x3000, 7};
   set_java_stack(pairs, 3);
 }
+
+/* A stack of three frames: the JNI entry point, its caller at bci, main. */
+static void stack_at(int64_t caller_method, int64_t bci) { stack_under(0x1000, caller_method, bci); }
 
 static int64_t stat_of(int i) {
   int64_t st[NCCLGUARD_STATS];
@@ -134,11 +137,6 @@ static void a_failed_release_leaves_the_event_with_its_stack_and_its_record(void
   CHECK_EQ(total_upcalls(), before);
 }
 
-/* A stack whose first frame is JNI method `entry`, its caller at bci, main. */
-static void stack_under(int64_t entry, int64_t caller_method, int64_t bci) {
-  int64_t pairs[] = {entry, -3, caller_method, bci, 0x3000, 7};
-  set_java_stack(pairs, 3);
-}
 
 static void a_new_stack_under_a_jni_method_java_held_makes_no_upcall_and_has_an_id_of_its_own(void) {
   load_agent(&recording, 1);
