@@ -130,7 +130,7 @@ else
   pcheck "NativeHotCalls: a creation pair at a repeated stack <= 0.5 us added (${create:-?} us)" \
     $(awk -v w="$create" 'BEGIN {exit !(w != "" && w <= 0.5)}'; echo $?) "see $f"
   fw=$(awk '/^framework op \(/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$f")
-  ratio=$(awk '/^framework op ratio/ {for (i = 1; i <= NF; i++) if ($i == "median") print $(i + 1)}' "$f")
+  ratio=$(awk '/^framework op ratio, wrapper/ {for (i = 1; i <= NF; i++) if ($i == "median") print $(i + 1)}' "$f")
   fwstub=$(awk '/^framework op \(/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$n/hotcalls-stub.out")
   say "NativeHotCalls, framework loop: real cudart ${fw:-?} us added per operation (wrapper / real ${ratio:-?}); stand-ins ${fwstub:-?} us"
   fwd=$(awk '/^framework op, default stream \(/ {for (i = 1; i <= NF; i++) if ($i == "added") print $(i + 1)}' "$f")

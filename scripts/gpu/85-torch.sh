@@ -11,7 +11,13 @@
 # - bench: TORCH_ROUNDS (5) interleaved rounds of JVMs without and with the agent, each timing
 #   TORCH_SMALL (10000) all-reduces of 1 KiB and TORCH_LARGE (300) of 4 MiB (median of TORCH_REPEATS (5)
 #   timed loops, each ending in torch.cuda.synchronize()); medians per size and their ratio against
-#   the issue's budget (<= 1.03x), reported, not counted as a check; then one JVM with the counting
+#   the issue's budget (<= 1.03x), and the median of the rounds' own ratios (each round's JVMs run
+#   back to back), reported, not counted as a check. TORCH_VARIANTS adds agent settings to the
+#   rounds, each NAME:OPTIONS[:ENV=V,...][:counting] (e.g. "noprof:nccl-profiler=off
+#   nonative:native=off nokch:text=none:NCCLGUARD_PROF_MASK=6:counting"; counting: the counting
+#   build of the native part), and
+#   TORCH_CPUS pins the bench's JVMs (taskset -c), TORCH_BENCH_ONLY=1 runs the bench alone (no
+#   probe, leaky, clean, cleanup, CuPy); then one JVM with the counting
 #   build of the native part (.gpu/libncclguard-prof.so, make prof) whose exit line says which wrapper
 #   paths the loop took and what their own work cost;
 # - cupy-clean, cupy-leaky (issue 32, where the venv has CuPy): CuPy's NCCL binding, its stream and
@@ -59,7 +65,7 @@ trun() {
   if [ -z "${BENCH:-}" ]; then say ""; say "### torch $name"; say "$cmd"; else echo "$cmd" >>"$log"; fi
   local start end rc
   start=$(date +%s%N)
-  timeout -k 10 "${TORCH_TIMEOUT:-300}" env PYTHONHOME="$torch_pythonhome" "${envs[@]}" \
+  timeout -k 10 "${TORCH_TIMEOUT:-300}" ${pin[@]+"${pin[@]}"} env PYTHONHOME="$torch_pythonhome" "${envs[@]}" \
     "$java" ${TORCH_JAVA_OPTS:-} -Xss16m "${agentarg[@]}" "-Djava.library.path=$t" -cp "$torch_classes" TorchClient "$@" \
     --libpython "$torch_libpython" --site "$torch_site" >"$t/$name.out" 2>&1
   rc=$?
@@ -142,6 +148,7 @@ else
   say "torch: venv $torch_venv ($torch_site), libpython $torch_libpython, PYTHONHOME $torch_pythonhome"
   "$torch_py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tee -a "$log"
 
+  if [ -z "${TORCH_BENCH_ONLY:-}" ]; then
   # 1. the embedding: Python from the Java main thread, from a second Java thread, then main again
   trun probe none -- probe
   rc=$?
@@ -210,17 +217,35 @@ EOF2
   else
     say "SKIP: CuPy: not importable in $torch_venv"
   fi
+  fi
 
-  # 5. bench: interleaved rounds, which variant goes first flips every round
-  tsv=$t/bench.tsv
-  : >"$tsv"
+  # 5. bench: interleaved rounds, the variants' order turns by one every round
+  tsv=$t/bench.tsv cpu=$t/bench-cpu.tsv
+  : >"$tsv"; : >"$cpu"
+  # TORCH_CPUS: the JVMs run under taskset -c TORCH_CPUS (a process's threads wander less between rounds)
+  pin=()
+  [ -n "${TORCH_CPUS:-}" ] && pin=(taskset -c "$TORCH_CPUS")
+  nvidia-smi topo -m >>"$log" 2>&1
+  variants="without with"
+  for v in ${TORCH_VARIANTS:-}; do variants="$variants ${v%%:*}"; done
+  nvariants=$(echo $variants | wc -w)
   say ""
-  say "### torch bench: ${TORCH_ROUNDS:-5} rounds x {without, with the agent}, ${TORCH_SMALL:-10000} x 1 KiB and ${TORCH_LARGE:-300} x 4 MiB all-reduces per JVM"
+  say "### torch bench: ${TORCH_ROUNDS:-5} rounds x {$variants}, ${TORCH_SMALL:-10000} x 1 KiB and ${TORCH_LARGE:-300} x 4 MiB all-reduces per JVM"
+  [ -n "${TORCH_VARIANTS:-}" ] && say "variants: without (no agent), with (the defaults) ${TORCH_VARIANTS}"
   for round in $(seq 1 "${TORCH_ROUNDS:-5}"); do
-    order="without with"; [ $((round % 2)) -eq 0 ] && order="with without"
+    turn=$(( (round - 1) % nvariants ))
+    order=$(echo $variants | tr ' ' '\n' | awk -v k="$turn" -v n="$nvariants" '{a[NR - 1] = $0} END {for (i = 0; i < n; i++) print a[(i + k) % n]}')
     for variant in $order; do
-      opts=none; [ "$variant" = with ] && opts="report=$t/bench-$round.json"
-      BENCH=1 trun "bench-$round-$variant" "$opts" NCCL_DEBUG=WARN -- bench \
+      opts="report=$t/bench-$round-$variant.json" venv="" vjava=""
+      [ "$variant" = without ] && opts=none
+      for v in ${TORCH_VARIANTS:-}; do
+        IFS=: read -r vname vopts venvs vbuild <<<"$v"
+        [ "$vname" = "$variant" ] || continue
+        opts="$vopts,report=$t/bench-$round-$variant.json"
+        venv=${venvs//,/ }
+        [ "$vbuild" = counting ] && vjava="-Dncclguard.test.native-library=$PWD/.gpu/libncclguard-prof.so"
+      done
+      BENCH=1 TORCH_JAVA_OPTS="$vjava" trun "bench-$round-$variant" "$opts" NCCL_DEBUG=WARN $venv -- bench \
         --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
       rc=$?
       lines=$(sed -n 's/^TORCHBENCH size=\([^ ]*\) .* us_per_op=\([0-9.]*\) repeats=\(.*\)/\1 \2 (\3)/p' "$t/bench-$round-$variant.out")
@@ -229,15 +254,26 @@ EOF2
         cat "$t/bench-$round-$variant.out" >>"$log"
       else
         say "round $round $variant: $(echo "$lines" | sed 's/\([^ ]*\) \([^ ]*\) /\1 \2 us\/op /' | paste -sd';' | sed 's/;/; /g')"
-        echo "$lines" | awk -v v="$variant" '{print v, $1, $2}' >>"$tsv"
+        echo "$lines" | awk -v v="$variant" -v r="$round" '{print v, $1, $2, r}' >>"$tsv"
+        sed -n 's/^TORCHBENCH size=\([^ ]*\) .*cpu_us_per_op=\([0-9.]*\) .*/\1 \2/p' "$t/bench-$round-$variant.out" |
+          awk -v v="$variant" -v r="$round" '{print v, $1, $2, r}' >>"$cpu"
       fi
     done
   done
   for size in 1KiB 4MiB; do
-    mw=$(tmedian without "$size" "$tsv"); mg=$(tmedian with "$size" "$tsv")
-    ratio=$(awk -v a="$mg" -v b="$mw" 'BEGIN {if (b > 0 && a > 0) printf "%.4f", a / b; else print "nan"}')
-    verdict=$(awk -v r="$ratio" 'BEGIN {if (r == "nan") print "no figure"; else if (r <= 1.03) print "within the budget"; else print "OVER the budget"}')
-    say "torch all-reduce $size, one rank: median us/op without the agent $mw, with $mg, ratio $ratio (budget <= 1.03x): $verdict"
+    mw=$(tmedian without "$size" "$tsv")
+    for variant in $variants; do
+      [ "$variant" = without ] && continue
+      mg=$(tmedian "$variant" "$size" "$tsv")
+      ratio=$(awk -v a="$mg" -v b="$mw" 'BEGIN {if (b > 0 && a > 0) printf "%.4f", a / b; else print "nan"}')
+      # each round's ratio (its JVMs ran back to back), then their median
+      paired=$(awk -v v="$variant" -v s="$size" '$2 == s && $1 == "without" {w[$4] = $3} $2 == s && $1 == v {g[$4] = $3}
+        END {for (r in g) if (w[r] > 0) print "x", s, g[r] / w[r]}' "$tsv" >"$t/paired.tsv"; tmedian x "$size" "$t/paired.tsv")
+      verdict=$(awk -v r="$ratio" 'BEGIN {if (r == "nan") print "no figure"; else if (r <= 1.03) print "within the budget"; else print "OVER the budget"}')
+      say "torch all-reduce $size, one rank: median us/op without the agent $mw, $variant $mg, ratio $ratio, median of the rounds' ratios $(printf '%.4f' "$paired" 2>/dev/null || echo nan) (budget <= 1.03x): $verdict"
+      cw=$(tmedian without "$size" "$cpu"); cg=$(tmedian "$variant" "$size" "$cpu")
+      say "  the launching thread's CPU us/op: without $cw, $variant $cg, added $(awk -v a="$cg" -v b="$cw" 'BEGIN {printf "%.3f", a - b}') us"
+    done
   done
   # where the agent's time goes: the counting build, its exit lines (calls per wrapper and path, the
   # generic path's cycles, upcalls, the stack memo)

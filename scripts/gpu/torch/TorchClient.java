@@ -18,7 +18,8 @@ import java.util.Locale;
  * new_group([0]) (ncclCommSplit), and all-reduces on both. PYTHONHOME must name the prefix of the
  * libpython (e.g. /usr); --site adds a venv's site-packages to sys.path (site.addsitedir).
  * Lines for the script: {@code TORCHCLIENT ...} and, for bench, {@code TORCHBENCH size=1KiB bytes=1024
- * ops=3000 us_per_op=12.345}. Exit status 0, or 1 when the Python code raised (traceback on stderr).
+ * ops=3000 cpu_us_per_op=8.765 us_per_op=12.345 repeats=...} (cpu: the launching thread's CPU time up to
+ * the last launch, wall: up to the synchronize after it; medians of the repeats). Exit status 0, or 1 when the Python code raised (traceback on stderr).
  * No package: compiled by scripts/gpu-prepare.sh into .gpu/torch.
  */
 public final class TorchClient {
@@ -68,19 +69,23 @@ public final class TorchClient {
                     for _ in range(max(n // 10, 10)):
                         dist.all_reduce(t)
                     torch.cuda.synchronize()
-                    per_op = []
+                    per_op, cpu_op = [], []
                     for _ in range(REPEATS):
                         t0 = time.perf_counter_ns()
+                        c0 = time.thread_time_ns()
                         for _ in range(n):
                             dist.all_reduce(t)
+                        # the launching thread's CPU time, up to the last launch: what the calls cost it
+                        cpu_op.append((time.thread_time_ns() - c0) / n / 1000.0)
                         torch.cuda.synchronize()
                         per_op.append((time.perf_counter_ns() - t0) / n / 1000.0)
                     per_op.sort()
-                    return per_op[len(per_op) // 2], per_op
+                    cpu_op.sort()
+                    return per_op[len(per_op) // 2], per_op, cpu_op[len(cpu_op) // 2]
                 for name, t, n in (('1KiB', small, SMALL), ('4MiB', large, LARGE)):
-                    us, all_us = timed(t, n)
-                    print('TORCHBENCH size=%s bytes=%d ops=%d us_per_op=%.3f repeats=%s' % (name, t.numel() * 4, n, us,
-                          ','.join('%.3f' % v for v in all_us)), flush=True)
+                    us, all_us, cpu_us = timed(t, n)
+                    print('TORCHBENCH size=%s bytes=%d ops=%d cpu_us_per_op=%.3f us_per_op=%.3f repeats=%s' % (name, t.numel() * 4, n,
+                          cpu_us, us, ','.join('%.3f' % v for v in all_us)), flush=True)
             if MODE in ('bench', 'clean'):
                 dist.destroy_process_group()
                 print('TORCHCLIENT destroy_process_group() returned', flush=True)

@@ -53,7 +53,17 @@ _Static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll.parentGroup) - DESCR_U
                        sizeof(((ncclProfilerEventDescr_v4_t *)0)->p2p),
                "v5's coll and p2p extend v4's");
 
+#ifdef NG_CALL_PROFILE
+/* the counting build (make prof, never shipped) takes its mask from NCCLGUARD_PROF_MASK where set:
+ * what each event kind costs a framework's loop, measured on the GPU hosts */
+static int our_mask(void) {
+  const char *m = getenv("NCCLGUARD_PROF_MASK");
+  return m != NULL && *m != 0 ? (int)strtol(m, NULL, 0) : (ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh);
+}
+#define OUR_MASK our_mask()
+#else
 #define OUR_MASK (ncclProfileColl | ncclProfileP2p | ncclProfileKernelCh)
+#endif
 
 /* ---------------------------------------------------------------- records */
 typedef struct pcomm pcomm;
