@@ -17,7 +17,7 @@
 #   nonative:native=off nokch:text=none:NCCLGUARD_PROF_MASK=6:counting"; counting: the counting
 #   build of the native part), and
 #   TORCH_CPUS pins the bench's JVMs (taskset -c), TORCH_BENCH_ONLY=1 runs the bench alone (no
-#   probe, leaky, clean, cleanup, CuPy); then one JVM with the counting
+#   probe, leaky, clean, cleanup, CuPy); then (unless TORCH_COUNTING=0) one JVM with the counting
 #   build of the native part (.gpu/libncclguard-prof.so, make prof) whose exit line says which wrapper
 #   paths the loop took and what their own work cost;
 # - cupy-clean, cupy-leaky (issue 32, where the venv has CuPy): CuPy's NCCL binding, its stream and
@@ -277,7 +277,7 @@ EOF2
   done
   # where the agent's time goes: the counting build, its exit lines (calls per wrapper and path, the
   # generic path's cycles, upcalls, the stack memo)
-  if [ -f .gpu/libncclguard-prof.so ]; then
+  if [ -f .gpu/libncclguard-prof.so ] && [ "${TORCH_COUNTING:-1}" != 0 ]; then
     BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$PWD/.gpu/libncclguard-prof.so" trun bench-counting "text=none" \
       NCCL_DEBUG=WARN NCCLGUARD_NATIVE_DEBUG=1 -- bench --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
     say "counting build: $(grep -h '^TORCHBENCH' "$t/bench-counting.out" | sed 's/.*size=\([^ ]*\) .*us_per_op=\([0-9.]*\) .*/\1 \2 us\/op/' | paste -sd ' ')"
