@@ -19,7 +19,9 @@
 #   TORCH_CPUS pins the bench's JVMs (taskset -c), TORCH_BENCH_ONLY=1 runs the bench alone (no
 #   probe, leaky, clean, cleanup, CuPy); then (unless TORCH_COUNTING=0) one JVM with the counting
 #   build of the native part (.gpu/libncclguard-prof.so, make prof) whose exit line says which wrapper
-#   paths the loop took and what their own work cost;
+#   paths the loop took and what their own work cost; then (unless TORCH_AB=0) one JVM of that build
+#   alternating loops with every wrapper forwarding at once and loops tracked (the ratio without
+#   the JVM-to-JVM spread; the forwarding loops pay the wrappers' jump, about 1 ns a call);
 # - cupy-clean, cupy-leaky (issue 32, where the venv has CuPy): CuPy's NCCL binding, its stream and
 #   events through its static runtime (no libcudart loaded): clean reports nothing (no false
 #   unsynchronized stream), leaky its communicator, stream and event; no "no loaded library" line.
@@ -282,6 +284,19 @@ EOF2
       NCCL_DEBUG=WARN NCCLGUARD_NATIVE_DEBUG=1 -- bench --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
     say "counting build: $(grep -h '^TORCHBENCH' "$t/bench-counting.out" | sed 's/.*size=\([^ ]*\) .*us_per_op=\([0-9.]*\) .*/\1 \2 us\/op/' | paste -sd ' ')"
     grep -h 'ncclguard: native: \(debug\|profile\)' "$t/bench-counting.out" | tee -a "$log"
+  fi
+  # in one process, without the JVM-to-JVM spread: the counting build's loops with every wrapper
+  # forwarding at once against loops tracked, alternated (TorchClient's TORCHAB lines)
+  if [ -f .gpu/libncclguard-prof.so ] && [ "${TORCH_AB:-1}" != 0 ]; then
+    BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$PWD/.gpu/libncclguard-prof.so" trun bench-inprocess "text=none" \
+      NCCL_DEBUG=WARN NCCLGUARD_PROF_LIB="$PWD/.gpu/libncclguard-prof.so" -- bench --small "${TORCH_SMALL:-10000}" \
+      --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
+    ab=$(sed -n 's/^TORCHAB //p' "$t/bench-inprocess.out")
+    if [ -z "$ab" ]; then
+      say "in-process rounds: no TORCHAB line$(terr bench-inprocess) (output in $t/bench-inprocess.out)"
+    else
+      echo "$ab" | while read -r line; do say "in-process rounds (forwarding / tracked, alternated in one JVM): $line"; done
+    fi
   fi
 fi
 say ""

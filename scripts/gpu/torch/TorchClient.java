@@ -19,7 +19,9 @@ import java.util.Locale;
  * libpython (e.g. /usr); --site adds a venv's site-packages to sys.path (site.addsitedir).
  * Lines for the script: {@code TORCHCLIENT ...} and, for bench, {@code TORCHBENCH size=1KiB bytes=1024
  * ops=3000 cpu_us_per_op=8.765 us_per_op=12.345 repeats=...} (cpu: the launching thread's CPU time up to
- * the last launch, wall: up to the synchronize after it; medians of the repeats). Exit status 0, or 1 when the Python code raised (traceback on stderr).
+ * the last launch, wall: up to the synchronize after it; medians of the repeats), and where
+ * NCCLGUARD_PROF_LIB names the counting build of the native part that the JVM loaded, {@code TORCHAB
+ * size=1KiB ... forwarded_us= tracked_us= ratio=} from loops alternated in this one process. Exit status 0, or 1 when the Python code raised (traceback on stderr).
  * No package: compiled by scripts/gpu-prepare.sh into .gpu/torch.
  */
 public final class TorchClient {
@@ -86,6 +88,39 @@ public final class TorchClient {
                     us, all_us, cpu_us = timed(t, n)
                     print('TORCHBENCH size=%s bytes=%d ops=%d cpu_us_per_op=%.3f us_per_op=%.3f repeats=%s' % (name, t.numel() * 4, n,
                           cpu_us, us, ','.join('%.3f' % v for v in all_us)), flush=True)
+                # in-process rounds (the counting build of the native part, loaded from NCCLGUARD_PROF_LIB):
+                # loops with every wrapper forwarding at once (ncclguard_prof_forward(1)) and loops
+                # tracked, alternated in one process, so that no JVM-to-JVM spread enters their ratio
+                ab = os.environ.get('NCCLGUARD_PROF_LIB')
+                if ab:
+                    import ctypes
+                    with open('/proc/self/maps') as f:
+                        loaded = any(l.rstrip().endswith(os.path.realpath(ab)) for l in f)
+                    if not loaded:
+                        print('TORCHAB unavailable: %s is not the native part this process loaded' % ab, flush=True)
+                    else:
+                        forward = ctypes.CDLL(ab).ncclguard_prof_forward
+                        forward.argtypes = [ctypes.c_int]
+                        for name, t, n in (('1KiB', small, SMALL), ('4MiB', large, LARGE)):
+                            wall, cpu = {0: [], 1: []}, {0: [], 1: []}
+                            for r in range(2 * REPEATS):
+                                for phase in ((1, 0) if r % 2 == 0 else (0, 1)):
+                                    forward(phase)
+                                    torch.cuda.synchronize()
+                                    t0 = time.perf_counter_ns()
+                                    c0 = time.thread_time_ns()
+                                    for _ in range(n):
+                                        dist.all_reduce(t)
+                                    cpu[phase].append((time.thread_time_ns() - c0) / n / 1000.0)
+                                    torch.cuda.synchronize()
+                                    wall[phase].append((time.perf_counter_ns() - t0) / n / 1000.0)
+                            forward(0)
+                            med = lambda v: sorted(v)[len(v) // 2]
+                            ratios = [b / a for a, b in zip(wall[1], wall[0])]
+                            print('TORCHAB size=%s ops=%d rounds=%d forwarded_us=%.3f tracked_us=%.3f ratio=%.4f '
+                                  'ratios=%s cpu_forwarded_us=%.3f cpu_tracked_us=%.3f' % (name, n, 2 * REPEATS,
+                                  med(wall[1]), med(wall[0]), med(ratios), ','.join('%.3f' % x for x in ratios),
+                                  med(cpu[1]), med(cpu[0])), flush=True)
             if MODE in ('bench', 'clean'):
                 dist.destroy_process_group()
                 print('TORCHCLIENT destroy_process_group() returned', flush=True)

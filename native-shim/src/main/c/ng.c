@@ -10,6 +10,9 @@ atomic_long ng_upcalls_fn[NG_FN_COUNT];
 #ifdef NG_CALL_PROFILE
 atomic_long ng_cp_calls[NG_FN_COUNT][4];
 atomic_long ng_cp_cycles[NG_FN_COUNT];
+atomic_int ng_cp_forward;
+NG_EXPORT void ncclguard_prof_forward(int on);
+NG_EXPORT void ncclguard_prof_forward(int on) { atomic_store_explicit(&ng_cp_forward, on != 0, NG_RELAXED); }
 #endif
 const char *ng_self_path = "";
 uintptr_t ng_self_base, ng_self_end;

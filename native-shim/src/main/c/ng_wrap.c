@@ -163,6 +163,7 @@ static inline int ng_success(void) {
   }                                                                                               \
   static __attribute__((noinline)) int name##_miss NG_WITH_##nargs((ng_caller * c_, void *rp_), params) {                 \
     int(*real_) params = (int(*) params)rp_;                                                      \
+    if (NG_CP_FORWARDING()) return real_ args;                                                    \
     NG_CP_COUNT(id, 2);                                                                           \
     if (NG_HOT_EFFECT(effect)) {                                                                  \
       uint64_t a_[NG_MAX_ARGS];                                                                   \
@@ -198,6 +199,7 @@ static inline int ng_success(void) {
       if (g_ == 1) return real_ args;                                                             \
       return name##_slow NG_WITH_##nargs((ret_), args);                                               \
     }                                                                                             \
+    if (NG_CP_FORWARDING()) return real_ args;                                                    \
     if (NG_HOT_EFFECT(effect)) {                                                                  \
       uint64_t a_[NG_MAX_ARGS];                                                                   \
       slots NG_HOT_PATH(id, effect, args, NG_FIND_HINT, goto miss_)                               \
