@@ -4,11 +4,16 @@
  * loads NativeHotCalls' JNI library (native_hotcalls.c, linked by soname against libcudart.so.13
  * and libnccl.so.2: bench's stand-ins here, which return at once) and runs its loops without a
  * JVM, each between callgrind's client requests: one dump per loop, wrapper and real function.
- * scripts/icount.sh builds and runs it and prints instructions per call. */
+ * scripts/icount.sh builds and runs it and prints instructions per call.
+ * With --forward and the counting build (make prof), it times the framework loop instead: tracked,
+ * with every wrapper forwarding (ncclguard_prof_forward), and calling the stand-ins directly
+ * (scripts/forward-check.sh): what the in-process rounds of scripts/gpu/85-torch.sh leave out. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <valgrind/callgrind.h>
 
 #include "ncclguard_test.h"
@@ -58,7 +63,34 @@ static void *must(void *p, const char *what) {
   return p;
 }
 
-/* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] */
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* --forward: 5 rounds of the framework loop tracked, forwarded and real, ns per operation */
+static int forward_rounds(void *agent, void (*framework)(int, long), long n) {
+  void (*forward)(int) = dlsym(agent, "ncclguard_prof_forward");
+  if (forward == NULL) {
+    fprintf(stderr, "hot_icount: --forward needs the counting build (make prof): no ncclguard_prof_forward\n");
+    return 2;
+  }
+  static const char *names[] = {"tracked", "forwarded", "real"};
+  for (int round = 0; round < 5; round++) {
+    for (int mode = 0; mode < 3; mode++) {
+      forward(mode == 1);
+      framework(mode == 2, n);
+      double t0 = now_ns();
+      framework(mode == 2, n);
+      printf("round %d %-9s %.1f ns an operation\n", round + 1, names[mode], (now_ns() - t0) / (double)n);
+    }
+  }
+  forward(0);
+  return 0;
+}
+
+/* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] [--forward] */
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls]\n");
@@ -81,6 +113,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "hot_icount: %s\n", failed);
     return 4;
   }
+  if (argc > 4 && strcmp(argv[4], "--forward") == 0) return forward_rounds(agent, framework, n);
   char name[64];
   for (size_t i = 0; i < sizeof(loops) / sizeof(loops[0]); i++) {
     for (int real = 0; real < 2; real++) {
