@@ -21,7 +21,8 @@ import java.util.Locale;
  * ops=3000 cpu_us_per_op=8.765 us_per_op=12.345 repeats=...} (cpu: the launching thread's CPU time up to
  * the last launch, wall: up to the synchronize after it; medians of the repeats), and where
  * NCCLGUARD_PROF_LIB names the counting build of the native part that the JVM loaded, {@code TORCHAB
- * size=1KiB ... forwarded_us= tracked_us= ratio=} from loops alternated in this one process. Exit status 0, or 1 when the Python code raised (traceback on stderr).
+ * size=1KiB ... forwarded_us= tracked_us= ratio=} from loops alternated in this one process. Exit
+ * status 0, or 1 when the Python code raised (traceback on stderr).
  * No package: compiled by scripts/gpu-prepare.sh into .gpu/torch.
  */
 public final class TorchClient {
