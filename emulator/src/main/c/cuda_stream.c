@@ -20,7 +20,6 @@ struct emu_stream {
   uint64_t enqueued, completed;
   bool worker;   /* a worker thread is running */
   bool released; /* the handle is gone: the worker drains the queue and exits */
-  bool ending;   /* its worker counts in workers_ending */
   /* guarded by the device's mu */
   struct emu_stream *dev_prev, *dev_next;
 };
@@ -107,27 +106,9 @@ static bool try_ref(struct emu_stream *s) {
   return false;
 }
 
-/* Workers of released streams that have left, or are about to leave, their loop: code of this
- * library still runs on them. A library the emulator is linked into (its static runtime, in
- * test_never_changes) can be dlclosed right after it destroyed its streams; the unload waits for
- * those workers (unload_waits_for_ending_workers), so that none returns into unmapped code. A
- * worker still draining a queue when its library goes is the application's doing, as in CUDA. */
-static atomic_int workers_ending;
-static atomic_bool worker_ended; /* a worker returned since this library was loaded */
-
-static void count_ending_locked(struct emu_stream *s) {
-  if (s->worker && !s->ending) {
-    s->ending = true;
-    atomic_fetch_add(&workers_ending, 1);
-  }
-}
-
 static void release_handle(struct emu_stream *s) {
   pthread_mutex_lock(&s->mu);
   s->released = true;
-  /* an empty queue: its worker leaves as soon as it wakes */
-  if (!s->head)
-    count_ending_locked(s);
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   emu_rt_stream_release(s);
@@ -212,10 +193,8 @@ static void *worker_main(void *arg) {
   for (;;) {
     while (!s->head && !s->released)
       pthread_cond_wait(&s->cv, &s->mu);
-    if (!s->head) {
-      count_ending_locked(s);
+    if (!s->head)
       break;
-    }
     struct emu_op *op = s->head;
     s->head = op->next;
     if (!s->head)
@@ -235,21 +214,9 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&s->mu);
   }
   s->worker = false;
-  s->ending = false;
   pthread_mutex_unlock(&s->mu);
   emu_rt_stream_release(s);
-  atomic_store(&worker_ended, true);
-  atomic_fetch_sub(&workers_ending, 1);
   return NULL;
-}
-
-/* At an unload (and at exit, where no released stream's worker is left waiting): the ending
- * workers' last steps, 1 s at most, then 2 ms for the instructions after their count's decrement. */
-__attribute__((destructor)) static void unload_waits_for_ending_workers(void) {
-  for (int waited_us = 0; atomic_load(&workers_ending) > 0 && waited_us < 1000000; waited_us += 200)
-    emu_nanosleep_us(200);
-  if (atomic_load(&worker_ended))
-    emu_nanosleep_us(2000);
 }
 
 static uint64_t push(struct emu_stream *s, struct emu_op *op) {
