@@ -3,7 +3,10 @@
  * id, until every rank of the clique is known; then it answers each registrant with the table of
  * ranks and processes, and the processes connect to each other (nccl_proxy.c). Ranks of this
  * process join the forming clique directly, so a clique that stays in one process never touches
- * a socket. The root thread runs for the life of the process. */
+ * a socket. The root thread runs for the life of the process, or of the library: one that has
+ * the emulator's libnccl_static.a inside can be dlclosed, and a thread left in poll there would
+ * return into unmapped code (or into the next copy mapped at the same place), so the library's
+ * destructor stops it and waits for it to end (root_stops_at_unload). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emu.h"
@@ -27,6 +31,9 @@ static pthread_mutex_t root_mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t root_pid;        /* guarded by root_mu: whose root it is (a fork's is not) */
 static uint16_t root_port;    /* guarded by root_mu */
 static int root_wake_w = -1;  /* guarded by root_mu */
+static pthread_t root_thread;  /* guarded by root_mu: joinable while root_running */
+static bool root_running;      /* guarded by root_mu */
+static atomic_bool root_stopping;
 
 /* A connection from another process that registered ranks of one clique; root thread only. */
 struct registrant {
@@ -53,21 +60,19 @@ uint16_t emu_root_port(void) {
     root_pid = getpid();
     root_port = 0;
     root_wake_w = -1;
+    root_running = false;
     struct root *root = calloc(1, sizeof(*root));
     int wake[2] = {-1, -1};
     if (root && pipe2(wake, O_CLOEXEC | O_NONBLOCK) == 0 &&
         (root->listen_fd = emu_net_listen(&root->port)) >= 0) {
       root->wake_r = wake[0];
-      pthread_t t;
-      pthread_attr_t attr;
-      pthread_attr_init(&attr);
-      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-      if (pthread_create(&t, &attr, root_main, root) == 0) {
+      /* joinable: the library's unload joins it */
+      if (pthread_create(&root_thread, NULL, root_main, root) == 0) {
         root_port = root->port;
         root_wake_w = wake[1];
+        root_running = true;
         root = NULL;
       }
-      pthread_attr_destroy(&attr);
     }
     if (root) {
       emu_warn("NCCLEMU: cannot listen on 127.0.0.1: ranks in other processes cannot join "
@@ -366,6 +371,8 @@ static void *root_main(void *arg) {
       char buf[64];
       while (read(root->wake_r, buf, sizeof(buf)) > 0) {
       }
+      if (atomic_load(&root_stopping))
+        break;
     }
     for (i = 2; i < n; i++)
       if (fds[i].revents)
@@ -374,5 +381,36 @@ static void *root_main(void *arg) {
       accept_one(root);
     complete_all(root);
   }
+  /* the library is going: its registrants' connections close with the process, as at an exit */
+  free(fds);
+  free(who);
+  close(root->listen_fd);
+  close(root->wake_r);
   return NULL;
+}
+
+/* At the library's unload, and at the process's exit (where it changes nothing another process
+ * could see: the sockets close a moment later anyway): the root thread is told to stop and joined,
+ * 1 s at most (a root busy with a registrant that never finishes its message is left as before). */
+__attribute__((destructor)) static void root_stops_at_unload(void) {
+  pthread_mutex_lock(&root_mu);
+  bool mine = root_running && root_pid == getpid(); /* a fork's child has no root thread */
+  pthread_t t = root_thread;
+  int wake_w = root_wake_w;
+  if (mine) {
+    root_running = false;
+    root_wake_w = -1;
+    root_port = 0;
+  }
+  pthread_mutex_unlock(&root_mu);
+  if (!mine)
+    return;
+  atomic_store(&root_stopping, true);
+  ssize_t ignored = write(wake_w, "s", 1);
+  (void)ignored;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 1;
+  pthread_timedjoin_np(t, NULL, &until);
+  close(wake_w);
 }
