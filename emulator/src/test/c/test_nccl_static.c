@@ -1,8 +1,9 @@
 /* The emulated NCCL linked statically into a JNI-like library (libstaticjni.so, from
  * static_jni.c and libnccl_static.a), loaded as a JVM loads one: NCCL works from inside it with
  * the shared emulated runtime, no libnccl.so.2 is loaded, NCCL's API stays exported from it and
- * nothing else of the emulator does, and it loads the profiler plugin. This program links
- * nothing of the emulator. */
+ * nothing else of the emulator does, it loads the profiler plugin, and a dlclose leaves no thread
+ * of it behind. This program links nothing of the emulator. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 
@@ -95,6 +96,41 @@ static int init_without_finalize(int status, const char *dir) {
   return failures != 0;
 }
 
+static int threads_now(void) {
+  DIR *d = opendir("/proc/self/task");
+  REQUIRE_EQ(d != NULL, 1);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+/* A JNI library is dlclosed when its class loader goes: NCCL inside it leaves no thread behind
+ * (the unique id's bootstrap root, alive for the library, stops at its unload); a thread left in
+ * poll there would return into unmapped code, or into the next copy mapped at the same place. */
+static void *nothing(void *arg) { return arg; }
+
+static void a_dlclosed_library_leaves_no_thread_behind(void) {
+  /* the thread sanitizer's runtime starts a thread of its own at the first thread: before the count */
+  pthread_t first;
+  REQUIRE_EQ(pthread_create(&first, NULL, nothing, NULL), 0);
+  pthread_join(first, NULL);
+  int before = threads_now();
+  void *h = load_jni();
+  /* the shared runtime stays (its stream worker ends on its own after the stream's destroy) */
+  CHECK(dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL);
+  CHECK_EQ(run(h, 1), 0);
+  CHECK(threads_now() > before); /* the root, at least */
+  CHECK_EQ(dlclose(h), 0);
+  int after = threads_now();
+  for (int i = 0; i < 200 && after > before; i++) {
+    usleep(10000);
+    after = threads_now();
+  }
+  CHECK_EQ(after, before);
+}
+
 #define PLUGIN "NCCL_PROFILER_PLUGIN=testlog NCCLEMU_TESTLOG=@/plugin.log"
 
 static const struct test_case cases[] = {
@@ -104,6 +140,7 @@ static const struct test_case cases[] = {
      PLUGIN " NCCL_DEBUG=INFO NCCL_DEBUG_FILE=@/nccl.log", NULL},
     {"a_leaked_comm_gets_init_and_no_finalize", a_leaked_comm_gets_init_and_no_finalize,
      PLUGIN " NCCLEMU_REPORT=@/report", init_without_finalize},
+    {"a_dlclosed_library_leaves_no_thread_behind", a_dlclosed_library_leaves_no_thread_behind, NULL, NULL},
 };
 
 TEST_MAIN(cases)
