@@ -68,27 +68,26 @@ public final class TorchClient {
                                   and os.path.basename(l.split()[-1]).startswith(('libnccl.so', 'libcudart.so'))))
             print('TORCHCLIENT libraries: %s' % ' '.join(libs), flush=True)
             if MODE == 'bench':
-                def timed(t, n):
+                SIZES = (('1KiB', small, SMALL), ('4MiB', large, LARGE))
+                med = lambda v: sorted(v)[len(v) // 2]
+                # n all-reduces from an idle GPU: wall us/op up to the synchronize after the last, and the
+                # launching thread's CPU us/op up to the last launch (what the calls cost it)
+                def loop(t, n):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter_ns()
+                    c0 = time.thread_time_ns()
+                    for _ in range(n):
+                        dist.all_reduce(t)
+                    cpu = (time.thread_time_ns() - c0) / n / 1000.0
+                    torch.cuda.synchronize()
+                    return (time.perf_counter_ns() - t0) / n / 1000.0, cpu
+                for name, t, n in SIZES:
                     for _ in range(max(n // 10, 10)):
                         dist.all_reduce(t)
-                    torch.cuda.synchronize()
-                    per_op, cpu_op = [], []
-                    for _ in range(REPEATS):
-                        t0 = time.perf_counter_ns()
-                        c0 = time.thread_time_ns()
-                        for _ in range(n):
-                            dist.all_reduce(t)
-                        # the launching thread's CPU time, up to the last launch: what the calls cost it
-                        cpu_op.append((time.thread_time_ns() - c0) / n / 1000.0)
-                        torch.cuda.synchronize()
-                        per_op.append((time.perf_counter_ns() - t0) / n / 1000.0)
-                    per_op.sort()
-                    cpu_op.sort()
-                    return per_op[len(per_op) // 2], per_op, cpu_op[len(cpu_op) // 2]
-                for name, t, n in (('1KiB', small, SMALL), ('4MiB', large, LARGE)):
-                    us, all_us, cpu_us = timed(t, n)
+                    runs = [loop(t, n) for _ in range(REPEATS)]
+                    all_us = sorted(w for w, _ in runs)
                     print('TORCHBENCH size=%s bytes=%d ops=%d cpu_us_per_op=%.3f us_per_op=%.3f repeats=%s' % (name, t.numel() * 4, n,
-                          cpu_us, us, ','.join('%.3f' % v for v in all_us)), flush=True)
+                          med([c for _, c in runs]), med(all_us), ','.join('%.3f' % v for v in all_us)), flush=True)
                 # in-process rounds (the counting build of the native part, loaded from NCCLGUARD_PROF_LIB):
                 # loops with every wrapper forwarding at once (ncclguard_prof_forward(1)) and loops
                 # tracked, alternated in one process, so that no JVM-to-JVM spread enters their ratio
@@ -102,26 +101,19 @@ public final class TorchClient {
                     else:
                         forward = ctypes.CDLL(ab).ncclguard_prof_forward
                         forward.argtypes = [ctypes.c_int]
-                        for name, t, n in (('1KiB', small, SMALL), ('4MiB', large, LARGE)):
-                            wall, cpu = {0: [], 1: []}, {0: [], 1: []}
+                        for name, t, n in SIZES:
+                            runs = {0: [], 1: []}
                             for r in range(2 * REPEATS):
                                 for phase in ((1, 0) if r % 2 == 0 else (0, 1)):
                                     forward(phase)
-                                    torch.cuda.synchronize()
-                                    t0 = time.perf_counter_ns()
-                                    c0 = time.thread_time_ns()
-                                    for _ in range(n):
-                                        dist.all_reduce(t)
-                                    cpu[phase].append((time.thread_time_ns() - c0) / n / 1000.0)
-                                    torch.cuda.synchronize()
-                                    wall[phase].append((time.perf_counter_ns() - t0) / n / 1000.0)
+                                    runs[phase].append(loop(t, n))
                             forward(0)
-                            med = lambda v: sorted(v)[len(v) // 2]
-                            ratios = [b / a for a, b in zip(wall[1], wall[0])]
+                            ratios = [b[0] / a[0] for a, b in zip(runs[1], runs[0])]
                             print('TORCHAB size=%s ops=%d rounds=%d forwarded_us=%.3f tracked_us=%.3f ratio=%.4f '
                                   'ratios=%s cpu_forwarded_us=%.3f cpu_tracked_us=%.3f' % (name, n, 2 * REPEATS,
-                                  med(wall[1]), med(wall[0]), med(ratios), ','.join('%.3f' % x for x in ratios),
-                                  med(cpu[1]), med(cpu[0])), flush=True)
+                                  med([w for w, _ in runs[1]]), med([w for w, _ in runs[0]]), med(ratios),
+                                  ','.join('%.3f' % x for x in ratios), med([c for _, c in runs[1]]),
+                                  med([c for _, c in runs[0]])), flush=True)
             if MODE in ('bench', 'clean'):
                 dist.destroy_process_group()
                 print('TORCHCLIENT destroy_process_group() returned', flush=True)
