@@ -53,6 +53,9 @@ if [ -z "$torch_libpython" ]; then
   done
 fi
 torch_classes=${TORCH_CLASSES:-.gpu/torch}
+# the counting build of the native part (make prof), and the JVM option that loads it in place of the jar's
+torch_prof=$PWD/.gpu/libncclguard-prof.so
+torch_prof_opt="-Dncclguard.test.native-library=$torch_prof"
 
 # trun NAME AGENT_OPTIONS [ENV=V...] -- MODE [ARGS...]: one JVM running TorchClient, its output in
 # $t/NAME.out and in the log (BENCH=1: the output in $t/NAME.out only); returns its exit status
@@ -245,7 +248,7 @@ EOF2
         [ "$vname" = "$variant" ] || continue
         opts="$vopts,report=$t/bench-$round-$variant.json"
         venv=${venvs//,/ }
-        [ "$vbuild" = counting ] && vjava="-Dncclguard.test.native-library=$PWD/.gpu/libncclguard-prof.so"
+        [ "$vbuild" = counting ] && vjava=$torch_prof_opt
       done
       BENCH=1 TORCH_JAVA_OPTS="$vjava" trun "bench-$round-$variant" "$opts" NCCL_DEBUG=WARN $venv -- bench \
         --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
@@ -279,17 +282,17 @@ EOF2
   done
   # where the agent's time goes: the counting build, its exit lines (calls per wrapper and path, the
   # generic path's cycles, upcalls, the stack memo)
-  if [ -f .gpu/libncclguard-prof.so ] && [ "${TORCH_COUNTING:-1}" != 0 ]; then
-    BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$PWD/.gpu/libncclguard-prof.so" trun bench-counting "text=none" \
+  if [ -f "$torch_prof" ] && [ "${TORCH_COUNTING:-1}" != 0 ]; then
+    BENCH=1 TORCH_JAVA_OPTS=$torch_prof_opt trun bench-counting "text=none" \
       NCCL_DEBUG=WARN NCCLGUARD_NATIVE_DEBUG=1 -- bench --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
     say "counting build: $(grep -h '^TORCHBENCH' "$t/bench-counting.out" | sed 's/.*size=\([^ ]*\) .*us_per_op=\([0-9.]*\) .*/\1 \2 us\/op/' | paste -sd ' ')"
     grep -h 'ncclguard: native: \(debug\|profile\)' "$t/bench-counting.out" | tee -a "$log"
   fi
   # in one process, without the JVM-to-JVM spread: the counting build's loops with every wrapper
   # forwarding at once against loops tracked, alternated (TorchClient's TORCHAB lines)
-  if [ -f .gpu/libncclguard-prof.so ] && [ "${TORCH_AB:-1}" != 0 ]; then
-    BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$PWD/.gpu/libncclguard-prof.so" trun bench-inprocess "text=none" \
-      NCCL_DEBUG=WARN NCCLGUARD_PROF_LIB="$PWD/.gpu/libncclguard-prof.so" -- bench --small "${TORCH_SMALL:-10000}" \
+  if [ -f "$torch_prof" ] && [ "${TORCH_AB:-1}" != 0 ]; then
+    BENCH=1 TORCH_JAVA_OPTS=$torch_prof_opt trun bench-inprocess "text=none" \
+      NCCL_DEBUG=WARN NCCLGUARD_PROF_LIB="$torch_prof" -- bench --small "${TORCH_SMALL:-10000}" \
       --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
     ab=$(sed -n 's/^TORCHAB //p' "$t/bench-inprocess.out")
     if [ -z "$ab" ]; then
