@@ -1,6 +1,7 @@
 /* Events. A record enqueues a marker on the stream; the event is complete once the marker of its
  * latest record has run, which is when the work before it on that stream is done. */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "emu.h"
@@ -17,12 +18,43 @@ struct emu_event {
   struct timespec stamp;
 };
 
+/* Released events' blocks, handed out again most recent first, as the CUDA runtime hands a
+ * destroyed event's handle to a later creation: a tool that keys events by handle meets the same
+ * handle for another event. Bounded; freed at unload. */
+#define SPARE_EVENTS 64
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_event *spare[SPARE_EVENTS];
+static int nspare;
+
 static void event_release(struct emu_event *e) {
   if (emu_obj_unref(&e->obj)) {
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv);
+    pthread_mutex_lock(&spare_mu);
+    if (nspare < SPARE_EVENTS) {
+      spare[nspare++] = e;
+      e = NULL;
+    }
+    pthread_mutex_unlock(&spare_mu);
     free(e);
   }
+}
+
+static struct emu_event *event_block(void) {
+  pthread_mutex_lock(&spare_mu);
+  struct emu_event *e = nspare > 0 ? spare[--nspare] : NULL;
+  pthread_mutex_unlock(&spare_mu);
+  if (e == NULL)
+    return calloc(1, sizeof(*e));
+  memset(e, 0, sizeof(*e));
+  return e;
+}
+
+__attribute__((destructor)) static void spare_events_freed_at_unload(void) {
+  pthread_mutex_lock(&spare_mu);
+  while (nspare > 0)
+    free(spare[--nspare]);
+  pthread_mutex_unlock(&spare_mu);
 }
 
 static bool event_acquire(cudaEvent_t h, struct emu_event **out) {
@@ -48,7 +80,7 @@ static cudaError_t event_create(cudaEvent_t *event, unsigned int flags) {
     return emu_cuda_result(cudaErrorInvalidValue);
   if (emu_rt_device_count() == 0)
     return emu_cuda_result(cudaErrorNoDevice);
-  struct emu_event *e = calloc(1, sizeof(*e));
+  struct emu_event *e = event_block();
   if (!e)
     return emu_cuda_result(cudaErrorMemoryAllocation);
   atomic_init(&e->obj.refs, 1);

@@ -131,6 +131,30 @@ static void destroyed_or_foreign_events_are_invalid_resource_handles(void) {
   cudaEventDestroy(e);
 }
 
+/* As the CUDA runtime does: the handle of an event destroyed last comes back at the next creation,
+ * a new event (unrecorded, complete) whatever the old one was. */
+static void a_destroyed_events_handle_comes_back_at_the_next_creation(void) {
+  cudaStream_t s;
+  cudaEvent_t e, again;
+  REQUIRE_EQ(cudaStreamCreate(&s), cudaSuccess);
+  REQUIRE_EQ(cudaEventCreate(&e), cudaSuccess);
+  struct gate g;
+  gate_init(&g);
+  cudaLaunchHostFunc(s, wait_at_gate, &g);
+  REQUIRE_EQ(cudaEventRecord(e, s), cudaSuccess);
+  gate_open(&g);
+  REQUIRE_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  CHECK_EQ(cudaEventDestroy(e), cudaSuccess);
+  REQUIRE_EQ(cudaEventCreateWithFlags(&again, cudaEventDisableTiming), cudaSuccess);
+  CHECK(again == e);
+  CHECK_EQ(cudaEventQuery(again), cudaSuccess);
+  float ms;
+  CHECK_EQ(cudaEventElapsedTime(&ms, again, again), cudaErrorInvalidResourceHandle);
+  CHECK_EQ(cudaEventDestroy(again), cudaSuccess);
+  CHECK_EQ(cudaEventDestroy(again), cudaErrorInvalidResourceHandle);
+  cudaStreamDestroy(s);
+}
+
 static void an_event_records_only_on_a_stream_of_its_device(void) {
   cudaEvent_t e;
   REQUIRE_EQ(cudaSetDevice(0), cudaSuccess);
@@ -204,6 +228,8 @@ static const struct test_case cases[] = {
     {"bad_flags_are_invalid_value", bad_flags_are_invalid_value, NULL, NULL},
     {"destroyed_or_foreign_events_are_invalid_resource_handles",
      destroyed_or_foreign_events_are_invalid_resource_handles, NULL, NULL},
+    {"a_destroyed_events_handle_comes_back_at_the_next_creation", a_destroyed_events_handle_comes_back_at_the_next_creation,
+     NULL, NULL},
     {"an_event_records_only_on_a_stream_of_its_device", an_event_records_only_on_a_stream_of_its_device, NULL, NULL},
     {"destroying_a_pending_event_is_safe", destroying_a_pending_event_is_safe, NULL, NULL},
     {"report_lists_live_events_with_their_pending_state", leaked_events,
