@@ -38,4 +38,6 @@ cp agent/target/javacpp/*.jar .gpu/javacpp/
 make -s -C native-shim/src/main/c GEN="$PWD/native-shim/target/native" OUT="$PWD/native-shim/target/classes/ncclguard-native/linux-x86_64" \
   ABI="$PWD/abi" JAVA_HOME="$jdk" TEST_OUT="$PWD/native-shim/target/native-test" prof
 cp native-shim/target/native-test/prof/libncclguard.so .gpu/libncclguard-prof.so
+# the same with the steps of a creation, a release and a hint's miss timed (NG_CALL_STEPS)
+cp native-shim/target/native-test/prof-steps/libncclguard.so .gpu/libncclguard-prof-steps.so
 du -sh .gpu

@@ -56,6 +56,10 @@ torch_classes=${TORCH_CLASSES:-.gpu/torch}
 # the counting build of the native part (make prof), and the JVM option that loads it in place of the jar's
 torch_prof=$PWD/.gpu/libncclguard-prof.so
 torch_prof_opt="-Dncclguard.test.native-library=$torch_prof"
+# the counting build that also times the steps inside a creation, a release and a hint's miss (its
+# clock reads add to them): for the counting JVM's exit lines, never for a timed comparison
+torch_steps=$PWD/.gpu/libncclguard-prof-steps.so
+[ -f "$torch_steps" ] || torch_steps=$torch_prof
 
 # trun NAME AGENT_OPTIONS [ENV=V...] -- MODE [ARGS...]: one JVM running TorchClient, its output in
 # $t/NAME.out and in the log (BENCH=1: the output in $t/NAME.out only); returns its exit status
@@ -273,7 +277,7 @@ EOF2
       ratio=$(awk -v a="$mg" -v b="$mw" 'BEGIN {if (b > 0 && a > 0) printf "%.4f", a / b; else print "nan"}')
       # each round's ratio (its JVMs ran back to back), then their median
       paired=$(awk -v v="$variant" -v s="$size" '$2 == s && $1 == "without" {w[$4] = $3} $2 == s && $1 == v {g[$4] = $3}
-        END {for (r in g) if (w[r] > 0) print "x", s, g[r] / w[r]}' "$tsv" >"$t/paired.tsv"; tmedian x "$size" "$t/paired.tsv")
+        END {for (r in g) if (w[r] > 0) print "x", s, g[r] / w[r]}' "$tsv" >"$t/paired-$size.tsv"; tmedian x "$size" "$t/paired-$size.tsv")
       verdict=$(awk -v r="$ratio" 'BEGIN {if (r == "nan") print "no figure"; else if (r <= 1.03) print "within the budget"; else print "OVER the budget"}')
       say "torch all-reduce $size, one rank: median us/op without the agent $mw, $variant $mg, ratio $ratio, median of the rounds' ratios $(printf '%.4f' "$paired" 2>/dev/null || echo nan) (budget <= 1.03x): $verdict"
       cw=$(tmedian without "$size" "$cpu"); cg=$(tmedian "$variant" "$size" "$cpu")
@@ -283,7 +287,7 @@ EOF2
   # where the agent's time goes: the counting build, its exit lines (calls per wrapper and path, the
   # generic path's cycles, upcalls, the stack memo)
   if [ -f "$torch_prof" ] && [ "${TORCH_COUNTING:-1}" != 0 ]; then
-    BENCH=1 TORCH_JAVA_OPTS=$torch_prof_opt trun bench-counting "text=none" \
+    BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$torch_steps" trun bench-counting "text=none" \
       NCCL_DEBUG=WARN NCCLGUARD_NATIVE_DEBUG=1 -- bench --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
     say "counting build: $(grep -h '^TORCHBENCH' "$t/bench-counting.out" | sed 's/.*size=\([^ ]*\) .*us_per_op=\([0-9.]*\) .*/\1 \2 us\/op/' | paste -sd ' ')"
     grep -h 'ncclguard: native: \(debug\|profile\)' "$t/bench-counting.out" | tee -a "$log"
@@ -292,7 +296,7 @@ EOF2
   # forwarding at once against loops tracked, alternated (TorchClient's TORCHAB lines)
   if [ -f "$torch_prof" ] && [ "${TORCH_AB:-1}" != 0 ]; then
     BENCH=1 TORCH_JAVA_OPTS=$torch_prof_opt trun bench-inprocess "text=none" \
-      NCCL_DEBUG=WARN NCCLGUARD_PROF_LIB="$torch_prof" -- bench --small "${TORCH_SMALL:-10000}" \
+      NCCL_DEBUG=WARN TORCHCLIENT_PROF_LIB="$torch_prof" -- bench --small "${TORCH_SMALL:-10000}" \
       --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
     ab=$(sed -n 's/^TORCHAB //p' "$t/bench-inprocess.out")
     if [ -z "$ab" ]; then

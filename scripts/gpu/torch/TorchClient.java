@@ -20,7 +20,7 @@ import java.util.Locale;
  * Lines for the script: {@code TORCHCLIENT ...} and, for bench, {@code TORCHBENCH size=1KiB bytes=1024
  * ops=3000 cpu_us_per_op=8.765 us_per_op=12.345 repeats=...} (cpu: the launching thread's CPU time up to
  * the last launch, wall: up to the synchronize after it; medians of the repeats), and where
- * NCCLGUARD_PROF_LIB names the counting build of the native part that the JVM loaded, {@code TORCHAB
+ * TORCHCLIENT_PROF_LIB names the counting build of the native part that the JVM loaded, {@code TORCHAB
  * size=1KiB ... forwarded_us= tracked_us= ratio=} from loops alternated in this one process. Exit
  * status 0, or 1 when the Python code raised (traceback on stderr).
  * No package: compiled by scripts/gpu-prepare.sh into .gpu/torch.
@@ -88,10 +88,10 @@ public final class TorchClient {
                     all_us = sorted(w for w, _ in runs)
                     print('TORCHBENCH size=%s bytes=%d ops=%d cpu_us_per_op=%.3f us_per_op=%.3f repeats=%s' % (name, t.numel() * 4, n,
                           med([c for _, c in runs]), med(all_us), ','.join('%.3f' % v for v in all_us)), flush=True)
-                # in-process rounds (the counting build of the native part, loaded from NCCLGUARD_PROF_LIB):
+                # in-process rounds (the counting build of the native part, loaded from TORCHCLIENT_PROF_LIB):
                 # loops with every wrapper forwarding at once (ncclguard_prof_forward(1)) and loops
                 # tracked, alternated in one process, so that no JVM-to-JVM spread enters their ratio
-                ab = os.environ.get('NCCLGUARD_PROF_LIB')
+                ab = os.environ.get('TORCHCLIENT_PROF_LIB')
                 if ab:
                     import ctypes
                     with open('/proc/self/maps') as f:

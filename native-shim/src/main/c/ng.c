@@ -11,6 +11,7 @@ atomic_long ng_upcalls_fn[NG_FN_COUNT];
 atomic_long ng_cp_calls[NG_FN_COUNT][4];
 atomic_long ng_cp_cycles[NG_FN_COUNT];
 atomic_int ng_cp_forward;
+atomic_long ng_cp_step[NG_CP_STEP_COUNT][2];
 NG_EXPORT void ncclguard_prof_forward(int on);
 NG_EXPORT void ncclguard_prof_forward(int on) { atomic_store_explicit(&ng_cp_forward, on != 0, NG_RELAXED); }
 #endif

@@ -111,11 +111,33 @@ extern atomic_long ng_cp_cycles[NG_FN_COUNT];
  * agent's work in one process (scripts/gpu/85-torch.sh's in-process rounds) */
 extern atomic_int ng_cp_forward;
 #define NG_CP_FORWARDING() NG_UNLIKELY(atomic_load_explicit(&ng_cp_forward, NG_RELAXED))
+/* Steps inside the generic and map paths, each with its count and cycles: which part of a
+ * creation, a release or a hint's miss a framework pays for (X(step, name) over NG_CP_STEPS). */
+#define NG_CP_STEPS(X)                                                                              \
+  X(CREATE_DEVICE, "creation: current device") X(CREATE_STACK, "creation: Java stack")              \
+  X(CREATE_BIRTH, "creation: time") X(CREATE_LOCKED, "creation: slot (map lock held)")              \
+  X(RELEASE_FIND, "release: slot found") X(RELEASE_LAZY, "release: lazy end (map lock held)")       \
+  X(MISS_FIND, "hint missed: map lookup")
+#define NG_CP_STEP_ID(step, name) NG_CP_##step,
+enum { NG_CP_STEPS(NG_CP_STEP_ID) NG_CP_STEP_COUNT };
+#undef NG_CP_STEP_ID
+extern atomic_long ng_cp_step[NG_CP_STEP_COUNT][2];
+#ifdef NG_CALL_STEPS
+#define NG_CP_STEP_TSC() NG_CP_TSC()
+#define NG_CP_STEP(step, t0)                                                                        \
+  (atomic_fetch_add_explicit(&ng_cp_step[NG_CP_##step][0], 1, NG_RELAXED),                         \
+   atomic_fetch_add_explicit(&ng_cp_step[NG_CP_##step][1], (long)(NG_CP_TSC() - (t0)), NG_RELAXED))
+#else
+#define NG_CP_STEP_TSC() ((uint64_t)0)
+#define NG_CP_STEP(step, t0) ((void)(t0))
+#endif
 #else
 #define NG_CP_COUNT(id, k) ((void)0)
 #define NG_CP_TSC() ((uint64_t)0)
 #define NG_CP_ADD(id, c) ((void)(c))
 #define NG_CP_FORWARDING() 0
+#define NG_CP_STEP_TSC() ((uint64_t)0)
+#define NG_CP_STEP(step, t0) ((void)(t0))
 #endif
 /* upcalls per catalog function (ng_upcalls counts them all); read by the debug line at exit */
 extern atomic_long ng_upcalls_fn[NG_FN_COUNT];

@@ -710,8 +710,12 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
       int java;
       int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
       k->key = event ? A(k, p->handle) : A(k, p->stream);
+      uint64_t t_ = NG_CP_STEP_TSC();
       if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
+      NG_CP_STEP(RELEASE_FIND, t_);
+      t_ = NG_CP_STEP_TSC();
       if (event && k->slot != NULL && lazy_release(k)) {
+        NG_CP_STEP(RELEASE_LAZY, t_);
         k->mode = MODE_LAZY;
         return 1; /* Java never had it: nothing to ask, nothing to tell */
       }
@@ -789,17 +793,24 @@ void ng_exit(ng_call *k, int status) {
       if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
       return;
     }
+    uint64_t t_ = NG_CP_STEP_TSC();
     k->device = ng_current_device();
+    NG_CP_STEP(CREATE_DEVICE, t_);
     /* an event on a Java thread: its Java stack, without a JVM transition; a stack Java knows
      * (and this thread) needs no upcall */
     ng_stack_take st = {0, 0, 0, NULL, 0};
+    t_ = NG_CP_STEP_TSC();
     int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
+    NG_CP_STEP(CREATE_STACK, t_);
     /* a static cudart's one call site: the application's caller up the stack (ng_bt.c), outside the lock */
     ng_site *lazy_site = lazy && NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller)
                                                                                                       : &k->caller->site;
     /* its time, read before the lock: the counter's read is most of the section otherwise */
+    t_ = NG_CP_STEP_TSC();
     int64_t born = lazy ? ng_birth_ms() : 0;
+    NG_CP_STEP(CREATE_BIRTH, t_);
     uint32_t inc;
+    t_ = NG_CP_STEP_TSC();
     ng_map_lock();
     int32_t i = effect == NG_EFFECT_EVENT_CREATE
                     ? event_slot_new(h, k->device, &inc, lazy ? reuse_take((uint64_t)(uintptr_t)&k->caller->site) : -1)
@@ -815,6 +826,7 @@ void ng_exit(ng_call *k, int status) {
       locked_add(&lazy_created, 1);
     }
     ng_map_unlock();
+    NG_CP_STEP(CREATE_LOCKED, t_);
     if (lazy && i >= 0) return;
     if (ng_up_ready()) {
       ng_site *site = ng_site_of(k->caller);
@@ -1162,6 +1174,14 @@ void ng_track_debug_line(void) {
     ng_log("profile: %s calls %ld, slow %ld, miss %ld, generic %ld (own work %ld cycles, %ld a call)", ng_fn_name[fn], all,
            atomic_load_explicit(&ng_cp_calls[fn][1], NG_RELAXED), atomic_load_explicit(&ng_cp_calls[fn][2], NG_RELAXED),
            gen, cyc, gen > 0 ? cyc / gen : 0);
+  }
+#define NG_CP_STEP_NAME(step, name) [NG_CP_##step] = name,
+  static const char *const steps[NG_CP_STEP_COUNT] = {NG_CP_STEPS(NG_CP_STEP_NAME)};
+#undef NG_CP_STEP_NAME
+  for (int i = 0; i < NG_CP_STEP_COUNT; i++) {
+    long n = atomic_load_explicit(&ng_cp_step[i][0], NG_RELAXED);
+    long cyc = atomic_load_explicit(&ng_cp_step[i][1], NG_RELAXED);
+    if (n > 0) ng_log("profile: step %s: %ld times, %ld cycles, %ld a time", steps[i], n, cyc, cyc / n);
   }
 #endif
 }

@@ -69,7 +69,9 @@ static inline int ng_success(void) {
   type *var = (type *)atomic_load_explicit(&c_->hint[events], NG_ACQUIRE);                         \
   if (NG_UNLIKELY(!ng_hot_valid(&var->h, key, &inc))) miss;
 #define NG_FIND_MAP(type, var, events, key, inc, miss)                                              \
+  uint64_t var##t_ = NG_CP_STEP_TSC();                                                                   \
   type *var = (type *)ng_hot_find(events, c_, key, &inc);                                          \
+  NG_CP_STEP(MISS_FIND, var##t_);                                                                   \
   if (NG_UNLIKELY(var == NULL)) miss;
 
 #define NG_IS_MAP_NG_FIND_HINT 0
