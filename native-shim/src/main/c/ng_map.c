@@ -17,14 +17,18 @@
  * unlock is a second locked instruction, and creations and releases take this lock on a
  * framework's hot path: docs/design.md, "Creations at hot-call cost"). Held for a few dozen
  * instructions; a waiter pauses, then yields. */
-static _Atomic uint32_t writers;
+/* On a line of its own: every creation and release writes it, and a variable that shared its line
+ * (the wrappers' gate words did) would miss on every other core after each. */
+static struct {
+  _Atomic uint32_t word;
+} __attribute__((aligned(64))) writers;
 
 void ng_map_lock(void) {
   int spins = 0;
   while (1) {
     uint32_t free = 0;
-    if (atomic_load_explicit(&writers, NG_RELAXED) == 0 &&
-        atomic_compare_exchange_weak_explicit(&writers, &free, 1, memory_order_acquire, NG_RELAXED))
+    if (atomic_load_explicit(&writers.word, NG_RELAXED) == 0 &&
+        atomic_compare_exchange_weak_explicit(&writers.word, &free, 1, memory_order_acquire, NG_RELAXED))
       return;
     if (spins++ < 64) {
       ng_pause();
@@ -35,11 +39,13 @@ void ng_map_lock(void) {
   }
 }
 
-void ng_map_unlock(void) { atomic_store_explicit(&writers, 0, NG_RELEASE); }
+void ng_map_unlock(void) { atomic_store_explicit(&writers.word, 0, NG_RELEASE); }
 
 static struct ng_map_table *table_new(uint32_t capacity) {
-  struct ng_map_table *t = calloc(1, sizeof(*t) + (size_t)capacity * sizeof(ng_map_entry));
+  size_t bytes = sizeof(struct ng_map_table) + (size_t)capacity * sizeof(ng_map_entry);
+  struct ng_map_table *t = aligned_alloc(64, bytes);
   if (t == NULL) abort(); /* a few KiB at start, then doubling: nothing sensible to do without it */
+  memset(t, 0, bytes);
   t->mask = capacity - 1;
   return t;
 }

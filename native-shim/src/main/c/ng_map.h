@@ -2,6 +2,7 @@
 #ifndef NG_MAP_H
 #define NG_MAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ng.h"
@@ -10,19 +11,25 @@
 
 typedef struct ng_map ng_map;
 struct ng_map_table;
+/* The table, which every lookup reads, and the count, which every insert and removal writes, on
+ * lines of their own, and a map on lines no other map shares: a framework that makes its events
+ * on one thread and releases them on another would otherwise have each lookup of every map miss
+ * after every creation and release (false sharing). */
 struct ng_map {
   _Atomic(struct ng_map_table *) table;
-  uint32_t used; /* guarded by the writers' lock */
-};
+  uint32_t used __attribute__((aligned(64))); /* guarded by the writers' lock */
+} __attribute__((aligned(64)));
 void ng_map_init(ng_map *m, uint32_t capacity);
 typedef struct {
   _Atomic uint64_t key;
   _Atomic uint64_t value;
 } ng_map_entry;
 
+/* The mask on a line of its own (the table is 64-byte aligned): entries written by inserts and
+ * removals never share the line every lookup reads first. */
 struct ng_map_table {
   uint32_t mask;
-  ng_map_entry e[];
+  ng_map_entry e[] __attribute__((aligned(64)));
 };
 
 static inline uint32_t ng_map_slot(uint64_t key, uint32_t mask) {
@@ -31,6 +38,10 @@ static inline uint32_t ng_map_slot(uint64_t key, uint32_t mask) {
   key ^= key >> 33;
   return (uint32_t)key & mask;
 }
+
+_Static_assert(offsetof(struct ng_map, used) / 64 != offsetof(struct ng_map, table) / 64 && sizeof(struct ng_map) % 64 == 0,
+               "a map's count on a line of its own, the map on lines of its own");
+_Static_assert(offsetof(struct ng_map_table, e) == 64, "a table's mask on a line of its own");
 
 /* Lock-free: the value of key, or 0. Under concurrent writes a lookup may miss or see another
  * key's value; callers validate what they found and retry a miss with ng_map_get_locked. */

@@ -114,8 +114,11 @@ struct pcomm {
 #define POOL_CHUNKS 256
 static _Atomic(pev *) pool_chunks[POOL_CHUNKS];
 static atomic_int pool_nchunks;
-static pthread_spinlock_t pool_lock;
-static int32_t pool_free = -1;
+/* the free list and its lock, which NCCL's threads write at every event, on a line of their own */
+static struct {
+  pthread_spinlock_t lock;
+  int32_t free;
+} __attribute__((aligned(64))) pool = {.free = -1};
 
 static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
 static pcomm **comms;
@@ -146,7 +149,7 @@ static int user_mask_store; /* what the user's plugin sets, as it would set NCCL
 static _Atomic(int *) nccl_mask; /* NCCL's activation mask, as its last init passed it */
 static atomic_int synced_mask = -1;
 
-static void init_once(void) { pthread_spin_init(&pool_lock, PTHREAD_PROCESS_PRIVATE); }
+static void init_once(void) { pthread_spin_init(&pool.lock, PTHREAD_PROCESS_PRIVATE); }
 
 /* A fork's child has the forking thread alone: a lock another thread of the parent held would stay
  * held there for good, and the child's NCCL (a communicator of its own) or the child's exit would
@@ -154,7 +157,7 @@ static void init_once(void) { pthread_spin_init(&pool_lock, PTHREAD_PROCESS_PRIV
  * a fork from inside the dynamic linker would wait on a holder that waits on the linker). What a
  * holder was changing may be half done; the child only adds records of its own. */
 static void forked_child(void) {
-  pthread_spin_init(&pool_lock, PTHREAD_PROCESS_PRIVATE);
+  pthread_spin_init(&pool.lock, PTHREAD_PROCESS_PRIVATE);
   pthread_mutex_init(&comms_lock, NULL);
   pthread_mutex_init(&user_lock, NULL);
   for (int i = 0; i < ncomms; i++) {
@@ -170,9 +173,9 @@ void ng_prof_hold_locks(int hold) {
     pthread_mutex_lock(&user_lock);
     pthread_mutex_lock(&comms_lock);
     for (int i = 0; i < ncomms; i++) pthread_spin_lock(&comms[i]->lock);
-    pthread_spin_lock(&pool_lock);
+    pthread_spin_lock(&pool.lock);
   } else {
-    pthread_spin_unlock(&pool_lock);
+    pthread_spin_unlock(&pool.lock);
     for (int i = 0; i < ncomms; i++) pthread_spin_unlock(&comms[i]->lock);
     pthread_mutex_unlock(&comms_lock);
     pthread_mutex_unlock(&user_lock);
@@ -184,13 +187,13 @@ static inline pev *pool_at(int32_t i) {
 }
 
 static pev *pev_alloc(pcomm *c, uint64_t type) {
-  pthread_spin_lock(&pool_lock);
-  int32_t i = pool_free;
+  pthread_spin_lock(&pool.lock);
+  int32_t i = pool.free;
   if (i < 0) {
     int n = atomic_load_explicit(&pool_nchunks, NG_RELAXED);
     pev *chunk = n < POOL_CHUNKS ? calloc(POOL_CHUNK, sizeof(pev)) : NULL;
     if (chunk == NULL) {
-      pthread_spin_unlock(&pool_lock);
+      pthread_spin_unlock(&pool.lock);
       return NULL;
     }
     for (int j = 0; j < POOL_CHUNK; j++) chunk[j].free_next = j + 1 < POOL_CHUNK ? n * POOL_CHUNK + j + 1 : -1;
@@ -199,8 +202,8 @@ static pev *pev_alloc(pcomm *c, uint64_t type) {
     i = n * POOL_CHUNK;
   }
   pev *e = pool_at(i);
-  pool_free = e->free_next;
-  pthread_spin_unlock(&pool_lock);
+  pool.free = e->free_next;
+  pthread_spin_unlock(&pool.lock);
   int32_t self = i;
   memset(e, 0, offsetof(pev, tracked));
   e->free_next = self;
@@ -214,10 +217,10 @@ static pev *pev_alloc(pcomm *c, uint64_t type) {
 static void pev_free(pev *e) {
   int32_t self = e->free_next;
   atomic_store_explicit(&e->in_use, 0, NG_RELAXED);
-  pthread_spin_lock(&pool_lock);
-  e->free_next = pool_free;
-  pool_free = self;
-  pthread_spin_unlock(&pool_lock);
+  pthread_spin_lock(&pool.lock);
+  e->free_next = pool.free;
+  pool.free = self;
+  pthread_spin_unlock(&pool.lock);
 }
 
 /* Whether p is one of our event records (NCCL only hands back what we gave it, but a PXN proxy

@@ -161,10 +161,21 @@ typedef struct {
   _Atomic(char *) chunks[NG_MAX_CHUNKS];
   _Atomic int32_t high; /* slots handed out so far */
   int32_t free_head;    /* guarded by the map lock */
-  _Atomic int32_t live;
   size_t size;
   ng_map *map;
+  /* slots taken and slots given back (live: their difference), under the map lock, each on a line
+   * of its own: a framework that makes its events on one thread and releases them on another (a
+   * watchdog) writes each on its own core, and neither line is the one of the fields above, which
+   * every lookup reads */
+  _Atomic int32_t taken __attribute__((aligned(64)));
+  _Atomic int32_t given_back __attribute__((aligned(64)));
 } ng_pool;
+_Static_assert(offsetof(ng_pool, taken) / 64 != offsetof(ng_pool, map) / 64 &&
+                   offsetof(ng_pool, given_back) / 64 != offsetof(ng_pool, taken) / 64,
+               "a pool's counters on lines of their own, away from what lookups read");
+static inline int32_t ng_pool_live(ng_pool *p) {
+  return atomic_load_explicit(&p->taken, NG_RELAXED) - atomic_load_explicit(&p->given_back, NG_RELAXED);
+}
 
 extern ng_map ng_events;  /* event handle -> slot + 2, or NG_JAVA_MARK */
 extern ng_map ng_streams; /* stream key -> slot + 2, or NG_JAVA_MARK */

@@ -43,8 +43,11 @@ __thread ng_thread ng_self;
 pthread_key_t ng_thread_key;
 static _Atomic uint32_t thread_ids;
 /* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted;
- * written under the map lock only (a plain add: no locked instruction on a creation's path) */
-static _Atomic int64_t lazy_created, lazy_released, lazy_adopted;
+ * written under the map lock only (a plain add: no locked instruction on a creation's path), a
+ * line each: a creation's thread and a release's each write their own */
+static struct {
+  _Atomic int64_t n;
+} __attribute__((aligned(64))) lazy_created, lazy_released, lazy_adopted;
 
 /* An add to a counter whose writers all hold the map lock; readers read it relaxed. */
 static inline void locked_add(_Atomic int64_t *c, int64_t n) {
@@ -85,7 +88,7 @@ static int32_t slot_alloc_as(ng_pool *p, int32_t kept) {
     }
     atomic_store_explicit(&p->high, i + 1, NG_RELEASE);
   }
-  locked_add32(&p->live, 1);
+  locked_add32(&p->taken, 1);
   ng_head *h = ng_slot_at(p, i);
   h->where_base = (uint32_t)(i + 1) << NG_WHERE_INDEX_SHIFT;
   /* a new incarnation: NG_ENDED cleared, the version kept going */
@@ -141,7 +144,7 @@ static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
     atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
     ng_cold_of(h)->next_free = p->free_head;
     p->free_head = i;
-    locked_add32(&p->live, -1);
+    locked_add32(&p->given_back, 1);
   }
   if (!locked) ng_map_unlock();
 }
@@ -642,8 +645,8 @@ static int lazy_release(ng_call *k) {
   }
   atomic_store_explicit(&e->h.key, NG_DEAD_KEY, NG_RELAXED);
   reuse_keep(k->kept.site, i);
-  locked_add32(&ng_epool.live, -1);
-  locked_add(&lazy_released, 1);
+  locked_add32(&ng_epool.given_back, 1);
+  locked_add(&lazy_released.n, 1);
   ng_map_unlock();
   return 1;
 }
@@ -669,7 +672,7 @@ static void lazy_put_back(ng_call *k) {
                      (uint64_t)(inc & NG_INC_MASK) << NG_REC_INC_SHIFT;
     if (k->kept.seq != 0) ng_rec_store(e, k->kept.seq, where);
     atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
-    locked_add(&lazy_created, 1);
+    locked_add(&lazy_created.n, 1);
   }
   ng_map_unlock();
 }
@@ -823,7 +826,7 @@ void ng_exit(ng_call *k, int status) {
       e->birth.site = (uint64_t)(uintptr_t)lazy_site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
-      locked_add(&lazy_created, 1);
+      locked_add(&lazy_created.n, 1);
     }
     ng_map_unlock();
     NG_CP_STEP(CREATE_LOCKED, t_);
@@ -1102,7 +1105,7 @@ static int adopt_locked(int32_t i, int64_t *out) {
   out[5] = e->birth.created_ms;
   out[6] = (int64_t)e->birth.site;
   out[7] = atomic_load_explicit(&e->cold.device, NG_RELAXED);
-  locked_add(&lazy_adopted, 1);
+  locked_add(&lazy_adopted.n, 1);
   return 1;
 }
 
@@ -1136,9 +1139,9 @@ int ng_api_adopt_event(int64_t handle, int64_t *out) {
 int64_t ng_api_lazy_live(void) {
   /* the ends first, the creations last: an event lazy all along counts in created and in neither
    * end, so the answer is never below what is lazy now (it may be above: a gauge's, harmless) */
-  int64_t released = atomic_load_explicit(&lazy_released, NG_ACQUIRE);
-  int64_t adopted = atomic_load_explicit(&lazy_adopted, NG_ACQUIRE);
-  return atomic_load_explicit(&lazy_created, NG_ACQUIRE) - released - adopted;
+  int64_t released = atomic_load_explicit(&lazy_released.n, NG_ACQUIRE);
+  int64_t adopted = atomic_load_explicit(&lazy_adopted.n, NG_ACQUIRE);
+  return atomic_load_explicit(&lazy_created.n, NG_ACQUIRE) - released - adopted;
 }
 
 /* NCCLGUARD_NATIVE_DEBUG set (not 0): one line at exit with the native part's counts, for finding
@@ -1189,8 +1192,8 @@ void ng_track_debug_line(void) {
 void ng_track_stats(int64_t *out, int n) {
   int64_t v[NCCLGUARD_STATS] = {
       [NCCLGUARD_STAT_CALLERS] = ng_callers_known(),
-      [NCCLGUARD_STAT_EVENTS_LIVE] = atomic_load_explicit(&ng_epool.live, NG_RELAXED),
-      [NCCLGUARD_STAT_STREAMS_LIVE] = atomic_load_explicit(&ng_spool.live, NG_RELAXED),
+      [NCCLGUARD_STAT_EVENTS_LIVE] = ng_pool_live(&ng_epool),
+      [NCCLGUARD_STAT_STREAMS_LIVE] = ng_pool_live(&ng_spool),
       [NCCLGUARD_STAT_EXCEPTIONS] = atomic_load_explicit(&ng_exceptions_cleared, NG_RELAXED),
       [NCCLGUARD_STAT_MISSING_REAL] = atomic_load_explicit(&ng_missing_real, NG_RELAXED),
       [NCCLGUARD_STAT_UPCALLS] = atomic_load_explicit(&ng_upcalls, NG_RELAXED),
@@ -1200,9 +1203,9 @@ void ng_track_stats(int64_t *out, int n) {
       [NCCLGUARD_STAT_DEPOT_BYTES] = ng_stack_bytes(),
       [NCCLGUARD_STAT_EVENT_SLOTS_MADE] = atomic_load_explicit(&ng_epool.high, NG_RELAXED),
       [NCCLGUARD_STAT_STREAM_SLOTS_MADE] = atomic_load_explicit(&ng_spool.high, NG_RELAXED),
-      [NCCLGUARD_STAT_LAZY_CREATED] = atomic_load_explicit(&lazy_created, NG_RELAXED),
-      [NCCLGUARD_STAT_LAZY_RELEASED] = atomic_load_explicit(&lazy_released, NG_RELAXED),
-      [NCCLGUARD_STAT_LAZY_ADOPTED] = atomic_load_explicit(&lazy_adopted, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_CREATED] = atomic_load_explicit(&lazy_created.n, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_RELEASED] = atomic_load_explicit(&lazy_released.n, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_ADOPTED] = atomic_load_explicit(&lazy_adopted.n, NG_RELAXED),
       [NCCLGUARD_STAT_MEMO_HITS] = ng_hs_memo_hits(),
       [NCCLGUARD_STAT_MEMO_TAKES] = ng_hs_memo_takes(),
   };
