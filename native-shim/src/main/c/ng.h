@@ -117,7 +117,7 @@ extern atomic_int ng_cp_forward;
   X(CREATE_DEVICE, "creation: current device") X(CREATE_STACK, "creation: Java stack")              \
   X(CREATE_BIRTH, "creation: time") X(CREATE_LOCKED, "creation: slot (map lock held)")              \
   X(RELEASE_FIND, "release: slot found") X(RELEASE_LAZY, "release: lazy end (map lock held)")       \
-  X(MISS_FIND, "hint missed: map lookup")
+  X(MISS_FIND, "hint missed: map lookup") X(RELEASE_ELSEWHERE, "release on another thread than the creation (none timed)")
 #define NG_CP_STEP_ID(step, name) NG_CP_##step,
 enum { NG_CP_STEPS(NG_CP_STEP_ID) NG_CP_STEP_COUNT };
 #undef NG_CP_STEP_ID

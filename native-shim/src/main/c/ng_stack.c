@@ -193,6 +193,11 @@ static void method_confirm(void *m, uint32_t now) {
   }
 }
 
+uint32_t ng_stack_thread(void) {
+  if (self_id == 0) self_id = atomic_fetch_add_explicit(&thread_ids, 1, NG_RELAXED) + 1;
+  return self_id;
+}
+
 int ng_stack_now(ng_stack_take *t) {
   t->id = 0;
   t->repeat = 0;
@@ -200,8 +205,7 @@ int ng_stack_now(ng_stack_take *t) {
   /* read before the walk: an upcall's answer confirms the stack for the epoch it was asked in */
   uint32_t now = atomic_load_explicit(&epoch, NG_ACQUIRE);
   t->epoch = now;
-  if (self_id == 0) self_id = atomic_fetch_add_explicit(&thread_ids, 1, NG_RELAXED) + 1;
-  t->thread = self_id;
+  t->thread = ng_stack_thread();
   if (atomic_load_explicit(&max_stacks, NG_RELAXED) == 0) return 0;
   /* the same JNI call as a walk before it: the same frames (ng_hotspot.c) */
   entry *e = ng_hs_memo_get();

@@ -28,6 +28,8 @@ int ng_stack_now(ng_stack_take *t);
 /* Java held the handle created with t's stack: creations at that stack, and at any stack under its first
  * frame's method, on this thread need no upcall from now on. */
 void ng_stack_confirm(const ng_stack_take *t);
+/* This thread's id as ng_stack_now gives it (one at its first call). */
+uint32_t ng_stack_thread(void);
 /* The frames of stack id into out (at most max); how many the stack has, -1 for an unknown id. */
 int ng_stack_frames(uint32_t id, ng_frame *out, int max);
 /* Java's wrapped natives changed: every stack must be confirmed again. */

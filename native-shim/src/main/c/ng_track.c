@@ -624,6 +624,9 @@ static int lazy_release(ng_call *k) {
     return 0;
   }
   atomic_store_explicit(&e->cold.refs, 0, NG_RELEASE);
+#ifdef NG_CALL_STEPS
+  if (e->birth.thread != ng_stack_thread()) NG_CP_STEP(RELEASE_ELSEWHERE, NG_CP_STEP_TSC());
+#endif
   ng_rec rec = ng_rec_load(e);
   k->kept.stack = e->birth.stack;
   k->kept.thread = e->birth.thread;
