@@ -659,6 +659,76 @@ static void released_slots_are_reused_once_java_lets_go(void) {
   CHECK_EQ(event_pending(v.slot), 0);
 }
 
+/* Another thread releases an event this thread made and recorded (the record's call site keeps its
+ * slot as a hint) while Java still holds its slot, then makes one, which the runtime gives the same
+ * handle (the emulator hands a destroyed event's block out again, as CUDA does) in a slot of its own. */
+typedef struct {
+  cudaEvent_t e;
+  int slot;
+} made;
+
+static int created_slot(void) {
+  upcall u;
+  return last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u) ? u.slot : -1;
+}
+
+static void release_and_make_again(void *p) {
+  made *m = p;
+  m->slot = -1;
+  if (fj->event_destroy(m->e) != 0 || fj->event_create(&m->e) != 0) return;
+  m->slot = created_slot();
+}
+
+/* A thread's record of a handle counts on the handle's live slot, never on the slot its call site
+ * found for the handle before another thread ended it; nor does a slot made again, for another
+ * handle. */
+static void a_record_after_another_threads_release_and_creation_counts_on_the_live_slot(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  int same_handle = 0;
+  for (int round = 0; round < 3; round++) {
+    made m;
+    REQUIRE_EQ(fj->event_create(&m.e), 0);
+    int first = created_slot();
+    cudaEvent_t before = m.e;
+    REQUIRE_EQ(fj->event_record(m.e, s), 0);
+    REQUIRE_EQ(fj->stream_sync(s), 0);
+    REQUIRE_EQ(fj->event_query(m.e), 0);
+    fj->on_thread(release_and_make_again, &m);
+    REQUIRE_EQ(m.slot >= 0, 1);
+    same_handle += m.e == before;
+    CHECK((m.slot & 0x3FFFFF) != (first & 0x3FFFFF)); /* Java holds the first */
+    gate_init(&held);
+    REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+    /* the record's call site found the first slot for this handle last */
+    REQUIRE_EQ(fj->event_record(m.e, s), 0);
+    CHECK_EQ(event_pending(m.slot), 1);
+    CHECK_EQ(event_pending(first), -1);
+    /* the first slot let go, and made again here, for another handle */
+    ng->release_slot(first);
+    cudaEvent_t other;
+    REQUIRE_EQ(fj->event_create(&other), 0);
+    int other_slot = created_slot();
+    REQUIRE_EQ(fj->event_record(other, s), 0);
+    CHECK_EQ(event_pending(m.slot), 1);
+    CHECK_EQ(event_pending(other_slot), 1);
+    gate_open(&held);
+    REQUIRE_EQ(fj->stream_sync(s), 0);
+    REQUIRE_EQ(fj->event_query(m.e), 0);
+    REQUIRE_EQ(fj->event_query(other), 0);
+    CHECK_EQ(event_pending(m.slot), 0);
+    CHECK_EQ(event_pending(other_slot), 0);
+    REQUIRE_EQ(fj->event_destroy(other), 0);
+    REQUIRE_EQ(fj->event_destroy(m.e), 0);
+    ng->release_slot(other_slot);
+    ng->release_slot(m.slot);
+  }
+  /* the case this is about happened: the handle came back */
+  CHECK_EQ(same_handle, 3);
+}
+
 static void init_all_and_split_learn_their_devices(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -785,6 +855,8 @@ static const struct test_case cases[] = {
     {"a_creation_on_a_thread_without_java_frames_carries_a_backtrace",
      a_creation_on_a_thread_without_java_frames_carries_a_backtrace, NULL, NULL},
     {"released_slots_are_reused_once_java_lets_go", released_slots_are_reused_once_java_lets_go, NULL, NULL},
+    {"a_record_after_another_threads_release_and_creation_counts_on_the_live_slot",
+     a_record_after_another_threads_release_and_creation_counts_on_the_live_slot, NULL, NULL},
     {"init_all_and_split_learn_their_devices", init_all_and_split_learn_their_devices, NULL, NULL},
 };
 
