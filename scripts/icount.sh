@@ -39,7 +39,7 @@ done
 printf '%-22s' "instructions per call"
 for name in "${names[@]}"; do printf ' | %24s' "$name: added (wrapper)"; done
 echo
-for fn in cudaEventQuery cudaEventRecord ncclAllReduce cudaGetDevice cudaStreamQuery cudaStreamWaitEvent pointer-dispatch framework framework-default; do
+for fn in cudaEventQuery cudaEventRecord ncclAllReduce cudaGetDevice cudaStreamQuery cudaStreamWaitEvent pointer-dispatch framework framework-default framework-ring; do
   printf '%-22s' "$fn"
   for name in "${names[@]}"; do
     w=${col["$name|$fn/wrapper/$calls"]:-}

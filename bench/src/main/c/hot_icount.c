@@ -90,6 +90,27 @@ static int forward_rounds(void *agent, void (*framework)(int, long), long n) {
   return 0;
 }
 
+static double thread_cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* --handoff: 5 rounds of the framework loop with its releases on a second thread
+ * (hot_framework_handoff), tracked and real: ns an operation, wall and this thread's CPU */
+static int handoff_rounds(int (*handoff)(int, long), long n) {
+  for (int round = 0; round < 5; round++) {
+    for (int real = 0; real < 2; real++) {
+      if (handoff(real, n) != 0) return 2;
+      double t0 = now_ns(), c0 = thread_cpu_ns();
+      handoff(real, n);
+      printf("round %d %-7s %.1f ns an operation (this thread's CPU %.1f)\n", round + 1, real ? "real" : "tracked",
+             (now_ns() - t0) / (double)n, (thread_cpu_ns() - c0) / (double)n);
+    }
+  }
+  return 0;
+}
+
 /* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] [--forward] */
 int main(int argc, char **argv) {
   if (argc < 3) {
@@ -114,6 +135,8 @@ int main(int argc, char **argv) {
     return 4;
   }
   if (argc > 4 && strcmp(argv[4], "--forward") == 0) return forward_rounds(agent, framework, n);
+  if (argc > 4 && strcmp(argv[4], "--handoff") == 0)
+    return handoff_rounds(must(dlsym(bench, "hot_framework_handoff"), "hot_framework_handoff"), n);
   char name[64];
   for (size_t i = 0; i < sizeof(loops) / sizeof(loops[0]); i++) {
     for (int real = 0; real < 2; real++) {
@@ -128,13 +151,18 @@ int main(int argc, char **argv) {
    * all-reduce, a query, 2 releases; on the stream made at set-up, then on the legacy default
    * stream (PyTorch's synchronous collectives) */
   void (*legacy)(int) = must(dlsym(bench, "hot_framework_legacy"), "hot_framework_legacy");
-  for (int on_default = 0; on_default < 2; on_default++) {
-    legacy(on_default);
+  /* and as ProcessGroupNCCL keeps its work: each operation's events live for 16 operations
+   * (hot_framework_ring), so the call sites' hints hold other events */
+  void (*ring)(int, long) = must(dlsym(bench, "hot_framework_ring"), "hot_framework_ring");
+  static const char *rows[] = {"framework", "framework-default", "framework-ring"};
+  for (int row = 0; row < 3; row++) {
+    legacy(row == 1);
+    void (*loop)(int, long) = row == 2 ? ring : framework;
     for (int real = 0; real < 2; real++) {
-      framework(real, n);
+      loop(real, n);
       CALLGRIND_ZERO_STATS;
-      framework(real, n);
-      snprintf(name, sizeof name, "%s/%s/%ld", on_default ? "framework-default" : "framework", real ? "real" : "wrapper", n);
+      loop(real, n);
+      snprintf(name, sizeof name, "%s/%s/%ld", rows[row], real ? "real" : "wrapper", n);
       CALLGRIND_DUMP_STATS_AT(name);
     }
   }

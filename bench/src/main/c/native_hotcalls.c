@@ -11,6 +11,8 @@
 #include <jni.h>
 #include <link.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -406,6 +408,87 @@ JNIEXPORT void JNICALL Java_dev_ncclguard_bench_NativeHotCalls_frameworkOnDefaul
 
 EXPORT void hot_framework(int real, jlong n) {
   for (jlong i = 0; i < n; i++) framework_op(real);
+}
+
+/* The framework loop as ProcessGroupNCCL keeps its work: an operation's events live on for RING
+ * operations (its work object, until the watchdog sees it complete), so each call site's hint holds
+ * another operation's event and every record, query and release looks its event up further. The
+ * same calls as framework_op's; n operations from an empty ring to an empty ring. */
+#define RING 16
+EXPORT void hot_framework_ring(int real, jlong n) {
+  static cudaEvent_t ring[RING][2];
+  cudaStream_t st = fw_legacy ? NULL : stream;
+  int (*create)(cudaEvent_t *, unsigned) = real ? real_create_flags : cudaEventCreateWithFlags;
+  int (*record)(cudaEvent_t, cudaStream_t) = real ? real_record : cudaEventRecord;
+  int (*query)(cudaEvent_t) = real ? real_query : cudaEventQuery;
+  int (*destroy)(cudaEvent_t) = real ? real_destroy : cudaEventDestroy;
+  int (*allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t) = real ? real_allreduce : ncclAllReduce;
+  for (jlong i = 0; i < n + RING; i++) {
+    cudaEvent_t *old = ring[i % RING];
+    if (i >= RING) {
+      destroy(old[0]);
+      destroy(old[1]);
+    }
+    if (i >= n) continue;
+    create(&old[0], 2);
+    create(&old[1], 2);
+    record(old[0], st);
+    allreduce(buffer, buffer, 256, 7, 0, comm, st);
+    record(old[1], st);
+    query(old[1]);
+  }
+}
+
+/* The framework loop with its releases on another thread, as ProcessGroupNCCL's watchdog drops a
+ * completed work's events: this thread makes each operation's two events, records them around the
+ * all-reduce and queries the second; a releaser thread destroys them, HANDOFF operations behind
+ * (a ring of their events, one writer and one reader). What the agent's shared state costs when
+ * creations and releases run on two cores. n operations; both threads done at return. */
+#define HANDOFF 64
+static struct {
+  cudaEvent_t e[HANDOFF][2];
+  _Atomic long made, released;
+  long n;
+  int real;
+} handoff;
+
+static void *releaser(void *p) {
+  (void)p;
+  int (*destroy)(cudaEvent_t) = handoff.real ? real_destroy : cudaEventDestroy;
+  for (long i = 0; i < handoff.n; i++) {
+    while (atomic_load_explicit(&handoff.made, memory_order_acquire) <= i) __builtin_ia32_pause();
+    destroy(handoff.e[i % HANDOFF][0]);
+    destroy(handoff.e[i % HANDOFF][1]);
+    atomic_store_explicit(&handoff.released, i + 1, memory_order_release);
+  }
+  return NULL;
+}
+
+EXPORT int hot_framework_handoff(int real, jlong n) {
+  cudaStream_t st = fw_legacy ? NULL : stream;
+  int (*create)(cudaEvent_t *, unsigned) = real ? real_create_flags : cudaEventCreateWithFlags;
+  int (*record)(cudaEvent_t, cudaStream_t) = real ? real_record : cudaEventRecord;
+  int (*query)(cudaEvent_t) = real ? real_query : cudaEventQuery;
+  int (*allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t) = real ? real_allreduce : ncclAllReduce;
+  handoff.n = n;
+  handoff.real = real;
+  atomic_store(&handoff.made, 0);
+  atomic_store(&handoff.released, 0);
+  pthread_t t;
+  if (pthread_create(&t, NULL, releaser, NULL) != 0) return -1;
+  for (long i = 0; i < n; i++) {
+    while (i - atomic_load_explicit(&handoff.released, memory_order_acquire) >= HANDOFF) __builtin_ia32_pause();
+    cudaEvent_t *e = handoff.e[i % HANDOFF];
+    create(&e[0], 2);
+    create(&e[1], 2);
+    record(e[0], st);
+    allreduce(buffer, buffer, 256, 7, 0, comm, st);
+    record(e[1], st);
+    query(e[1]);
+    atomic_store_explicit(&handoff.made, i + 1, memory_order_release);
+  }
+  pthread_join(t, NULL);
+  return 0;
 }
 
 /* The framework loop: the elapsed ns of `iters` operations, the stream synchronized every 256
