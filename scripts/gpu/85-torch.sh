@@ -22,6 +22,8 @@
 #   paths the loop took and what their own work cost; then (unless TORCH_AB=0) one JVM of that build
 #   alternating loops with every wrapper forwarding at once and loops tracked (the ratio without
 #   the JVM-to-JVM spread; the forwarding loops pay the wrappers' jump, about 1 ns a call);
+#   TORCH_STEPS_LIBS and TORCH_PROF_LIBS name other counting builds (steps, plain) for those two
+#   JVMs, one JVM each: two versions of the native part compared on one host;
 # - cupy-clean, cupy-leaky (issue 32, where the venv has CuPy): CuPy's NCCL binding, its stream and
 #   events through its static runtime (no libcudart loaded): clean reports nothing (no false
 #   unsynchronized stream), leaky its communicator, stream and event; no "no loaded library" line.
@@ -286,24 +288,30 @@ EOF2
   done
   # where the agent's time goes: the counting build, its exit lines (calls per wrapper and path, the
   # generic path's cycles, upcalls, the stack memo)
+  # TORCH_STEPS_LIBS / TORCH_PROF_LIBS: other counting builds (paths), one JVM each, to compare
+  # two versions of the native part step by step and in process on one host
   if [ -f "$torch_prof" ] && [ "${TORCH_COUNTING:-1}" != 0 ]; then
-    BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$torch_steps" trun bench-counting "text=none" \
-      NCCL_DEBUG=WARN NCCLGUARD_NATIVE_DEBUG=1 -- bench --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
-    say "counting build: $(grep -h '^TORCHBENCH' "$t/bench-counting.out" | sed 's/.*size=\([^ ]*\) .*us_per_op=\([0-9.]*\) .*/\1 \2 us\/op/' | paste -sd ' ')"
-    grep -h 'ncclguard: native: \(debug\|profile\)' "$t/bench-counting.out" | tee -a "$log"
+    for lib in ${TORCH_STEPS_LIBS:-$torch_steps}; do
+      BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$lib" trun bench-counting "text=none" \
+        NCCL_DEBUG=WARN NCCLGUARD_NATIVE_DEBUG=1 -- bench --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
+      say "counting build ($(basename "$lib")): $(grep -h '^TORCHBENCH' "$t/bench-counting.out" | sed 's/.*size=\([^ ]*\) .*us_per_op=\([0-9.]*\) .*/\1 \2 us\/op/' | paste -sd ' ')"
+      grep -h 'ncclguard: native: \(debug\|profile\)' "$t/bench-counting.out" | tee -a "$log"
+    done
   fi
   # in one process, without the JVM-to-JVM spread: the counting build's loops with every wrapper
   # forwarding at once against loops tracked, alternated (TorchClient's TORCHAB lines)
   if [ -f "$torch_prof" ] && [ "${TORCH_AB:-1}" != 0 ]; then
-    BENCH=1 TORCH_JAVA_OPTS=$torch_prof_opt trun bench-inprocess "text=none" \
-      NCCL_DEBUG=WARN TORCHCLIENT_PROF_LIB="$torch_prof" -- bench --small "${TORCH_SMALL:-10000}" \
-      --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
-    ab=$(sed -n 's/^TORCHAB //p' "$t/bench-inprocess.out")
-    if [ -z "$ab" ]; then
-      say "in-process rounds: no TORCHAB line$(terr bench-inprocess) (output in $t/bench-inprocess.out)"
-    else
-      echo "$ab" | while read -r line; do say "in-process rounds (forwarding / tracked, alternated in one JVM): $line"; done
-    fi
+    for lib in ${TORCH_PROF_LIBS:-$torch_prof}; do
+      BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$lib" trun bench-inprocess "text=none" \
+        NCCL_DEBUG=WARN TORCHCLIENT_PROF_LIB="$lib" -- bench --small "${TORCH_SMALL:-10000}" \
+        --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
+      ab=$(sed -n 's/^TORCHAB //p' "$t/bench-inprocess.out")
+      if [ -z "$ab" ]; then
+        say "in-process rounds ($(basename "$lib")): no TORCHAB line$(terr bench-inprocess) (output in $t/bench-inprocess.out)"
+      else
+        echo "$ab" | while read -r line; do say "in-process rounds ($(basename "$lib"), forwarding / tracked, alternated in one JVM): $line"; done
+      fi
+    done
   fi
 fi
 say ""
