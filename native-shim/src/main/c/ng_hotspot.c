@@ -32,12 +32,7 @@ static uintptr_t *marker_slot; /* the global handle's slot: the marker's current
 static jobject marker;
 /* the check off, for the JVM test that shows what it catches: the block alone decides */
 static int naive;
-/* statistics; hits is written at every creation that finds its memo: on a line of its own, away
- * from what the creations of other threads read */
-static struct {
-  _Atomic int64_t n;
-} __attribute__((aligned(64))) hits;
-static _Atomic int64_t takes;
+static _Atomic int64_t hits, takes;
 
 #define MEMOS 4
 /* retakes in a block whose memo was not proven stale (its index below _top): beyond this many a
@@ -52,7 +47,7 @@ static __thread memo memos[MEMOS];
 static __thread uint32_t next_memo;
 static __thread int32_t ambiguous;
 
-int64_t ng_hs_memo_hits(void) { return atomic_load_explicit(&hits.n, NG_RELAXED); }
+int64_t ng_hs_memo_hits(void) { return atomic_load_explicit(&hits, NG_RELAXED); }
 int64_t ng_hs_memo_takes(void) { return atomic_load_explicit(&takes, NG_RELAXED); }
 
 void ng_hs_set_vm(JavaVM *jvm) {
@@ -256,7 +251,7 @@ void *ng_hs_memo_get(void) {
     if (m->block != block || block == 0) continue;
     if (naive || valid(block, m->index)) {
       /* a statistic: a plain add, not a locked one on every creation (two threads may lose one) */
-      atomic_store_explicit(&hits.n, atomic_load_explicit(&hits.n, NG_RELAXED) + 1, NG_RELAXED);
+      atomic_store_explicit(&hits, atomic_load_explicit(&hits, NG_RELAXED) + 1, NG_RELAXED);
       return m->value;
     }
     return NULL;

@@ -16,19 +16,15 @@
 /* A word, not a mutex: taken with one compare-and-swap, freed with a plain release store (a mutex's
  * unlock is a second locked instruction, and creations and releases take this lock on a
  * framework's hot path: docs/design.md, "Creations at hot-call cost"). Held for a few dozen
- * instructions; a waiter pauses, then yields. */
-/* On a line of its own: every creation and release writes it, and a variable that shared its line
- * (the wrappers' gate words did) would miss on every other core after each. */
-static struct {
-  _Atomic uint32_t word;
-} __attribute__((aligned(64))) writers;
+ * instructions; a waiter pauses, then yields. What it guards shares its line (ng_map.h). */
+ng_locked_words ng_locked = {.free_head = {-1, -1}};
 
 void ng_map_lock(void) {
   int spins = 0;
   while (1) {
     uint32_t free = 0;
-    if (atomic_load_explicit(&writers.word, NG_RELAXED) == 0 &&
-        atomic_compare_exchange_weak_explicit(&writers.word, &free, 1, memory_order_acquire, NG_RELAXED))
+    if (atomic_load_explicit(&ng_locked.word, NG_RELAXED) == 0 &&
+        atomic_compare_exchange_weak_explicit(&ng_locked.word, &free, 1, memory_order_acquire, NG_RELAXED))
       return;
     if (spins++ < 64) {
       ng_pause();
@@ -39,7 +35,7 @@ void ng_map_lock(void) {
   }
 }
 
-void ng_map_unlock(void) { atomic_store_explicit(&writers.word, 0, NG_RELEASE); }
+void ng_map_unlock(void) { atomic_store_explicit(&ng_locked.word, 0, NG_RELEASE); }
 
 static struct ng_map_table *table_new(uint32_t capacity) {
   size_t bytes = sizeof(struct ng_map_table) + (size_t)capacity * sizeof(ng_map_entry);
@@ -52,7 +48,7 @@ static struct ng_map_table *table_new(uint32_t capacity) {
 
 void ng_map_init(ng_map *m, uint32_t capacity) {
   atomic_store_explicit(&m->table, table_new(capacity), NG_RELEASE);
-  m->used = 0;
+  *m->used = 0;
 }
 
 uint64_t ng_map_get_locked(ng_map *m, uint64_t key) { return ng_map_get(m, key); }
@@ -85,11 +81,11 @@ uint64_t ng_map_swap(ng_map *m, uint64_t key, uint64_t value) {
     if (k == 0) break;
     i = (i + 1) & t->mask;
   }
-  if ((m->used + 1) * 2 > t->mask + 1) {
+  if ((*m->used + 1) * 2 > t->mask + 1) {
     grow(m);
     return ng_map_swap(m, key, value);
   }
-  m->used++;
+  (*m->used)++;
   /* the value first: a reader that sees the key sees its value */
   atomic_store_explicit(&t->e[i].value, value, NG_RELAXED);
   atomic_store_explicit(&t->e[i].key, key, NG_RELEASE);
@@ -112,7 +108,7 @@ uint64_t ng_map_remove_if(ng_map *m, uint64_t key, uint64_t value) {
   }
   uint64_t old = atomic_load_explicit(&t->e[i].value, NG_RELAXED);
   if (value != 0 && old != value) return old;
-  m->used--;
+  (*m->used)--;
   /* Knuth's algorithm R: move back every later entry of the run whose home is not after the hole */
   uint32_t hole = i;
   uint32_t j = i;

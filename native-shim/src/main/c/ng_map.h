@@ -11,13 +11,27 @@
 
 typedef struct ng_map ng_map;
 struct ng_map_table;
-/* The table, which every lookup reads, and the count, which every insert and removal writes, on
- * lines of their own, and a map on lines no other map shares: a framework that makes its events
- * on one thread and releases them on another would otherwise have each lookup of every map miss
- * after every creation and release (false sharing). */
+/* What the writers' lock guards, which every creation and release writes, in the lock word's own
+ * cache line: a writer has that line once it holds the lock, so the counts under it cost no line
+ * more (a framework's loop on one thread, whose lines the work between its operations evicts),
+ * and nothing a lock-free reader reads lies in it (a loop that releases on another thread than it
+ * creates moves that line alone between the cores). The lock word once shared a line with the
+ * wrappers' gate words, read by every wrapped call. */
+typedef struct {
+  _Atomic uint32_t word; /* ng_map_lock */
+  uint32_t used[3];      /* the maps' entries, as their `used` point at them */
+  int32_t free_head[2];  /* the pools' free lists (ng_slots.h) */
+  _Atomic int32_t taken[2], given_back[2]; /* the pools' slots handed out and given back */
+  /* events made with no upcall (NG_REF_LAZY), those released with none, those Java adopted */
+  _Atomic int64_t lazy_created, lazy_released, lazy_adopted;
+} __attribute__((aligned(64))) ng_locked_words;
+_Static_assert(sizeof(ng_locked_words) == 64, "what the map lock guards fills its one line");
+extern ng_locked_words ng_locked;
+
+/* The table, which every lookup reads, on a line no written variable shares; its count in ng_locked. */
 struct ng_map {
   _Atomic(struct ng_map_table *) table;
-  uint32_t used __attribute__((aligned(64))); /* guarded by the writers' lock */
+  uint32_t *used; /* guarded by the writers' lock */
 } __attribute__((aligned(64)));
 void ng_map_init(ng_map *m, uint32_t capacity);
 typedef struct {
@@ -39,8 +53,7 @@ static inline uint32_t ng_map_slot(uint64_t key, uint32_t mask) {
   return (uint32_t)key & mask;
 }
 
-_Static_assert(offsetof(struct ng_map, used) / 64 != offsetof(struct ng_map, table) / 64 && sizeof(struct ng_map) % 64 == 0,
-               "a map's count on a line of its own, the map on lines of its own");
+_Static_assert(sizeof(struct ng_map) == 64, "a map on a line of its own");
 _Static_assert(offsetof(struct ng_map_table, e) == 64, "a table's mask on a line of its own");
 
 /* Lock-free: the value of key, or 0. Under concurrent writes a lookup may miss or see another

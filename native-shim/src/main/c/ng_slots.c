@@ -19,11 +19,11 @@
 #include "ng_map.h"
 #include "ng_slots.h"
 
-ng_map ng_events;
-ng_map ng_streams;
-ng_map ng_comms;
-ng_pool ng_epool = {.free_head = -1, .size = sizeof(ng_eslot), .map = &ng_events};
-ng_pool ng_spool = {.free_head = -1, .size = sizeof(ng_sslot), .map = &ng_streams};
+ng_map ng_events = {.used = &ng_locked.used[0]};
+ng_map ng_streams = {.used = &ng_locked.used[1]};
+ng_map ng_comms = {.used = &ng_locked.used[2]};
+ng_pool ng_epool = {.kind = 0, .size = sizeof(ng_eslot), .map = &ng_events};
+ng_pool ng_spool = {.kind = 1, .size = sizeof(ng_sslot), .map = &ng_streams};
 
 ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = NG_ENDED};
 

@@ -160,21 +160,14 @@ _Static_assert(offsetof(ng_sslot, cold) == NG_COLD_AT && sizeof(ng_sslot) == 128
 typedef struct {
   _Atomic(char *) chunks[NG_MAX_CHUNKS];
   _Atomic int32_t high; /* slots handed out so far */
-  int32_t free_head;    /* guarded by the map lock */
+  int kind;             /* 0 events (ng_epool), 1 streams: its words in ng_locked */
   size_t size;
   ng_map *map;
-  /* slots taken and slots given back (live: their difference), under the map lock, each on a line
-   * of its own: a framework that makes its events on one thread and releases them on another (a
-   * watchdog) writes each on its own core, and neither line is the one of the fields above, which
-   * every lookup reads */
-  _Atomic int32_t taken __attribute__((aligned(64)));
-  _Atomic int32_t given_back __attribute__((aligned(64)));
 } ng_pool;
-_Static_assert(offsetof(ng_pool, taken) / 64 != offsetof(ng_pool, map) / 64 &&
-                   offsetof(ng_pool, given_back) / 64 != offsetof(ng_pool, taken) / 64,
-               "a pool's counters on lines of their own, away from what lookups read");
+/* The free list's head, the slots handed out and given back: under the map lock, in its line. */
+#define NG_FREE_HEAD(p) (ng_locked.free_head[(p)->kind])
 static inline int32_t ng_pool_live(ng_pool *p) {
-  return atomic_load_explicit(&p->taken, NG_RELAXED) - atomic_load_explicit(&p->given_back, NG_RELAXED);
+  return atomic_load_explicit(&ng_locked.taken[p->kind], NG_RELAXED) - atomic_load_explicit(&ng_locked.given_back[p->kind], NG_RELAXED);
 }
 
 extern ng_map ng_events;  /* event handle -> slot + 2, or NG_JAVA_MARK */

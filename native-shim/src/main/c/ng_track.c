@@ -42,12 +42,9 @@
 __thread ng_thread ng_self;
 pthread_key_t ng_thread_key;
 static _Atomic uint32_t thread_ids;
-/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted;
- * written under the map lock only (a plain add: no locked instruction on a creation's path), a
- * line each: a creation's thread and a release's each write their own */
-static struct {
-  _Atomic int64_t n;
-} __attribute__((aligned(64))) lazy_created, lazy_released, lazy_adopted;
+/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted:
+ * ng_locked's, written under the map lock only (a plain add: no locked instruction on a creation's
+ * path) */
 
 /* An add to a counter whose writers all hold the map lock; readers read it relaxed. */
 static inline void locked_add(_Atomic int64_t *c, int64_t n) {
@@ -75,8 +72,8 @@ static ng_head *slot_of_id(ng_pool *p, int id) {
  * The caller sets it up. */
 static int32_t slot_alloc_as(ng_pool *p, int32_t kept) {
   int32_t i = kept;
-  if (i < 0 && (i = p->free_head) >= 0) {
-    p->free_head = ng_cold_of(ng_slot_at(p, i))->next_free;
+  if (i < 0 && (i = NG_FREE_HEAD(p)) >= 0) {
+    NG_FREE_HEAD(p) = ng_cold_of(ng_slot_at(p, i))->next_free;
   } else if (i < 0) {
     i = atomic_load_explicit(&p->high, NG_RELAXED);
     if ((i >> NG_CHUNK_BITS) >= NG_MAX_CHUNKS) return -1;
@@ -88,7 +85,7 @@ static int32_t slot_alloc_as(ng_pool *p, int32_t kept) {
     }
     atomic_store_explicit(&p->high, i + 1, NG_RELEASE);
   }
-  locked_add32(&p->taken, 1);
+  locked_add32(&ng_locked.taken[p->kind], 1);
   ng_head *h = ng_slot_at(p, i);
   h->where_base = (uint32_t)(i + 1) << NG_WHERE_INDEX_SHIFT;
   /* a new incarnation: NG_ENDED cleared, the version kept going */
@@ -117,8 +114,8 @@ static inline uint32_t reuse_at(uint64_t site) { return (uint32_t)((site * 0x9E3
 static void reuse_keep(uint64_t site, int32_t i) {
   uint32_t r = reuse_at(site);
   if (reuse[r].site != 0) {
-    ng_cold_of(ng_slot_at(&ng_epool, reuse[r].slot))->next_free = ng_epool.free_head;
-    ng_epool.free_head = reuse[r].slot;
+    ng_cold_of(ng_slot_at(&ng_epool, reuse[r].slot))->next_free = NG_FREE_HEAD(&ng_epool);
+    NG_FREE_HEAD(&ng_epool) = reuse[r].slot;
   }
   reuse[r].site = site;
   reuse[r].slot = i;
@@ -142,9 +139,9 @@ static void slot_unref_as(ng_pool *p, int32_t i, uint32_t refs, int locked) {
   atomic_store_explicit(&ng_cold_of(h)->refs, before & ~refs, NG_RELEASE);
   if ((before & refs) != 0 && (before & ~refs) == 0) {
     atomic_store_explicit(&h->key, NG_DEAD_KEY, NG_RELAXED);
-    ng_cold_of(h)->next_free = p->free_head;
-    p->free_head = i;
-    locked_add32(&p->given_back, 1);
+    ng_cold_of(h)->next_free = NG_FREE_HEAD(p);
+    NG_FREE_HEAD(p) = i;
+    locked_add32(&ng_locked.given_back[p->kind], 1);
   }
   if (!locked) ng_map_unlock();
 }
@@ -648,8 +645,8 @@ static int lazy_release(ng_call *k) {
   }
   atomic_store_explicit(&e->h.key, NG_DEAD_KEY, NG_RELAXED);
   reuse_keep(k->kept.site, i);
-  locked_add32(&ng_epool.given_back, 1);
-  locked_add(&lazy_released.n, 1);
+  locked_add32(&ng_locked.given_back[0], 1); /* ng_epool's */
+  locked_add(&ng_locked.lazy_released, 1);
   ng_map_unlock();
   return 1;
 }
@@ -675,7 +672,7 @@ static void lazy_put_back(ng_call *k) {
                      (uint64_t)(inc & NG_INC_MASK) << NG_REC_INC_SHIFT;
     if (k->kept.seq != 0) ng_rec_store(e, k->kept.seq, where);
     atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
-    locked_add(&lazy_created.n, 1);
+    locked_add(&ng_locked.lazy_created, 1);
   }
   ng_map_unlock();
 }
@@ -829,7 +826,7 @@ void ng_exit(ng_call *k, int status) {
       e->birth.site = (uint64_t)(uintptr_t)lazy_site;
       e->birth.fn = k->fn;
       atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
-      locked_add(&lazy_created.n, 1);
+      locked_add(&ng_locked.lazy_created, 1);
     }
     ng_map_unlock();
     NG_CP_STEP(CREATE_LOCKED, t_);
@@ -1108,7 +1105,7 @@ static int adopt_locked(int32_t i, int64_t *out) {
   out[5] = e->birth.created_ms;
   out[6] = (int64_t)e->birth.site;
   out[7] = atomic_load_explicit(&e->cold.device, NG_RELAXED);
-  locked_add(&lazy_adopted.n, 1);
+  locked_add(&ng_locked.lazy_adopted, 1);
   return 1;
 }
 
@@ -1142,9 +1139,9 @@ int ng_api_adopt_event(int64_t handle, int64_t *out) {
 int64_t ng_api_lazy_live(void) {
   /* the ends first, the creations last: an event lazy all along counts in created and in neither
    * end, so the answer is never below what is lazy now (it may be above: a gauge's, harmless) */
-  int64_t released = atomic_load_explicit(&lazy_released.n, NG_ACQUIRE);
-  int64_t adopted = atomic_load_explicit(&lazy_adopted.n, NG_ACQUIRE);
-  return atomic_load_explicit(&lazy_created.n, NG_ACQUIRE) - released - adopted;
+  int64_t released = atomic_load_explicit(&ng_locked.lazy_released, NG_ACQUIRE);
+  int64_t adopted = atomic_load_explicit(&ng_locked.lazy_adopted, NG_ACQUIRE);
+  return atomic_load_explicit(&ng_locked.lazy_created, NG_ACQUIRE) - released - adopted;
 }
 
 /* NCCLGUARD_NATIVE_DEBUG set (not 0): one line at exit with the native part's counts, for finding
@@ -1206,9 +1203,9 @@ void ng_track_stats(int64_t *out, int n) {
       [NCCLGUARD_STAT_DEPOT_BYTES] = ng_stack_bytes(),
       [NCCLGUARD_STAT_EVENT_SLOTS_MADE] = atomic_load_explicit(&ng_epool.high, NG_RELAXED),
       [NCCLGUARD_STAT_STREAM_SLOTS_MADE] = atomic_load_explicit(&ng_spool.high, NG_RELAXED),
-      [NCCLGUARD_STAT_LAZY_CREATED] = atomic_load_explicit(&lazy_created.n, NG_RELAXED),
-      [NCCLGUARD_STAT_LAZY_RELEASED] = atomic_load_explicit(&lazy_released.n, NG_RELAXED),
-      [NCCLGUARD_STAT_LAZY_ADOPTED] = atomic_load_explicit(&lazy_adopted.n, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_CREATED] = atomic_load_explicit(&ng_locked.lazy_created, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_RELEASED] = atomic_load_explicit(&ng_locked.lazy_released, NG_RELAXED),
+      [NCCLGUARD_STAT_LAZY_ADOPTED] = atomic_load_explicit(&ng_locked.lazy_adopted, NG_RELAXED),
       [NCCLGUARD_STAT_MEMO_HITS] = ng_hs_memo_hits(),
       [NCCLGUARD_STAT_MEMO_TAKES] = ng_hs_memo_takes(),
   };
