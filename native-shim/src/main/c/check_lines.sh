@@ -2,12 +2,12 @@
 # What creations and releases write under the map lock (ng_locked: the lock word and its counts)
 # and what NCCL's profiler events write (the plugin's pool) each fill whole cache lines of
 # libncclguard.so (64-byte aligned, a multiple of 64 bytes), and so do the maps, which every lookup
-# reads: no variable another thread reads on its own hot path can share a line with what is
+# reads, and the gate word, which every wrapped call reads: no variable another thread reads on its own hot path can share a line with what is
 # written (false sharing; the map lock word once shared the wrappers' gate words' line).
 set -e
 lib=$1
 fail=0
-for name in ng_locked pool ng_events ng_streams ng_comms; do
+for name in ng_locked pool ng_events ng_streams ng_comms ng_gate; do
   line=$(nm -S "$lib" | awk -v n="$name" '$4 == n {print $1, $2; exit}')
   if [ -z "$line" ]; then
     echo "check_lines: $lib has no symbol $name" >&2

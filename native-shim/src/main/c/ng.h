@@ -71,7 +71,7 @@ int ng_fn_id(const char *name);
 /* ---------------------------------------------------------------- process-wide words */
 /* The process's state, in one cache line. Its writers are rare (stream creations and counts past
  * their reservation, native group starts and ends, a change of the lists, dying). A hot path reads
- * threads_in_groups (collectives) and, through ng_gate_words, what state says.
+ * threads_in_groups (collectives) and, through ng_gate, what state says.
  * state: the generation of suppressions and wrapped natives (bumped when Java changes them:
  * caller decisions are re-made) << 1 | dying (set by JVMTI VMDeath, the Java exit hook's dying(),
  * exit(3) or this library's destructor: from then on wrappers only forward, and nothing calls

@@ -955,16 +955,15 @@ int ng_object_uses_driver(ng_object *o) {
   return found;
 }
 
-_Atomic uint64_t ng_gate_words[NG_FN_COUNT];
+struct ng_gate_state ng_gate;
 
 void ng_gate_refresh(void) {
-  /* two changes at once (a generation and dying): each writer goes on until the words it wrote
-   * are those of the state it sees after, so the last state is the one left */
+  /* two changes at once (a generation and dying): each writer goes on until the word it wrote is
+   * that of the state it sees after, so the last state is the one left */
   uint32_t s;
   do {
     s = atomic_load_explicit(&ng_w.state, NG_ACQUIRE);
-    for (int fn = 0; fn < NG_FN_COUNT; fn++)
-      atomic_store_explicit(&ng_gate_words[fn], (uint64_t)s << 9 | (uint64_t)fn << 1, NG_RELEASE);
+    atomic_store_explicit(&ng_gate.word, (uint64_t)s << 9, NG_RELEASE);
   } while (atomic_load_explicit(&ng_w.state, NG_ACQUIRE) != s);
 }
 

@@ -126,10 +126,13 @@ void *ng_real_slow(ng_caller *c, int fn);
  * site is known to call fn alone; so gate ^ ng_gate_word(fn) is 0 for a tracked call, 1 for an
  * untracked one (forwarded at once, to c->real), anything else when the site calls several
  * functions, the suppressions changed or the JVM is dying (its bit lands on bit 9): ng_gate_slow.
- * The words of the current state are kept per function (one load, no arithmetic, on the hot
- * path), made again by ng_gate_refresh after each change of the state. */
-extern _Atomic uint64_t ng_gate_words[NG_FN_COUNT];
-static inline uint64_t ng_gate_word(int fn) { return atomic_load_explicit(&ng_gate_words[fn], NG_RELAXED); }
+ * The state's part is one word for every function (a load and a constant's or on the hot path:
+ * a framework's wrapped calls read one line for it, not the several a word per function spread
+ * over), made again by ng_gate_refresh after each change of the state. */
+extern struct ng_gate_state {
+  _Atomic uint64_t word; /* the current state << 9: one word for every function, on a line of its own */
+} __attribute__((aligned(64))) ng_gate;
+static inline uint64_t ng_gate_word(int fn) { return atomic_load_explicit(&ng_gate.word, NG_RELAXED) | (uint64_t)fn << 1; }
 void ng_gate_refresh(void);
 typedef struct {
   void *real; /* NULL: no real function (ng_missing) */
