@@ -135,6 +135,20 @@ int main(int argc, char **argv) {
     return 4;
   }
   if (argc > 4 && strcmp(argv[4], "--forward") == 0) return forward_rounds(agent, framework, n);
+  if (argc > 4 && strcmp(argv[4], "--lines") == 0) {
+    /* the ring loop, with EVICT bytes (2 MiB unless set) written between operations: n operations
+     * after 200 to settle, for cachegrind's count of the lines they miss (scripts/lines.sh) */
+    int (*evict)(size_t) = must(dlsym(bench, "hot_framework_evict"), "hot_framework_evict");
+    void (*ring)(int, long) = must(dlsym(bench, "hot_framework_ring"), "hot_framework_ring");
+    const char *bytes = getenv("EVICT");
+    if (!evict(bytes != NULL ? strtoull(bytes, NULL, 10) : 2u << 20)) {
+      fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
+      return 2;
+    }
+    ring(0, 200);
+    ring(0, n);
+    return 0;
+  }
   if (argc > 4 && strcmp(argv[4], "--handoff") == 0)
     return handoff_rounds(must(dlsym(bench, "hot_framework_handoff"), "hot_framework_handoff"), n);
   char name[64];

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -410,6 +411,20 @@ EXPORT void hot_framework(int real, jlong n) {
   for (jlong i = 0; i < n; i++) framework_op(real);
 }
 
+/* Bytes written between two operations of the ring loop (one store a cache line; 0: none): the
+ * work a framework does between its collectives (PyTorch's interpreter) evicts the agent's lines,
+ * which a tight loop keeps cached. For counting the lines an operation misses (scripts/lines.sh,
+ * under cachegrind), not for timing: the pass itself dominates a timed loop. */
+static volatile char *ring_evict;
+static size_t ring_evict_bytes;
+
+EXPORT int hot_framework_evict(size_t bytes) {
+  free((void *)ring_evict);
+  ring_evict = bytes == 0 ? NULL : calloc(bytes, 1);
+  ring_evict_bytes = ring_evict == NULL ? 0 : bytes;
+  return bytes == 0 || ring_evict != NULL;
+}
+
 /* The framework loop as ProcessGroupNCCL keeps its work: an operation's events live on for RING
  * operations (its work object, until the watchdog sees it complete), so each call site's hint holds
  * another operation's event and every record, query and release looks its event up further. The
@@ -430,6 +445,7 @@ EXPORT void hot_framework_ring(int real, jlong n) {
       destroy(old[1]);
     }
     if (i >= n) continue;
+    for (size_t b = 0; b < ring_evict_bytes; b += 64) ring_evict[b]++;
     create(&old[0], 2);
     create(&old[1], 2);
     record(old[0], st);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Cache lines the agent's native part misses per framework operation when the work between
+# operations evicted them, as PyTorch's interpreter does: bench's ring loop (hot_framework_ring: 2
+# creations, 2 records, an all-reduce, a query, 2 releases, each operation's events living 16
+# operations) on the stand-in libraries, with EVICT bytes (2 MiB) written between operations, under
+# cachegrind with fixed caches (D1 32 KiB 8-way, LL 2 MiB 16-way standing for an L2; 64-byte lines),
+# so the count is the same on every machine. Misses in libncclguard.so's own functions, per
+# operation: the runs of 200 + 2,200 and 200 + 200 operations, differenced (no set-up counted).
+# What the agent pays on such a loop is about these lines (docs/performance.md). Needs valgrind and
+# a built tree (mvn -B install -DskipTests).
+#   scripts/lines.sh [libncclguard.so ...]     default: the agent's own build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "scripts/lines.sh: valgrind is needed (Debian: apt-get install valgrind)" >&2; exit 2; }
+[ -f /usr/include/valgrind/callgrind.h ] || { echo "scripts/lines.sh: valgrind's headers are needed (/usr/include/valgrind/callgrind.h)" >&2; exit 2; }
+stub=bench/target/stub-gpu
+hot=bench/target/classes/dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so
+for f in $stub/libcudart.so.13 $hot; do
+  [ -f $f ] || { echo "scripts/lines.sh: $f is missing: build first (mvn -B install -DskipTests)" >&2; exit 2; }
+done
+libs=("$@")
+[ ${#libs[@]} -eq 0 ] && libs=(native-shim/target/classes/ncclguard-native/linux-x86_64/libncclguard.so)
+out=bench/target/icount
+mkdir -p $out
+gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Inative-shim/src/main/c -o $out/hot_icount bench/src/main/c/hot_icount.c -ldl
+d=$(mktemp -d $out/lines.XXXXXX)
+trap 'rm -rf "$d"' EXIT
+# misses (D1, LL) and instructions in the library's functions, from one cachegrind run
+count() { # lib ops file
+  LD_LIBRARY_PATH=$stub valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=2097152,16,64 \
+    --cachegrind-out-file="$3" $out/hot_icount "$1" $hot "$2" --lines >"$3.log" 2>&1 || { cat "$3.log" >&2; exit 1; }
+  nm --defined-only "$1" | awk '$2 ~ /[tT]/ {print $3}' | sort -u >"$3.fns"
+  # cachegrind's lines: fl= file, fn= function, then "line Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw";
+  # the shipped library has no debug lines (fl=???), the stand-ins, whose functions share the
+  # wrappers' names, have theirs
+  awk -v fns="$3.fns" 'BEGIN {while ((getline f < fns) > 0) own[f] = 1}
+    /^fl=/ {anon = ($0 == "fl=???"); next}
+    /^fn=/ {sub(/^fn=/, ""); on = anon && ($0 in own); next}
+    /^[0-9]/ && on {ir += $2; d1 += $6 + $9; ll += $7 + $10}
+    END {print ir, d1, ll}' "$3"
+}
+printf '%-40s %14s %14s %14s\n' "lines missed per operation" "LL (L2) misses" "D1 misses" "instructions"
+for lib in "${libs[@]}"; do
+  read -r ir1 d11 ll1 < <(count "$lib" 200 "$d/short")
+  read -r ir2 d12 ll2 < <(count "$lib" 2200 "$d/long")
+  printf '%-40s %14.1f %14.1f %14.1f\n' "$(basename "$(dirname "$lib")")/$(basename "$lib")" \
+    "$(awk -v a="$ll2" -v b="$ll1" 'BEGIN {print (a - b) / 2000}')" \
+    "$(awk -v a="$d12" -v b="$d11" 'BEGIN {print (a - b) / 2000}')" \
+    "$(awk -v a="$ir2" -v b="$ir1" 'BEGIN {print (a - b) / 2000}')"
+done
