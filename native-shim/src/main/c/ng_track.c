@@ -424,7 +424,7 @@ static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue
   int java;
   if (ng_special_stream(stream)) {
     /* the special streams of native calls are C's, per device (and thread), never asked for */
-    int kind = enqueue ? SPECIAL_ENQUEUE : ng_fn_effect[k->fn] == NG_EFFECT_EVENT_RECORD ? SPECIAL_RECORD : SPECIAL_OTHER;
+    int kind = enqueue ? SPECIAL_ENQUEUE : k->effect == NG_EFFECT_EVENT_RECORD ? SPECIAL_RECORD : SPECIAL_OTHER;
     k->device = special_device(handle, kind);
     k->key = special_key(stream, k->device);
     ng_head *h = find(&ng_spool, k->key, &k->inc, &java);
@@ -483,8 +483,8 @@ static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int e
 }
 
 static void work_exit(ng_call *k, int status) {
-  const ng_positions *p = &ng_pos[k->fn];
-  int effect = ng_fn_effect[k->fn];
+  const ng_positions *p = &k->pos;
+  int effect = k->effect;
   int enqueue = effect == NG_EFFECT_COMM_ENQUEUE;
   uint64_t handle = A(k, p->handle);
   uint64_t stream = A(k, p->stream);
@@ -677,8 +677,11 @@ static void lazy_put_back(ng_call *k) {
   ng_map_unlock();
 }
 
-int ng_enter(ng_call *k, ng_caller *c, int fn) {
-  const ng_positions *p = &ng_pos[fn];
+int ng_enter(ng_call *k, ng_caller *c, int fn, int effect, uint64_t pos_lo, uint64_t pos_hi) {
+  k->effect = effect;
+  memcpy(&k->pos, &pos_lo, 8);
+  memcpy((char *)&k->pos + 8, &pos_hi, sizeof(ng_positions) - 8);
+  const ng_positions *p = &k->pos;
   k->fn = fn;
   k->caller = c;
   k->mode = MODE_NONE;
@@ -686,7 +689,7 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
   k->slot = NULL;
   k->device = -1;
   k->prof_first = k->prof_count = 0;
-  switch (ng_fn_effect[fn]) {
+  switch (effect) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC:
     event_enter(k, A(k, p->handle));
@@ -708,10 +711,10 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
   case NG_EFFECT_STREAM_DESTROY:
   case NG_EFFECT_DEVICE_SYNC: {
     k->mode = MODE_UP;
-    if (ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY || ng_fn_effect[fn] == NG_EFFECT_STREAM_DESTROY) {
+    if (effect == NG_EFFECT_EVENT_DESTROY || effect == NG_EFFECT_STREAM_DESTROY) {
       /* the slot this release ends, found before the address can be handed out again */
       int java;
-      int event = ng_fn_effect[fn] == NG_EFFECT_EVENT_DESTROY;
+      int event = effect == NG_EFFECT_EVENT_DESTROY;
       k->key = event ? A(k, p->handle) : A(k, p->stream);
       uint64_t t_ = NG_CP_STEP_TSC();
       if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
@@ -724,7 +727,7 @@ int ng_enter(ng_call *k, ng_caller *c, int fn) {
       }
     }
     k->device = ng_current_device();
-    if (ng_fn_effect[fn] == NG_EFFECT_DEVICE_SYNC) {
+    if (effect == NG_EFFECT_DEVICE_SYNC) {
       /* what each stream counted before this step was enqueued before the synchronize */
       k->token = ng_api_device_sync_enter(k->device);
     }
@@ -764,8 +767,8 @@ static void grouped_flush(int launched) {
 }
 
 void ng_exit(ng_call *k, int status) {
-  const ng_positions *p = &ng_pos[k->fn];
-  int effect = ng_fn_effect[k->fn];
+  const ng_positions *p = &k->pos;
+  int effect = k->effect;
   switch (effect) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC:

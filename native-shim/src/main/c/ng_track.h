@@ -15,6 +15,10 @@
 typedef struct ng_call {
   int fn;
   int mode; /* NG_MODE_* */
+  /* the function's effect and catalog positions, constants of its wrapper (ng_wrap.c): no read of
+   * the catalog's tables, whose lines a framework's operation would find evicted */
+  int effect;
+  ng_positions pos;
   ng_caller *caller;
   uint64_t a[NG_MAX_ARGS];
   int64_t token;  /* C's token: event record number, stream count, op sequence */
@@ -37,7 +41,8 @@ typedef struct ng_call {
 } ng_call;
 
 /* false: the handle was claimed by the exit-time cleanup; the wrapper parks the thread. */
-int ng_enter(ng_call *k, ng_caller *c, int fn);
+/* pos_lo, pos_hi: the function's ng_positions, its bytes in order (ng_wrap.c's NG_POS_LO/HI) */
+int ng_enter(ng_call *k, ng_caller *c, int fn, int effect, uint64_t pos_lo, uint64_t pos_hi);
 void ng_exit(ng_call *k, int status);
 void ng_park(int fn) __attribute__((noreturn));
 

@@ -30,6 +30,15 @@ _Static_assert(NG_MAX_ARGS <= 9, "NG_WITH_<nargs> is defined for up to 9 paramet
 static const ng_positions positions[NG_FN_COUNT] = {NG_POSITIONS(P)};
 #undef P
 
+/* A function's positions as two constants, their bytes in the struct's order (little-endian), for
+ * the generic path: folded at compile time, so ng_enter reads no table. */
+#define NG_B(id, f, at) ((uint64_t)(uint8_t)positions[id].f << (8 * (at)))
+#define NG_POS_LO(id) (NG_B(id, handle, 0) | NG_B(id, parent, 1) | NG_B(id, stream, 2) | NG_B(id, event, 3) | \
+                       NG_B(id, rank, 4) | NG_B(id, nranks, 5) | NG_B(id, unique_id, 6) | NG_B(id, device, 7))
+#define NG_POS_HI(id) (NG_B(id, color, 0) | NG_B(id, key, 1) | NG_B(id, count, 2) | NG_B(id, rank_list, 3) | \
+                       NG_B(id, comm, 4) | NG_B(id, bytes, 5))
+_Static_assert(sizeof(ng_positions) == 14, "NG_POS_LO and NG_POS_HI name every position");
+
 /* The argument at a catalog position, 0 for none (positions are constants: this folds away). */
 #define NG_ARG(a, pos) ((pos) >= 0 ? (a)[(pos) >= 0 ? (pos) : 0] : 0)
 
@@ -155,7 +164,7 @@ static inline int ng_success(void) {
     (void)a_;                                                                                     \
     NG_CP_COUNT(id, 3);                                                                           \
     uint64_t t0_ = NG_CP_TSC();                                                                   \
-    slots if (NG_UNLIKELY(!ng_enter(&k_, c_, id))) ng_park(id);                                    \
+    slots if (NG_UNLIKELY(!ng_enter(&k_, c_, id, effect, NG_POS_LO(id), NG_POS_HI(id)))) ng_park(id); \
     uint64_t t1_ = NG_CP_TSC();                                                                   \
     int r_ = real_ args;                                                                          \
     uint64_t t2_ = NG_CP_TSC();                                                                   \
