@@ -7,7 +7,10 @@
  * scripts/icount.sh builds and runs it and prints instructions per call.
  * With --forward and the counting build (make prof), it times the framework loop instead: tracked,
  * with every wrapper forwarding (ncclguard_prof_forward), and calling the stand-ins directly
- * (scripts/forward-check.sh): what the in-process rounds of scripts/gpu/85-torch.sh leave out. */
+ * (scripts/forward-check.sh): what the in-process rounds of scripts/gpu/85-torch.sh leave out.
+ * With --handoff it times the framework loop with its releases on a second thread, tracked and
+ * real; with --lines it runs the ring loop with EVICT bytes written between operations, for
+ * cachegrind (scripts/lines.sh). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -111,7 +114,7 @@ static int handoff_rounds(int (*handoff)(int, long), long n) {
   return 0;
 }
 
-/* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] [--forward] */
+/* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] [--forward | --handoff | --lines] */
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls]\n");
