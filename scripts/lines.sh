@@ -11,18 +11,8 @@
 #   scripts/lines.sh [libncclguard.so ...]     default: the agent's own build
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v valgrind >/dev/null || { echo "scripts/lines.sh: valgrind is needed (Debian: apt-get install valgrind)" >&2; exit 2; }
-[ -f /usr/include/valgrind/callgrind.h ] || { echo "scripts/lines.sh: valgrind's headers are needed (/usr/include/valgrind/callgrind.h)" >&2; exit 2; }
-stub=bench/target/stub-gpu
-hot=bench/target/classes/dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so
-for f in $stub/libcudart.so.13 $hot; do
-  [ -f $f ] || { echo "scripts/lines.sh: $f is missing: build first (mvn -B install -DskipTests)" >&2; exit 2; }
-done
-libs=("$@")
-[ ${#libs[@]} -eq 0 ] && libs=(native-shim/target/classes/ncclguard-native/linux-x86_64/libncclguard.so)
-out=bench/target/icount
-mkdir -p $out
-gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Inative-shim/src/main/c -o $out/hot_icount bench/src/main/c/hot_icount.c -ldl
+me=scripts/lines.sh
+. scripts/hot-icount.sh
 d=$(mktemp -d $out/lines.XXXXXX)
 trap 'rm -rf "$d"' EXIT
 # misses (D1, LL) and instructions in the library's functions, from one cachegrind run
