@@ -411,6 +411,33 @@ EXPORT void hot_framework(int real, jlong n) {
   for (jlong i = 0; i < n; i++) framework_op(real);
 }
 
+/* The functions a framework operation calls, the wrappers (through this library's PLT) or the real
+ * ones, for the loops that keep events across operations (ring, handoff). */
+typedef struct {
+  int (*create)(cudaEvent_t *, unsigned);
+  int (*record)(cudaEvent_t, cudaStream_t);
+  int (*query)(cudaEvent_t);
+  int (*destroy)(cudaEvent_t);
+  int (*allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t);
+} fw_calls;
+
+static fw_calls fw_calls_of(int real) {
+  if (real) return (fw_calls){real_create_flags, real_record, real_query, real_destroy, real_allreduce};
+  return (fw_calls){cudaEventCreateWithFlags, cudaEventRecord, cudaEventQuery, cudaEventDestroy, ncclAllReduce};
+}
+
+/* An operation but its releases, as framework_op makes it: two fresh events (timing off), one
+ * recorded before the all-reduce and one after it, a query of the second. */
+static inline void fw_operation(const fw_calls *f, cudaEvent_t e[2]) {
+  cudaStream_t st = fw_legacy ? NULL : stream;
+  f->create(&e[0], 2);
+  f->create(&e[1], 2);
+  f->record(e[0], st);
+  f->allreduce(buffer, buffer, 256, 7, 0, comm, st);
+  f->record(e[1], st);
+  f->query(e[1]);
+}
+
 /* Bytes written between two operations of the ring loop (one store a cache line; 0: none): the
  * work a framework does between its collectives (PyTorch's interpreter) evicts the agent's lines,
  * which a tight loop keeps cached. For counting the lines an operation misses (scripts/lines.sh,
@@ -432,26 +459,16 @@ EXPORT int hot_framework_evict(size_t bytes) {
 #define RING 16
 EXPORT void hot_framework_ring(int real, jlong n) {
   static cudaEvent_t ring[RING][2];
-  cudaStream_t st = fw_legacy ? NULL : stream;
-  int (*create)(cudaEvent_t *, unsigned) = real ? real_create_flags : cudaEventCreateWithFlags;
-  int (*record)(cudaEvent_t, cudaStream_t) = real ? real_record : cudaEventRecord;
-  int (*query)(cudaEvent_t) = real ? real_query : cudaEventQuery;
-  int (*destroy)(cudaEvent_t) = real ? real_destroy : cudaEventDestroy;
-  int (*allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t) = real ? real_allreduce : ncclAllReduce;
+  fw_calls f = fw_calls_of(real);
   for (jlong i = 0; i < n + RING; i++) {
     cudaEvent_t *old = ring[i % RING];
     if (i >= RING) {
-      destroy(old[0]);
-      destroy(old[1]);
+      f.destroy(old[0]);
+      f.destroy(old[1]);
     }
     if (i >= n) continue;
     for (size_t b = 0; b < ring_evict_bytes; b += 64) ring_evict[b]++;
-    create(&old[0], 2);
-    create(&old[1], 2);
-    record(old[0], st);
-    allreduce(buffer, buffer, 256, 7, 0, comm, st);
-    record(old[1], st);
-    query(old[1]);
+    fw_operation(&f, old);
   }
 }
 
@@ -470,7 +487,7 @@ static struct {
 
 static void *releaser(void *p) {
   (void)p;
-  int (*destroy)(cudaEvent_t) = handoff.real ? real_destroy : cudaEventDestroy;
+  int (*destroy)(cudaEvent_t) = fw_calls_of(handoff.real).destroy;
   for (long i = 0; i < handoff.n; i++) {
     while (atomic_load_explicit(&handoff.made, memory_order_acquire) <= i) __builtin_ia32_pause();
     destroy(handoff.e[i % HANDOFF][0]);
@@ -481,11 +498,7 @@ static void *releaser(void *p) {
 }
 
 EXPORT int hot_framework_handoff(int real, jlong n) {
-  cudaStream_t st = fw_legacy ? NULL : stream;
-  int (*create)(cudaEvent_t *, unsigned) = real ? real_create_flags : cudaEventCreateWithFlags;
-  int (*record)(cudaEvent_t, cudaStream_t) = real ? real_record : cudaEventRecord;
-  int (*query)(cudaEvent_t) = real ? real_query : cudaEventQuery;
-  int (*allreduce)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t) = real ? real_allreduce : ncclAllReduce;
+  fw_calls f = fw_calls_of(real);
   handoff.n = n;
   handoff.real = real;
   atomic_store(&handoff.made, 0);
@@ -494,13 +507,7 @@ EXPORT int hot_framework_handoff(int real, jlong n) {
   if (pthread_create(&t, NULL, releaser, NULL) != 0) return -1;
   for (long i = 0; i < n; i++) {
     while (i - atomic_load_explicit(&handoff.released, memory_order_acquire) >= HANDOFF) __builtin_ia32_pause();
-    cudaEvent_t *e = handoff.e[i % HANDOFF];
-    create(&e[0], 2);
-    create(&e[1], 2);
-    record(e[0], st);
-    allreduce(buffer, buffer, 256, 7, 0, comm, st);
-    record(e[1], st);
-    query(e[1]);
+    fw_operation(&f, handoff.e[i % HANDOFF]);
     atomic_store_explicit(&handoff.made, i + 1, memory_order_release);
   }
   pthread_join(t, NULL);
