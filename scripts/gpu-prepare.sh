@@ -40,4 +40,8 @@ make -s -C native-shim/src/main/c GEN="$PWD/native-shim/target/native" OUT="$PWD
 cp native-shim/target/native-test/prof/libncclguard.so .gpu/libncclguard-prof.so
 # the same with the steps of a creation, a release and a hint's miss timed (NG_CALL_STEPS)
 cp native-shim/target/native-test/prof-steps/libncclguard.so .gpu/libncclguard-prof-steps.so
+# the shipped build with the forwarding switch alone (NG_FORWARD_TOGGLE): the in-process rounds' loops
+cp native-shim/target/native-test/ab/libncclguard.so .gpu/libncclguard-ab.so
+# the counting builds' debug sections stay here (.gpu travels whole, under 64 MiB)
+strip --strip-debug .gpu/libncclguard-prof.so .gpu/libncclguard-prof-steps.so
 du -sh .gpu

@@ -16,13 +16,16 @@
 #   rounds, each NAME:OPTIONS[:ENV=V,...][:counting] (e.g. "noprof:nccl-profiler=off
 #   nonative:native=off nokch:text=none:NCCLGUARD_PROF_MASK=6:counting"; counting: the counting
 #   build of the native part), and
-#   TORCH_CPUS pins the bench's JVMs (taskset -c), TORCH_BENCH_ONLY=1 runs the bench alone (no
-#   probe, leaky, clean, cleanup, CuPy); then (unless TORCH_COUNTING=0) one JVM with the counting
-#   build of the native part (.gpu/libncclguard-prof.so, make prof) whose exit line says which wrapper
-#   paths the loop took and what their own work cost; then (unless TORCH_AB=0) one JVM of that build
-#   alternating loops with every wrapper forwarding at once and loops tracked (the ratio without
-#   the JVM-to-JVM spread; the forwarding loops pay the wrappers' jump, about 1 ns a call);
-#   TORCH_STEPS_LIBS and TORCH_PROF_LIBS name other counting builds (steps, plain) for those two
+#   TORCH_CPUS pins the bench's JVMs (taskset -c), TORCH_LAUNCH_CPU=N (one of TORCH_CPUS) puts
+#   each bench JVM's launching thread alone on CPU N and its other threads off N's core,
+#   TORCH_AB_ROUNDS sets the in-process pairs (default 2 x TORCH_REPEATS), TORCH_BENCH_ONLY=1
+#   runs the bench alone (no probe, leaky, clean, cleanup, CuPy); then (unless TORCH_COUNTING=0)
+#   one JVM with the counting build of the native part (.gpu/libncclguard-prof.so, make prof)
+#   whose exit line says which wrapper paths the loop took and what their own work cost; then (unless TORCH_AB=0) one JVM of the
+#   shipped build with a forwarding switch (.gpu/libncclguard-ab.so, make prof's ab/) alternating
+#   loops with every wrapper forwarding at once and loops tracked (the ratio without the
+#   JVM-to-JVM spread; the forwarding loops pay the wrappers' jump, about 1 ns a call);
+#   TORCH_STEPS_LIBS and TORCH_PROF_LIBS name other builds (steps; ab or counting) for those two
 #   JVMs, one JVM each: two versions of the native part compared on one host;
 # - cupy-clean, cupy-leaky (issue 32, where the venv has CuPy): CuPy's NCCL binding, its stream and
 #   events through its static runtime (no libcudart loaded): clean reports nothing (no false
@@ -62,6 +65,10 @@ torch_prof_opt="-Dncclguard.test.native-library=$torch_prof"
 # clock reads add to them): for the counting JVM's exit lines, never for a timed comparison
 torch_steps=$PWD/.gpu/libncclguard-prof-steps.so
 [ -f "$torch_steps" ] || torch_steps=$torch_prof
+# the in-process rounds' build: the shipped one with the forwarding switch alone (make prof's ab/),
+# else the counting build (whose counters add to the tracked loops)
+torch_ab=$PWD/.gpu/libncclguard-ab.so
+[ -f "$torch_ab" ] || torch_ab=$torch_prof
 
 # trun NAME AGENT_OPTIONS [ENV=V...] -- MODE [ARGS...]: one JVM running TorchClient, its output in
 # $t/NAME.out and in the log (BENCH=1: the output in $t/NAME.out only); returns its exit status
@@ -236,6 +243,7 @@ EOF2
   # TORCH_CPUS: the JVMs run under taskset -c TORCH_CPUS (a process's threads wander less between rounds)
   pin=()
   [ -n "${TORCH_CPUS:-}" ] && pin=(taskset -c "$TORCH_CPUS")
+  launch=${TORCH_LAUNCH_CPU:+TORCHCLIENT_LAUNCH_CPU=$TORCH_LAUNCH_CPU}
   nvidia-smi topo -m >>"$log" 2>&1
   variants="without with"
   for v in ${TORCH_VARIANTS:-}; do variants="$variants ${v%%:*}"; done
@@ -256,7 +264,7 @@ EOF2
         venv=${venvs//,/ }
         [ "$vbuild" = counting ] && vjava=$torch_prof_opt
       done
-      BENCH=1 TORCH_JAVA_OPTS="$vjava" trun "bench-$round-$variant" "$opts" NCCL_DEBUG=WARN $venv -- bench \
+      BENCH=1 TORCH_JAVA_OPTS="$vjava" trun "bench-$round-$variant" "$opts" NCCL_DEBUG=WARN $venv $launch -- bench \
         --small "${TORCH_SMALL:-10000}" --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
       rc=$?
       lines=$(sed -n 's/^TORCHBENCH size=\([^ ]*\) .* us_per_op=\([0-9.]*\) repeats=\(.*\)/\1 \2 (\3)/p' "$t/bench-$round-$variant.out")
@@ -300,10 +308,10 @@ EOF2
   fi
   # in one process, without the JVM-to-JVM spread: the counting build's loops with every wrapper
   # forwarding at once against loops tracked, alternated (TorchClient's TORCHAB lines)
-  if [ -f "$torch_prof" ] && [ "${TORCH_AB:-1}" != 0 ]; then
-    for lib in ${TORCH_PROF_LIBS:-$torch_prof}; do
+  if [ -f "$torch_ab" ] && [ "${TORCH_AB:-1}" != 0 ]; then
+    for lib in ${TORCH_PROF_LIBS:-$torch_ab}; do
       BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$lib" trun bench-inprocess "text=none" \
-        NCCL_DEBUG=WARN TORCHCLIENT_PROF_LIB="$lib" -- bench --small "${TORCH_SMALL:-10000}" \
+        NCCL_DEBUG=WARN TORCHCLIENT_PROF_LIB="$lib" $launch ${TORCH_AB_ROUNDS:+TORCHCLIENT_AB_ROUNDS=$TORCH_AB_ROUNDS} -- bench --small "${TORCH_SMALL:-10000}" \
         --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
       ab=$(sed -n 's/^TORCHAB //p' "$t/bench-inprocess.out")
       if [ -z "$ab" ]; then

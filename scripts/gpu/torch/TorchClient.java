@@ -21,7 +21,9 @@ import java.util.Locale;
  * ops=3000 cpu_us_per_op=8.765 us_per_op=12.345 repeats=...} (cpu: the launching thread's CPU time up to
  * the last launch, wall: up to the synchronize after it; medians of the repeats), and where
  * TORCHCLIENT_PROF_LIB names the counting build of the native part that the JVM loaded, {@code TORCHAB
- * size=1KiB ... forwarded_us= tracked_us= ratio=} from loops alternated in this one process. Exit
+ * size=1KiB ... forwarded_us= tracked_us= ratio=} from loops alternated in this one process
+ * (TORCHCLIENT_AB_ROUNDS pairs). TORCHCLIENT_LAUNCH_CPU=N runs the bench's launching thread alone on CPU N
+ * and the process's other threads off N's core. Exit
  * status 0, or 1 when the Python code raised (traceback on stderr).
  * No package: compiled by scripts/gpu-prepare.sh into .gpu/torch.
  */
@@ -70,6 +72,39 @@ public final class TorchClient {
             if MODE == 'bench':
                 SIZES = (('1KiB', small, SMALL), ('4MiB', large, LARGE))
                 med = lambda v: sorted(v)[len(v) // 2]
+                # TORCHCLIENT_LAUNCH_CPU: this (launching) thread alone on that CPU, every other thread of
+                # the process (the JVM's, PyTorch's watchdog, NCCL's) on the allowed CPUs but it and its
+                # SMT siblings, so that no other thread shares its core (rounds otherwise differ by 1.5x)
+                launch_cpu = os.environ.get('TORCHCLIENT_LAUNCH_CPU')
+                if launch_cpu:
+                    def cpus(text):
+                        out = set()
+                        for part in text.strip().split(','):
+                            lo, _, hi = part.partition('-')
+                            out.update(range(int(lo), int(hi or lo) + 1))
+                        return out
+                    cpu = int(launch_cpu)
+                    allowed = os.sched_getaffinity(0)
+                    if cpu not in allowed:
+                        raise RuntimeError('TORCHCLIENT_LAUNCH_CPU=%d is not among the CPUs this process may run on (%s): '
+                                         'name one of them' % (cpu, sorted(allowed)))
+                    try:
+                        with open('/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list' % cpu) as f:
+                            core = cpus(f.read()) | {cpu}
+                    except OSError:
+                        core = {cpu}
+                    others = (allowed - core) or (allowed - {cpu})
+                    me, moved = threading.get_native_id(), 0
+                    for tid in map(int, os.listdir('/proc/self/task')):
+                        if tid != me and others:
+                            try:
+                                os.sched_setaffinity(tid, others)
+                                moved += 1
+                            except OSError:
+                                pass
+                    os.sched_setaffinity(0, {cpu})
+                    print('TORCHCLIENT launching thread alone on CPU %d (its core: %s); %d other threads on %s'
+                          % (cpu, sorted(core), moved, sorted(others)), flush=True)
                 # n all-reduces from an idle GPU: wall us/op up to the synchronize after the last, and the
                 # launching thread's CPU us/op up to the last launch (what the calls cost it)
                 def loop(t, n):
@@ -101,19 +136,27 @@ public final class TorchClient {
                     else:
                         forward = ctypes.CDLL(ab).ncclguard_prof_forward
                         forward.argtypes = [ctypes.c_int]
+                        # TORCHCLIENT_AB_ROUNDS pairs (default 2 x REPEATS), each a forwarding and a tracked
+                        # loop back to back, their order turning every pair; the median of the pairs' ratios
+                        # and its quartiles, the launching thread's CPU added (median of the pairs' differences)
+                        rounds = int(os.environ.get('TORCHCLIENT_AB_ROUNDS') or 2 * REPEATS)
+                        q = lambda v, f: sorted(v)[min(len(v) - 1, int(f * len(v)))]
                         for name, t, n in SIZES:
                             runs = {0: [], 1: []}
-                            for r in range(2 * REPEATS):
+                            for r in range(rounds):
                                 for phase in ((1, 0) if r % 2 == 0 else (0, 1)):
                                     forward(phase)
                                     runs[phase].append(loop(t, n))
                             forward(0)
                             ratios = [b[0] / a[0] for a, b in zip(runs[1], runs[0])]
+                            added = [b[1] - a[1] for a, b in zip(runs[1], runs[0])]
                             print('TORCHAB size=%s ops=%d rounds=%d forwarded_us=%.3f tracked_us=%.3f ratio=%.4f '
-                                  'ratios=%s cpu_forwarded_us=%.3f cpu_tracked_us=%.3f' % (name, n, 2 * REPEATS,
+                                  'ratio_q1=%.4f ratio_q3=%.4f cpu_forwarded_us=%.3f cpu_tracked_us=%.3f cpu_added_us=%.3f '
+                                  'ratios=%s' % (name, n, rounds,
                                   med([w for w, _ in runs[1]]), med([w for w, _ in runs[0]]), med(ratios),
-                                  ','.join('%.3f' % x for x in ratios), med([c for _, c in runs[1]]),
-                                  med([c for _, c in runs[0]])), flush=True)
+                                  q(ratios, 0.25), q(ratios, 0.75), med([c for _, c in runs[1]]),
+                                  med([c for _, c in runs[0]]), med(added),
+                                  ','.join('%.3f' % x for x in ratios)), flush=True)
             if MODE in ('bench', 'clean'):
                 dist.destroy_process_group()
                 print('TORCHCLIENT destroy_process_group() returned', flush=True)

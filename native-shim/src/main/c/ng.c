@@ -10,8 +10,10 @@ atomic_long ng_upcalls_fn[NG_FN_COUNT];
 #ifdef NG_CALL_PROFILE
 atomic_long ng_cp_calls[NG_FN_COUNT][4];
 atomic_long ng_cp_cycles[NG_FN_COUNT];
-atomic_int ng_cp_forward;
 atomic_long ng_cp_step[NG_CP_STEP_COUNT][2];
+#endif
+#if defined(NG_CALL_PROFILE) || defined(NG_FORWARD_TOGGLE)
+atomic_int ng_cp_forward;
 NG_EXPORT void ncclguard_prof_forward(int on);
 NG_EXPORT void ncclguard_prof_forward(int on) { atomic_store_explicit(&ng_cp_forward, on != 0, NG_RELAXED); }
 #endif

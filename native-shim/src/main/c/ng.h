@@ -106,11 +106,6 @@ extern atomic_long ng_cp_cycles[NG_FN_COUNT];
 #define NG_CP_COUNT(id, k) atomic_fetch_add_explicit(&ng_cp_calls[id][k], 1, NG_RELAXED)
 #define NG_CP_TSC() ((uint64_t)__rdtsc())
 #define NG_CP_ADD(id, c) atomic_fetch_add_explicit(&ng_cp_cycles[id], (long)(c), NG_RELAXED)
-/* ncclguard_prof_forward(1) (exported by this build alone): every wrapper forwards at once, as an
- * untracked call does, until ncclguard_prof_forward(0); a benchmark's phases with and without the
- * agent's work in one process (scripts/gpu/85-torch.sh's in-process rounds) */
-extern atomic_int ng_cp_forward;
-#define NG_CP_FORWARDING() NG_UNLIKELY(atomic_load_explicit(&ng_cp_forward, NG_RELAXED))
 /* Steps inside the generic and map paths, each with its count and cycles: which part of a
  * creation, a release or a hint's miss a framework pays for (X(step, name) over NG_CP_STEPS). */
 #define NG_CP_STEPS(X)                                                                              \
@@ -135,9 +130,19 @@ extern atomic_long ng_cp_step[NG_CP_STEP_COUNT][2];
 #define NG_CP_COUNT(id, k) ((void)0)
 #define NG_CP_TSC() ((uint64_t)0)
 #define NG_CP_ADD(id, c) ((void)(c))
-#define NG_CP_FORWARDING() 0
 #define NG_CP_STEP_TSC() ((uint64_t)0)
 #define NG_CP_STEP(step, t0) ((void)(t0))
+#endif
+/* ncclguard_prof_forward(1) (exported by the counting builds, and by the forwarding-toggle build,
+ * -DNG_FORWARD_TOGGLE: the shipped build with this switch alone): every wrapper forwards at once,
+ * as an untracked call does, until ncclguard_prof_forward(0); a benchmark's phases with and without
+ * the agent's work in one process (scripts/gpu/85-torch.sh's in-process rounds). The shipped build
+ * has none of it. */
+#if defined(NG_CALL_PROFILE) || defined(NG_FORWARD_TOGGLE)
+extern atomic_int ng_cp_forward;
+#define NG_CP_FORWARDING() NG_UNLIKELY(atomic_load_explicit(&ng_cp_forward, NG_RELAXED))
+#else
+#define NG_CP_FORWARDING() 0
 #endif
 /* upcalls per catalog function (ng_upcalls counts them all); read by the debug line at exit */
 extern atomic_long ng_upcalls_fn[NG_FN_COUNT];
