@@ -9,7 +9,7 @@
  * with every wrapper forwarding (ncclguard_prof_forward), and calling the stand-ins directly
  * (scripts/forward-check.sh): what the in-process rounds of scripts/gpu/85-torch.sh leave out.
  * With --handoff it times the framework loop with its releases on a second thread, tracked and
- * real; with --lines it runs the ring loop with EVICT bytes written between operations, for
+ * real, with --watchdog the loop in ProcessGroupNCCL's shape (queries on a second thread); with --lines it runs the ring loop with EVICT bytes written between operations, for
  * cachegrind (scripts/lines.sh). */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -100,7 +100,8 @@ static double thread_cpu_ns(void) {
 }
 
 /* --handoff: 5 rounds of the framework loop with its releases on a second thread
- * (hot_framework_handoff), tracked and real: ns an operation, wall and this thread's CPU */
+ * (hot_framework_handoff), tracked and real: ns an operation, wall and this thread's CPU;
+ * --watchdog: the same of the loop in ProcessGroupNCCL's shape (hot_framework_watchdog) */
 static int handoff_rounds(int (*handoff)(int, long), long n) {
   for (int round = 0; round < 5; round++) {
     for (int real = 0; real < 2; real++) {
@@ -114,7 +115,7 @@ static int handoff_rounds(int (*handoff)(int, long), long n) {
   return 0;
 }
 
-/* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] [--forward | --handoff | --lines] */
+/* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] [--forward | --handoff | --watchdog | --lines] */
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls]\n");
@@ -148,12 +149,25 @@ int main(int argc, char **argv) {
       fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
       return 2;
     }
+    /* LOOP=watchdog: the loop in ProcessGroupNCCL's shape (hot_framework_watchdog) instead */
+    if (getenv("LOOP") != NULL && strcmp(getenv("LOOP"), "watchdog") == 0)
+      ring = (void (*)(int, long))must(dlsym(bench, "hot_framework_watchdog"), "hot_framework_watchdog");
     ring(0, 200);
     ring(0, n);
     return 0;
   }
   if (argc > 4 && strcmp(argv[4], "--handoff") == 0)
     return handoff_rounds(must(dlsym(bench, "hot_framework_handoff"), "hot_framework_handoff"), n);
+  if (argc > 4 && strcmp(argv[4], "--watchdog") == 0) {
+    /* EVICT bytes (none unless set) written between operations: the interpreter's work */
+    int (*evict)(size_t) = must(dlsym(bench, "hot_framework_evict"), "hot_framework_evict");
+    const char *bytes = getenv("EVICT");
+    if (bytes != NULL && !evict(strtoull(bytes, NULL, 10))) {
+      fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
+      return 2;
+    }
+    return handoff_rounds(must(dlsym(bench, "hot_framework_watchdog"), "hot_framework_watchdog"), n);
+  }
   char name[64];
   for (size_t i = 0; i < sizeof(loops) / sizeof(loops[0]); i++) {
     for (int real = 0; real < 2; real++) {

@@ -514,6 +514,57 @@ EXPORT int hot_framework_handoff(int real, jlong n) {
   return 0;
 }
 
+/* The framework loop in ProcessGroupNCCL's shape: this thread makes each operation's event, runs
+ * the all-reduce and records the event after it; a watchdog thread queries each event once
+ * (Work::isCompleted), in order; this thread destroys an operation's event WATCH operations later,
+ * once the watchdog has queried it (PyTorch releases on the launching thread: docs/performance.md).
+ * What the agent costs the launching thread when another core reads and writes the slots it made.
+ * n operations; both threads done at return. */
+#define WATCH 16
+static struct {
+  cudaEvent_t e[WATCH];
+  _Atomic long made, queried;
+  long n;
+  int real;
+} watch;
+
+static void *watchdog(void *p) {
+  (void)p;
+  int (*query)(cudaEvent_t) = fw_calls_of(watch.real).query;
+  for (long i = 0; i < watch.n; i++) {
+    while (atomic_load_explicit(&watch.made, memory_order_acquire) <= i) __builtin_ia32_pause();
+    query(watch.e[i % WATCH]);
+    atomic_store_explicit(&watch.queried, i + 1, memory_order_release);
+  }
+  return NULL;
+}
+
+EXPORT int hot_framework_watchdog(int real, jlong n) {
+  fw_calls f = fw_calls_of(real);
+  cudaStream_t st = fw_legacy ? NULL : stream;
+  watch.n = n;
+  watch.real = real;
+  atomic_store(&watch.made, 0);
+  atomic_store(&watch.queried, 0);
+  pthread_t t;
+  if (pthread_create(&t, NULL, watchdog, NULL) != 0) return -1;
+  for (long i = 0; i < n + WATCH; i++) {
+    if (i >= WATCH) {
+      /* the event of WATCH operations ago, once the watchdog has seen it */
+      while (atomic_load_explicit(&watch.queried, memory_order_acquire) <= i - WATCH) __builtin_ia32_pause();
+      f.destroy(watch.e[i % WATCH]);
+    }
+    if (i >= n) continue;
+    for (size_t b = 0; b < ring_evict_bytes; b += 64) ring_evict[b]++;
+    f.create(&watch.e[i % WATCH], 2);
+    f.allreduce(buffer, buffer, 256, 7, 0, comm, st);
+    f.record(watch.e[i % WATCH], st);
+    atomic_store_explicit(&watch.made, i + 1, memory_order_release);
+  }
+  pthread_join(t, NULL);
+  return 0;
+}
+
 /* The framework loop: the elapsed ns of `iters` operations, the stream synchronized every 256
  * outside the timed part. */
 JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_framework(JNIEnv *env, jclass c, jboolean real,
