@@ -3,8 +3,12 @@
 #include <string.h>
 
 #include "ng.h"
+#include "ng_log.h"
 
 ng_words ng_w = {.state = 1u << 1}; /* generation 1, not dying */
+/* The read-mostly line's start (ng_log.h, NG_READ_MOSTLY), which it aligns to 64 bytes: ng.c is the
+ * first object linked, so the others' words follow it (check_lines.sh checks they fit the line). */
+NG_READ_MOSTLY __attribute__((aligned(64), used)) static char read_mostly_line[0];
 atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 atomic_long ng_upcalls_fn[NG_FN_COUNT];
 #ifdef NG_CALL_PROFILE

@@ -798,7 +798,7 @@ void *ng_real_slow(ng_caller *c, int fn) {
  * its callers leave the table (a library loaded again at the same address is a new caller), and
  * every cached real function is looked up again. Callers are never freed: Java holds their sites. */
 
-static _Atomic(void *) get_device;
+static _Atomic(void *) get_device NG_READ_MOSTLY;
 
 struct object_check {
   uintptr_t base;
@@ -955,7 +955,7 @@ int ng_object_uses_driver(ng_object *o) {
   return found;
 }
 
-struct ng_gate_state ng_gate;
+struct ng_gate_state ng_gate NG_READ_MOSTLY;
 
 void ng_gate_refresh(void) {
   /* two changes at once (a generation and dying): each writer goes on until the word it wrote is

@@ -130,8 +130,8 @@ void *ng_real_slow(ng_caller *c, int fn);
  * a framework's wrapped calls read one line for it, not the several a word per function spread
  * over), made again by ng_gate_refresh after each change of the state. */
 extern struct ng_gate_state {
-  _Atomic uint64_t word; /* the current state << 9: one word for every function, on a line of its own */
-} __attribute__((aligned(64))) ng_gate;
+  _Atomic uint64_t word; /* the current state << 9: one word for every function */
+} ng_gate;
 static inline uint64_t ng_gate_word(int fn) { return atomic_load_explicit(&ng_gate.word, NG_RELAXED) | (uint64_t)fn << 1; }
 void ng_gate_refresh(void);
 typedef struct {

@@ -19,19 +19,22 @@
 #include "ng_hotspot.h"
 #include "ng_log.h"
 
-static JavaVM *vm;
-/* 0: not tried yet, 1: on, -1: off */
-static atomic_int state;
+/* What a memo's lookup reads, set once: in one cache line, as a framework's creation finds it
+ * evicted by the work between its operations (docs/design.md) */
+static struct {
+  JavaVM *vm;
+  intptr_t env_at;         /* JNIEnv's offset in JavaThread (JavaThread::_jni_environment) */
+  intptr_t active_at;      /* (Java)Thread::_active_handles */
+  intptr_t top_at;         /* JNIHandleBlock::_top (int) */
+  intptr_t handles_at;     /* JNIHandleBlock::_handles (oop[block_size]) */
+  uintptr_t *marker_slot;  /* the global handle's slot: the marker's current oop */
+  atomic_int state;        /* 0: not tried yet, 1: on, -1: off */
+  int block_size;          /* JNIHandleBlock::block_size_in_oops */
+  int naive;               /* the check off, for the JVM test that shows what it catches: the block decides */
+} __attribute__((aligned(64))) hs;
+_Static_assert(sizeof(hs) == 64, "what a memo's lookup reads fills one line");
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static intptr_t env_at;       /* JNIEnv's offset in JavaThread (JavaThread::_jni_environment) */
-static intptr_t active_at;    /* (Java)Thread::_active_handles */
-static intptr_t top_at;       /* JNIHandleBlock::_top (int) */
-static intptr_t handles_at;   /* JNIHandleBlock::_handles (oop[block_size]) */
-static int block_size;        /* JNIHandleBlock::block_size_in_oops */
-static uintptr_t *marker_slot; /* the global handle's slot: the marker's current oop */
 static jobject marker;
-/* the check off, for the JVM test that shows what it catches: the block alone decides */
-static int naive;
 static _Atomic int64_t hits, takes;
 
 #define MEMOS 4
@@ -51,12 +54,12 @@ int64_t ng_hs_memo_hits(void) { return atomic_load_explicit(&hits, NG_RELAXED); 
 int64_t ng_hs_memo_takes(void) { return atomic_load_explicit(&takes, NG_RELAXED); }
 
 void ng_hs_set_vm(JavaVM *jvm) {
-  vm = jvm;
+  hs.vm = jvm;
   const char *k = getenv("NCCLGUARD_TEST_NAIVE_MEMO");
-  naive = k != NULL && strcmp(k, "1") == 0;
+  hs.naive = k != NULL && strcmp(k, "1") == 0;
   /* off, for a paired measurement of the walk against the memo (docs/performance.md) */
   const char *off = getenv("NCCLGUARD_NATIVE_MEMO");
-  if (off != NULL && strcmp(off, "0") == 0) atomic_store(&state, -1);
+  if (off != NULL && strcmp(off, "0") == 0) atomic_store(&hs.state, -1);
 }
 
 static void debug(const char *why) {
@@ -146,7 +149,7 @@ static const char *open_jvm(void) {
   if (jvm_lib != NULL || why != NULL) return why;
   /* libjvm may be loaded in a local scope (an embedder): find it from the JavaVM's functions */
   Dl_info info;
-  if (vm == NULL || dladdr((void *)(*vm)->GetEnv, &info) == 0 || info.dli_fname == NULL) return why = "libjvm not found";
+  if (hs.vm == NULL || dladdr((void *)(*hs.vm)->GetEnv, &info) == 0 || info.dli_fname == NULL) return why = "libjvm not found";
   void *lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
   if (lib == NULL || dlsym(lib, "gHotSpotVMStructs") == NULL) return why = "not HotSpot (no gHotSpotVMStructs)";
   jvm_lib = lib;
@@ -165,12 +168,13 @@ int ng_hs_bool_flag(const char *name) {
 static const char *init(JNIEnv *env) {
   const char *no_jvm = open_jvm();
   if (no_jvm != NULL) return no_jvm;
-  active_at = vm_field("JavaThread", "_active_handles", NULL); /* JDK 19+ */
-  if (active_at < 0) active_at = vm_field("Thread", "_active_handles", NULL);
-  top_at = vm_field("JNIHandleBlock", "_top", NULL);
-  handles_at = vm_field("JNIHandleBlock", "_handles", NULL);
-  if (active_at < 0 || top_at < 0 || handles_at < 0 || !vm_int_constant("JNIHandleBlock::block_size_in_oops", &block_size) ||
-      block_size <= 0)
+  hs.active_at = vm_field("JavaThread", "_active_handles", NULL); /* JDK 19+ */
+  if (hs.active_at < 0) hs.active_at = vm_field("Thread", "_active_handles", NULL);
+  hs.top_at = vm_field("JNIHandleBlock", "_top", NULL);
+  hs.handles_at = vm_field("JNIHandleBlock", "_handles", NULL);
+  if (hs.active_at < 0 || hs.top_at < 0 || hs.handles_at < 0 ||
+      !vm_int_constant("JNIHandleBlock::block_size_in_oops", &hs.block_size) ||
+      hs.block_size <= 0)
     return "no JNIHandleBlock offsets in gHotSpotVMStructs";
   /* JDK 17's critical natives (-XX:+CriticalJNINatives, obsolete since 18) return without the reset */
   if (vm_bool_flag("CriticalJNINatives") == 1) return "-XX:+CriticalJNINatives";
@@ -189,8 +193,8 @@ static const char *init(JNIEnv *env) {
   if (t != NULL) (*env)->DeleteLocalRef(env, t);
   if (tc != NULL) (*env)->DeleteLocalRef(env, tc);
   if (thread == 0) return "Thread.eetop is 0 (a virtual thread?): tried again later";
-  env_at = (intptr_t)env - (intptr_t)thread;
-  if (env_at <= 0 || (thread_size > 0 && env_at >= thread_size)) return "JNIEnv not inside its JavaThread";
+  hs.env_at = (intptr_t)env - (intptr_t)thread;
+  if (hs.env_at <= 0 || (thread_size > 0 && hs.env_at >= thread_size)) return "JNIEnv not inside its JavaThread";
   jclass oc = (*env)->FindClass(env, "java/lang/Object");
   jobject m = oc == NULL ? NULL : (*env)->AllocObject(env, oc);
   marker = m == NULL ? NULL : (*env)->NewGlobalRef(env, m);
@@ -199,57 +203,57 @@ static const char *init(JNIEnv *env) {
     return "no marker object";
   }
   /* a global handle's low bits tag its kind (JDK 21+: 2 for a strong global) */
-  marker_slot = (uintptr_t *)((uintptr_t)marker & ~(uintptr_t)3);
+  hs.marker_slot = (uintptr_t *)((uintptr_t)marker & ~(uintptr_t)3);
   (*env)->DeleteLocalRef(env, m);
   (*env)->DeleteLocalRef(env, oc);
   /* The check runs in a frame of its own: PushLocalFrame makes a fresh block the active one, where
    * the first reference lands at _handles[0]. In the JNI call's own block it could land in a slot
    * an earlier reference freed or in a block chained after it (a long call that made more than
-   * block_size references: an embedded CPython's, after the agent's upcalls), which says nothing
+   * hs.block_size references: an embedded CPython's, after the agent's upcalls), which says nothing
    * about the offsets. */
-  uintptr_t outer = *(uintptr_t *)((char *)thread + active_at);
+  uintptr_t outer = *(uintptr_t *)((char *)thread + hs.active_at);
   if ((*env)->PushLocalFrame(env, 4) != 0) {
     (*env)->ExceptionClear(env);
     return "PushLocalFrame failed: tried again later";
   }
-  uintptr_t block = *(uintptr_t *)((char *)thread + active_at);
+  uintptr_t block = *(uintptr_t *)((char *)thread + hs.active_at);
   jobject probe = (*env)->NewLocalRef(env, marker);
-  int32_t top = block == 0 ? -1 : *(int32_t *)(block + top_at);
-  uintptr_t *slots = (uintptr_t *)(block + handles_at);
+  int32_t top = block == 0 ? -1 : *(int32_t *)(block + hs.top_at);
+  uintptr_t *slots = (uintptr_t *)(block + hs.handles_at);
   int ok = block != 0 && block != outer && probe != NULL && (uintptr_t *)probe == slots + top - 1 &&
-           *(uintptr_t *)probe == *marker_slot;
+           *(uintptr_t *)probe == *hs.marker_slot;
   (*env)->PopLocalFrame(env, NULL);
-  ok = ok && *(uintptr_t *)((char *)thread + active_at) == outer;
+  ok = ok && *(uintptr_t *)((char *)thread + hs.active_at) == outer;
   return ok ? NULL : "a local reference is not where JNIHandleBlock's offsets say";
 }
 
 /* The calling thread's JNIEnv (JNI_OK from GetEnv: a thread attached to the JVM), or NULL. */
 static JNIEnv *env_now(void) {
   JNIEnv *env = NULL;
-  if (vm == NULL || (*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return NULL;
+  if (hs.vm == NULL || (*hs.vm)->GetEnv(hs.vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return NULL;
   return env;
 }
 
-static uintptr_t active_block(JNIEnv *env) { return *(uintptr_t *)((char *)env - env_at + active_at); }
+static uintptr_t active_block(JNIEnv *env) { return *(uintptr_t *)((char *)env - hs.env_at + hs.active_at); }
 
 /* The marker read before and after the slot: a collector that moved it meanwhile fails the check
  * (the slot and the global handle are both roots, updated by the same collection). */
 static int valid(uintptr_t block, int32_t index) {
-  if (*(volatile int32_t *)(block + top_at) <= index) return 0;
-  uintptr_t before = *(volatile uintptr_t *)marker_slot;
-  uintptr_t slot = ((volatile uintptr_t *)(block + handles_at))[index];
-  return slot == before && slot == *(volatile uintptr_t *)marker_slot;
+  if (*(volatile int32_t *)(block + hs.top_at) <= index) return 0;
+  uintptr_t before = *(volatile uintptr_t *)hs.marker_slot;
+  uintptr_t slot = ((volatile uintptr_t *)(block + hs.handles_at))[index];
+  return slot == before && slot == *(volatile uintptr_t *)hs.marker_slot;
 }
 
 void *ng_hs_memo_get(void) {
-  if (atomic_load_explicit(&state, NG_ACQUIRE) != 1) return NULL;
+  if (atomic_load_explicit(&hs.state, NG_ACQUIRE) != 1) return NULL;
   JNIEnv *env = env_now();
   if (env == NULL) return NULL;
   uintptr_t block = active_block(env);
   for (int i = 0; i < MEMOS; i++) {
     memo *m = &memos[i];
     if (m->block != block || block == 0) continue;
-    if (naive || valid(block, m->index)) {
+    if (hs.naive || valid(block, m->index)) {
       /* a statistic: a plain add, not a locked one on every creation (two threads may lose one) */
       atomic_store_explicit(&hits, atomic_load_explicit(&hits, NG_RELAXED) + 1, NG_RELAXED);
       return m->value;
@@ -260,24 +264,24 @@ void *ng_hs_memo_get(void) {
 }
 
 void ng_hs_memo_put(void *value) {
-  int s = atomic_load_explicit(&state, NG_ACQUIRE);
+  int s = atomic_load_explicit(&hs.state, NG_ACQUIRE);
   if (s < 0 || ambiguous > MAX_AMBIGUOUS) return;
   JNIEnv *env = env_now();
   /* a pending exception allows only a few JNI functions: no memo then */
   if (env == NULL || (*env)->ExceptionCheck(env)) return;
   if (s == 0) {
     pthread_mutex_lock(&init_lock);
-    if (atomic_load(&state) == 0) {
+    if (atomic_load(&hs.state) == 0) {
       const char *why = init(env);
       if (why == NULL) {
-        atomic_store_explicit(&state, 1, NG_RELEASE);
+        atomic_store_explicit(&hs.state, 1, NG_RELEASE);
       } else if (strstr(why, "tried again") == NULL) {
         debug(why);
-        atomic_store_explicit(&state, -1, NG_RELEASE);
+        atomic_store_explicit(&hs.state, -1, NG_RELEASE);
       }
     }
     pthread_mutex_unlock(&init_lock);
-    if (atomic_load_explicit(&state, NG_ACQUIRE) != 1) return;
+    if (atomic_load_explicit(&hs.state, NG_ACQUIRE) != 1) return;
   }
   uintptr_t block = active_block(env);
   if (block == 0) return;
@@ -285,7 +289,7 @@ void ng_hs_memo_put(void *value) {
   for (int i = 0; i < MEMOS && m == NULL; i++) {
     if (memos[i].block == block) m = &memos[i];
   }
-  if (m != NULL && *(int32_t *)(block + top_at) <= m->index) {
+  if (m != NULL && *(int32_t *)(block + hs.top_at) <= m->index) {
     ambiguous = 0; /* below _top: that call returned, its references with it */
   } else if (m != NULL && ++ambiguous > MAX_AMBIGUOUS) {
     debug("a thread retook its memo too often in one block (a collector that rewrites handles?)");
@@ -299,10 +303,10 @@ void ng_hs_memo_put(void *value) {
     m->block = 0;
     return;
   }
-  uintptr_t *slots = (uintptr_t *)(block + handles_at);
+  uintptr_t *slots = (uintptr_t *)(block + hs.handles_at);
   intptr_t i = (uintptr_t *)r - slots;
-  if (active_block(env) != block || i < 0 || i >= block_size) {
-    /* in a block chained after the active one (the call holds more than block_size references) */
+  if (active_block(env) != block || i < 0 || i >= hs.block_size) {
+    /* in a block chained after the active one (the call holds more than hs.block_size references) */
     (*env)->DeleteLocalRef(env, r);
     m->block = 0;
     return;

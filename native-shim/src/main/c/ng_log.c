@@ -65,7 +65,8 @@ static inline uint64_t ticks(void) {
 /* The counter's rate, from the first anchor of the process and the latest one 50 ms or more after
  * it (0: not known yet), and ns per count in 32.32 fixed point; every thread's anchor: a reading of
  * CLOCK_REALTIME and the count at it. */
-static _Atomic uint64_t ticks_per_ms, ns_per_tick, first_ticks;
+static _Atomic uint64_t ticks_per_ms NG_READ_MOSTLY, ns_per_tick NG_READ_MOSTLY;
+static _Atomic uint64_t first_ticks;
 static _Atomic int64_t first_ns;
 static __thread uint64_t at_ticks;
 static __thread int64_t at_ns;

@@ -27,11 +27,24 @@ ng_pool ng_spool = {.kind = 1, .size = sizeof(ng_sslot), .map = &ng_streams};
 
 ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = NG_ENDED};
 
+__thread ng_head *ng_made[NG_MADE];
+
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
-  uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
-  if (v < 2) return NULL;
-  ng_head *h = ng_hot_slot(events, (int32_t)(v - 2));
-  if (!ng_hot_valid(h, key, inc)) return NULL;
+  ng_head *h = NULL;
+  /* a slot once made stays a slot (pools are never freed): the same test as a hint's */
+  for (int i = 0; events && i < NG_MADE; i++) {
+    ng_head *m = ng_made[i];
+    if (m != NULL && ng_hot_valid(m, key, inc)) {
+      h = m;
+      break;
+    }
+  }
+  if (h == NULL) {
+    uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
+    if (v < 2) return NULL;
+    h = ng_hot_slot(events, (int32_t)(v - 2));
+    if (!ng_hot_valid(h, key, inc)) return NULL;
+  }
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
   if (hint == NULL || ng_ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
   return h;

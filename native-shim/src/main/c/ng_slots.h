@@ -157,13 +157,15 @@ _Static_assert(offsetof(ng_sslot, cold) == NG_COLD_AT && sizeof(ng_sslot) == 128
 #define NG_CHUNK (1 << NG_CHUNK_BITS)
 #define NG_MAX_CHUNKS 1024
 
+/* What a slot's address is made from (kind, size, the first chunks) in the pool's first line: a
+ * framework's creation, whose lines the work between its operations evicts, reads one. */
 typedef struct {
-  _Atomic(char *) chunks[NG_MAX_CHUNKS];
-  _Atomic int32_t high; /* slots handed out so far */
   int kind;             /* 0 events (ng_epool), 1 streams: its words in ng_locked */
+  _Atomic int32_t high; /* slots handed out so far */
   size_t size;
   ng_map *map;
-} ng_pool;
+  _Atomic(char *) chunks[NG_MAX_CHUNKS];
+} __attribute__((aligned(64))) ng_pool;
 /* The free list's head, the slots handed out and given back: under the map lock, in its line. */
 #define NG_FREE_HEAD(p) (ng_locked.free_head[(p)->kind])
 static inline int32_t ng_pool_live(ng_pool *p) {
@@ -440,6 +442,16 @@ static inline int ng_hot_valid(ng_head *h, uint64_t key, uint32_t *inc) {
  * and leave a miss to a function of its own, whose lookups go on to the maps (NG_FIND_MAP): a call
  * out of line on the wrapper's path would keep its arguments in saved registers. */
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc);
+/* The event slots this thread made last (ng_made_event), which its hint misses ask before the map:
+ * a framework records each event it makes right after making it (PyTorch's end event, on the
+ * launching thread), at a call site whose hint holds an earlier operation's event. Their lines are
+ * the ones the creation just wrote; the map's would be a miss. */
+#define NG_MADE 2
+extern __thread ng_head *ng_made[NG_MADE];
+static inline void ng_made_event(ng_head *h) {
+  ng_made[1] = ng_made[0];
+  ng_made[0] = h;
+}
 NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
   if (NG_LIKELY(ng_hot_valid(hint, key, inc))) return hint;

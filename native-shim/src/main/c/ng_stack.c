@@ -52,9 +52,9 @@ static _Atomic(uintptr_t) first_method[METHODS];
 static _Atomic uint32_t first_epoch[METHODS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int64_t count, bytes;
-static _Atomic int64_t max_stacks = 65536;
+static _Atomic int64_t max_stacks NG_READ_MOSTLY = 65536;
 /* bumped when Java's wrapped natives change: a stack's owner (Java bridge or this one) may differ */
-static _Atomic uint32_t epoch = 1;
+static _Atomic uint32_t epoch NG_READ_MOSTLY = 1;
 static atomic_int full_logged;
 static _Atomic(void *) vthread_entry;
 static _Atomic uint32_t thread_ids;

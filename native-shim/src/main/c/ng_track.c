@@ -677,6 +677,44 @@ static void lazy_put_back(ng_call *k) {
   ng_map_unlock();
 }
 
+/* A release's enter, and a communicator's, a device synchronize's: the upcall, after the slot a
+ * release ends was found (and a lazy event's ended: nothing to ask). 0: Java claimed the call. */
+static int release_enter(ng_call *k, ng_caller *c, int fn, int effect) {
+  const ng_positions *p = &k->pos;
+  k->mode = MODE_UP;
+  if (effect == NG_EFFECT_EVENT_DESTROY || effect == NG_EFFECT_STREAM_DESTROY) {
+    /* the slot this release ends, found before the address can be handed out again */
+    int java;
+    int event = effect == NG_EFFECT_EVENT_DESTROY;
+    k->key = event ? A(k, p->handle) : A(k, p->stream);
+    uint64_t t_ = NG_CP_STEP_TSC();
+    if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
+    NG_CP_STEP(RELEASE_FIND, t_);
+    t_ = NG_CP_STEP_TSC();
+    if (event && k->slot != NULL && lazy_release(k)) {
+      NG_CP_STEP(RELEASE_LAZY, t_);
+      k->mode = MODE_LAZY;
+      return 1; /* Java never had it: nothing to ask, nothing to tell */
+    }
+  }
+  k->device = ng_current_device();
+  if (effect == NG_EFFECT_DEVICE_SYNC) {
+    /* what each stream counted before this step was enqueued before the synchronize */
+    k->token = ng_api_device_sync_enter(k->device);
+  }
+  if (ng_up_ready()) {
+    int ok;
+    uint64_t a[NG_MAX_ARGS + EXTRA_SLOTS];
+    int n = ng_fn_nargs[fn];
+    memcpy(a, k->a, (size_t)n * sizeof(uint64_t));
+    a[n] = (uint64_t)(int64_t)k->device;
+    a[n + 1] = a[n + 2] = 0;
+    k->jtoken = ng_up_enter(fn, a, n + EXTRA_SLOTS, &c->site, &ok);
+    if (ok && k->jtoken == NG_CLAIMED) return 0;
+  }
+  return 1;
+}
+
 int ng_enter(ng_call *k, ng_caller *c, int fn, int effect, uint64_t pos_lo, uint64_t pos_hi) {
   k->effect = effect;
   memcpy(&k->pos, &pos_lo, 8);
@@ -689,6 +727,13 @@ int ng_enter(ng_call *k, ng_caller *c, int fn, int effect, uint64_t pos_lo, uint
   k->slot = NULL;
   k->device = -1;
   k->prof_first = k->prof_count = 0;
+  /* a framework's creations and releases, an operation's each, before the switch: its jump table
+   * is a line of its own, which the work between operations evicts */
+  if (effect == NG_EFFECT_EVENT_CREATE || effect == NG_EFFECT_STREAM_CREATE) {
+    k->mode = MODE_UP;
+    return 1;
+  }
+  if (effect == NG_EFFECT_EVENT_DESTROY || effect == NG_EFFECT_STREAM_DESTROY) return release_enter(k, c, fn, effect);
   switch (effect) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC:
@@ -707,42 +752,8 @@ int ng_enter(ng_call *k, ng_caller *c, int fn, int effect, uint64_t pos_lo, uint
     return 1;
   case NG_EFFECT_COMM_DESTROY:
   case NG_EFFECT_COMM_ABORT:
-  case NG_EFFECT_EVENT_DESTROY:
-  case NG_EFFECT_STREAM_DESTROY:
-  case NG_EFFECT_DEVICE_SYNC: {
-    k->mode = MODE_UP;
-    if (effect == NG_EFFECT_EVENT_DESTROY || effect == NG_EFFECT_STREAM_DESTROY) {
-      /* the slot this release ends, found before the address can be handed out again */
-      int java;
-      int event = effect == NG_EFFECT_EVENT_DESTROY;
-      k->key = event ? A(k, p->handle) : A(k, p->stream);
-      uint64_t t_ = NG_CP_STEP_TSC();
-      if (event || !ng_special_stream(k->key)) k->slot = find(event ? &ng_epool : &ng_spool, k->key, &k->inc, &java);
-      NG_CP_STEP(RELEASE_FIND, t_);
-      t_ = NG_CP_STEP_TSC();
-      if (event && k->slot != NULL && lazy_release(k)) {
-        NG_CP_STEP(RELEASE_LAZY, t_);
-        k->mode = MODE_LAZY;
-        return 1; /* Java never had it: nothing to ask, nothing to tell */
-      }
-    }
-    k->device = ng_current_device();
-    if (effect == NG_EFFECT_DEVICE_SYNC) {
-      /* what each stream counted before this step was enqueued before the synchronize */
-      k->token = ng_api_device_sync_enter(k->device);
-    }
-    if (ng_up_ready()) {
-      int ok;
-      uint64_t a[NG_MAX_ARGS + EXTRA_SLOTS];
-      int n = ng_fn_nargs[fn];
-      memcpy(a, k->a, (size_t)n * sizeof(uint64_t));
-      a[n] = (uint64_t)(int64_t)k->device;
-      a[n + 1] = a[n + 2] = 0;
-      k->jtoken = ng_up_enter(fn, a, n + EXTRA_SLOTS, &c->site, &ok);
-      if (ok && k->jtoken == NG_CLAIMED) return 0;
-    }
-    return 1;
-  }
+  case NG_EFFECT_DEVICE_SYNC:
+    return release_enter(k, c, fn, effect);
   case NG_EFFECT_COMM_CREATE:
   case NG_EFFECT_COMM_CREATE_ALL:
   case NG_EFFECT_COMM_SPLIT:
@@ -766,9 +777,94 @@ static void grouped_flush(int launched) {
   ng_self.ngrouped = 0;
 }
 
+/* A creation's exit: its slot, and for an event on a Java thread its stack without a JVM
+ * transition (lazy: no upcall), else the upcall. */
+static void create_exit(ng_call *k, int status) {
+  const ng_positions *p = &k->pos;
+  int effect = k->effect;
+  uint64_t h = status == 0 ? out_handle(A(k, p->handle), 0) : 0;
+  if (h == 0 || (effect == NG_EFFECT_STREAM_CREATE && ng_special_stream(h))) {
+    if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
+    return;
+  }
+  uint64_t t_ = NG_CP_STEP_TSC();
+  k->device = ng_current_device();
+  NG_CP_STEP(CREATE_DEVICE, t_);
+  /* an event on a Java thread: its Java stack, without a JVM transition; a stack Java knows
+   * (and this thread) needs no upcall */
+  ng_stack_take st = {0, 0, 0, NULL, 0};
+  t_ = NG_CP_STEP_TSC();
+  int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
+  NG_CP_STEP(CREATE_STACK, t_);
+  /* a static cudart's one call site: the application's caller up the stack (ng_bt.c), outside the lock */
+  ng_site *lazy_site = lazy && NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller)
+                                                                                                    : &k->caller->site;
+  /* its time, read before the lock: the counter's read is most of the section otherwise */
+  t_ = NG_CP_STEP_TSC();
+  int64_t born = lazy ? ng_birth_ms() : 0;
+  NG_CP_STEP(CREATE_BIRTH, t_);
+  uint32_t inc;
+  t_ = NG_CP_STEP_TSC();
+  ng_map_lock();
+  int32_t i = effect == NG_EFFECT_EVENT_CREATE
+                  ? event_slot_new(h, k->device, &inc, lazy ? reuse_take((uint64_t)(uintptr_t)&k->caller->site) : -1)
+                  : stream_slot_new(h, h, k->device, &inc);
+  if (lazy && i >= 0) {
+    ng_eslot *e = NG_ESLOT(i);
+    e->birth.stack = st.id;
+    e->birth.thread = st.thread;
+    e->birth.created_ms = born;
+    e->birth.site = (uint64_t)(uintptr_t)lazy_site;
+    e->birth.fn = k->fn;
+    atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
+    locked_add(&ng_locked.lazy_created, 1);
+  }
+  ng_map_unlock();
+  NG_CP_STEP(CREATE_LOCKED, t_);
+  if (effect == NG_EFFECT_EVENT_CREATE && i >= 0) ng_made_event(&NG_ESLOT(i)->h);
+  if (lazy && i >= 0) return;
+  if (ng_up_ready()) {
+    ng_site *site = ng_site_of(k->caller);
+    int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
+    /* a creation's token: its stack's depot id and its thread's id, for Java to learn them */
+    k->jtoken = (int64_t)((uint64_t)st.thread << 32 | st.id);
+    if (up_exit(k, status, site, id) && i >= 0) {
+      java_holds(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
+      if (effect == NG_EFFECT_EVENT_CREATE) ng_stack_confirm(&st);
+    }
+  }
+}
+
+/* A release's exit: a lazy event's was ended before its call (put back if the call failed); else
+ * the slot forgotten, and the upcall. */
+static void release_exit(ng_call *k, int status) {
+  int effect = k->effect;
+  ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
+  if (k->mode == MODE_LAZY) {
+    /* released before the call; a failure puts it back */
+    if (NG_UNLIKELY(status != 0)) lazy_put_back(k);
+    return;
+  }
+  if (status == 0 && k->slot != NULL) {
+    forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
+  } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !ng_special_stream(k->key))) {
+    unmark_java(pool, k->key);
+  }
+  if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
+}
+
 void ng_exit(ng_call *k, int status) {
   const ng_positions *p = &k->pos;
   int effect = k->effect;
+  /* as in ng_enter: creations and releases before the switch's table */
+  if (effect == NG_EFFECT_EVENT_CREATE || effect == NG_EFFECT_STREAM_CREATE) {
+    create_exit(k, status);
+    return;
+  }
+  if (effect == NG_EFFECT_EVENT_DESTROY || effect == NG_EFFECT_STREAM_DESTROY) {
+    release_exit(k, status);
+    return;
+  }
   switch (effect) {
   case NG_EFFECT_EVENT_QUERY:
   case NG_EFFECT_EVENT_SYNC:
@@ -792,76 +888,6 @@ void ng_exit(ng_call *k, int status) {
   case NG_EFFECT_COMM_ENQUEUE:
     work_exit(k, status);
     return;
-  case NG_EFFECT_EVENT_CREATE:
-  case NG_EFFECT_STREAM_CREATE: {
-    uint64_t h = status == 0 ? out_handle(A(k, p->handle), 0) : 0;
-    if (h == 0 || (effect == NG_EFFECT_STREAM_CREATE && ng_special_stream(h))) {
-      if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
-      return;
-    }
-    uint64_t t_ = NG_CP_STEP_TSC();
-    k->device = ng_current_device();
-    NG_CP_STEP(CREATE_DEVICE, t_);
-    /* an event on a Java thread: its Java stack, without a JVM transition; a stack Java knows
-     * (and this thread) needs no upcall */
-    ng_stack_take st = {0, 0, 0, NULL, 0};
-    t_ = NG_CP_STEP_TSC();
-    int lazy = effect == NG_EFFECT_EVENT_CREATE && ng_up_ready() && ng_stack_now(&st);
-    NG_CP_STEP(CREATE_STACK, t_);
-    /* a static cudart's one call site: the application's caller up the stack (ng_bt.c), outside the lock */
-    ng_site *lazy_site = lazy && NG_UNLIKELY(atomic_load_explicit(&k->caller->obj->driver, NG_RELAXED)) ? ng_site_of(k->caller)
-                                                                                                      : &k->caller->site;
-    /* its time, read before the lock: the counter's read is most of the section otherwise */
-    t_ = NG_CP_STEP_TSC();
-    int64_t born = lazy ? ng_birth_ms() : 0;
-    NG_CP_STEP(CREATE_BIRTH, t_);
-    uint32_t inc;
-    t_ = NG_CP_STEP_TSC();
-    ng_map_lock();
-    int32_t i = effect == NG_EFFECT_EVENT_CREATE
-                    ? event_slot_new(h, k->device, &inc, lazy ? reuse_take((uint64_t)(uintptr_t)&k->caller->site) : -1)
-                    : stream_slot_new(h, h, k->device, &inc);
-    if (lazy && i >= 0) {
-      ng_eslot *e = NG_ESLOT(i);
-      e->birth.stack = st.id;
-      e->birth.thread = st.thread;
-      e->birth.created_ms = born;
-      e->birth.site = (uint64_t)(uintptr_t)lazy_site;
-      e->birth.fn = k->fn;
-      atomic_store_explicit(&e->cold.refs, NG_REF_C | NG_REF_LAZY, NG_RELEASE);
-      locked_add(&ng_locked.lazy_created, 1);
-    }
-    ng_map_unlock();
-    NG_CP_STEP(CREATE_LOCKED, t_);
-    if (lazy && i >= 0) return;
-    if (ng_up_ready()) {
-      ng_site *site = ng_site_of(k->caller);
-      int id = i < 0 ? -1 : slot_id(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
-      /* a creation's token: its stack's depot id and its thread's id, for Java to learn them */
-      k->jtoken = (int64_t)((uint64_t)st.thread << 32 | st.id);
-      if (up_exit(k, status, site, id) && i >= 0) {
-        java_holds(effect == NG_EFFECT_EVENT_CREATE ? &ng_epool : &ng_spool, i, inc);
-        if (effect == NG_EFFECT_EVENT_CREATE) ng_stack_confirm(&st);
-      }
-    }
-    return;
-  }
-  case NG_EFFECT_EVENT_DESTROY:
-  case NG_EFFECT_STREAM_DESTROY: {
-    ng_pool *pool = effect == NG_EFFECT_EVENT_DESTROY ? &ng_epool : &ng_spool;
-    if (k->mode == MODE_LAZY) {
-      /* released before the call; a failure puts it back */
-      if (NG_UNLIKELY(status != 0)) lazy_put_back(k);
-      return;
-    }
-    if (status == 0 && k->slot != NULL) {
-      forget_slot(pool, k->key, (ng_head *)k->slot, k->inc);
-    } else if (status == 0 && (effect == NG_EFFECT_EVENT_DESTROY || !ng_special_stream(k->key))) {
-      unmark_java(pool, k->key);
-    }
-    if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
-    return;
-  }
   case NG_EFFECT_COMM_CREATE:
   case NG_EFFECT_COMM_CREATE_ALL:
   case NG_EFFECT_COMM_SPLIT:

@@ -22,7 +22,7 @@
 static JavaVM *vm;
 static jclass interposer;
 static jmethodID m_enter, m_exit, m_hot_enter, m_hot_exit, m_seen, m_plugin_init;
-static atomic_int java_ready;
+static atomic_int java_ready NG_READ_MOSTLY;
 static const ncclguard_hooks *hooks;
 static pthread_key_t detach_key;
 
@@ -94,7 +94,8 @@ static JNIEnv *env_now(int attach) {
 
 int ng_up_ready(void) {
   if (ng_is_dying()) return 0;
-  return hooks != NULL || atomic_load_explicit(&java_ready, NG_ACQUIRE);
+  /* java_ready first: under a JVM the hooks (the C tests') are never read */
+  return atomic_load_explicit(&java_ready, NG_ACQUIRE) || hooks != NULL;
 }
 
 int ng_up_java_thread(void) {
