@@ -18,7 +18,8 @@
 #   build of the native part), and
 #   TORCH_CPUS pins the bench's JVMs (taskset -c), TORCH_LAUNCH_CPU=N (one of TORCH_CPUS) puts
 #   each bench JVM's launching thread alone on CPU N and its other threads off N's core,
-#   TORCH_AB_ROUNDS sets the in-process pairs (default 2 x TORCH_REPEATS), TORCH_BENCH_ONLY=1
+#   TORCH_AB_ROUNDS sets the in-process pairs (default 2 x TORCH_REPEATS) and TORCH_AB_DIV divides
+#   their loops' all-reduces (default 1: TORCH_SMALL and TORCH_LARGE), TORCH_BENCH_ONLY=1
 #   runs the bench alone (no probe, leaky, clean, cleanup, CuPy); then (unless TORCH_COUNTING=0)
 #   one JVM with the counting build of the native part (.gpu/libncclguard-prof.so, make prof)
 #   whose exit line says which wrapper paths the loop took and what their own work cost; then (unless TORCH_AB=0) one JVM of the
@@ -311,7 +312,8 @@ EOF2
   if [ -f "$torch_ab" ] && [ "${TORCH_AB:-1}" != 0 ]; then
     for lib in ${TORCH_PROF_LIBS:-$torch_ab}; do
       BENCH=1 TORCH_JAVA_OPTS="-Dncclguard.test.native-library=$lib" trun bench-inprocess "text=none" \
-        NCCL_DEBUG=WARN TORCHCLIENT_PROF_LIB="$lib" $launch ${TORCH_AB_ROUNDS:+TORCHCLIENT_AB_ROUNDS=$TORCH_AB_ROUNDS} -- bench --small "${TORCH_SMALL:-10000}" \
+        NCCL_DEBUG=WARN TORCHCLIENT_PROF_LIB="$lib" $launch ${TORCH_AB_ROUNDS:+TORCHCLIENT_AB_ROUNDS=$TORCH_AB_ROUNDS} \
+        ${TORCH_AB_DIV:+TORCHCLIENT_AB_DIV=$TORCH_AB_DIV} -- bench --small "${TORCH_SMALL:-10000}" \
         --large "${TORCH_LARGE:-300}" --repeats "${TORCH_REPEATS:-5}"
       ab=$(sed -n 's/^TORCHAB //p' "$t/bench-inprocess.out")
       if [ -z "$ab" ]; then

@@ -137,11 +137,17 @@ public final class TorchClient {
                         forward = ctypes.CDLL(ab).ncclguard_prof_forward
                         forward.argtypes = [ctypes.c_int]
                         # TORCHCLIENT_AB_ROUNDS pairs (default 2 x REPEATS), each a forwarding and a tracked
-                        # loop back to back, their order turning every pair; the median of the pairs' ratios
-                        # and its quartiles, the launching thread's CPU added (median of the pairs' differences)
+                        # loop back to back, their order turning every pair, each loop n / TORCHCLIENT_AB_DIV
+                        # all-reduces (default 1: as the timed loops); the median of the pairs' ratios, its
+                        # quartiles and a 95 % interval (2,000 resamples of the pairs), the launching thread's
+                        # CPU added (median of the pairs' differences)
                         rounds = int(os.environ.get('TORCHCLIENT_AB_ROUNDS') or 2 * REPEATS)
+                        div = max(1, int(os.environ.get('TORCHCLIENT_AB_DIV') or 1))
                         q = lambda v, f: sorted(v)[min(len(v) - 1, int(f * len(v)))]
+                        import random
+                        rng = random.Random(28)
                         for name, t, n in SIZES:
+                            n = max(1, n // div)
                             runs = {0: [], 1: []}
                             for r in range(rounds):
                                 for phase in ((1, 0) if r % 2 == 0 else (0, 1)):
@@ -150,11 +156,12 @@ public final class TorchClient {
                             forward(0)
                             ratios = [b[0] / a[0] for a, b in zip(runs[1], runs[0])]
                             added = [b[1] - a[1] for a, b in zip(runs[1], runs[0])]
+                            boot = sorted(med([rng.choice(ratios) for _ in ratios]) for _ in range(2000))
                             print('TORCHAB size=%s ops=%d rounds=%d forwarded_us=%.3f tracked_us=%.3f ratio=%.4f '
-                                  'ratio_q1=%.4f ratio_q3=%.4f cpu_forwarded_us=%.3f cpu_tracked_us=%.3f cpu_added_us=%.3f '
-                                  'ratios=%s' % (name, n, rounds,
+                                  'ratio_ci95=%.4f-%.4f ratio_q1=%.4f ratio_q3=%.4f cpu_forwarded_us=%.3f '
+                                  'cpu_tracked_us=%.3f cpu_added_us=%.3f ratios=%s' % (name, n, rounds,
                                   med([w for w, _ in runs[1]]), med([w for w, _ in runs[0]]), med(ratios),
-                                  q(ratios, 0.25), q(ratios, 0.75), med([c for _, c in runs[1]]),
+                                  boot[50], boot[1949], q(ratios, 0.25), q(ratios, 0.75), med([c for _, c in runs[1]]),
                                   med([c for _, c in runs[0]]), med(added),
                                   ','.join('%.3f' % x for x in ratios)), flush=True)
             if MODE in ('bench', 'clean'):
