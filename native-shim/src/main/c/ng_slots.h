@@ -157,14 +157,16 @@ _Static_assert(offsetof(ng_sslot, cold) == NG_COLD_AT && sizeof(ng_sslot) == 128
 #define NG_CHUNK (1 << NG_CHUNK_BITS)
 #define NG_MAX_CHUNKS 1024
 
-/* What a slot's address is made from (kind, size, the first chunks) in the pool's first line: a
- * framework's creation, whose lines the work between its operations evicts, reads one. */
+/* What a slot's address is made from (kind, size, the first chunks) in the pool's first line, which
+ * nothing writes but a new chunk: a framework's creation, whose lines the work between its
+ * operations evicts, reads one, and the lookups of other threads share it. The count of slots
+ * handed out, written as a pool grows, on a line of its own after the chunks. */
 typedef struct {
-  int kind;             /* 0 events (ng_epool), 1 streams: its words in ng_locked */
-  _Atomic int32_t high; /* slots handed out so far */
+  int kind; /* 0 events (ng_epool), 1 streams: its words in ng_locked */
   size_t size;
   ng_map *map;
   _Atomic(char *) chunks[NG_MAX_CHUNKS];
+  _Atomic int32_t high __attribute__((aligned(64))); /* slots handed out so far */
 } __attribute__((aligned(64))) ng_pool;
 /* The free list's head, the slots handed out and given back: under the map lock, in its line. */
 #define NG_FREE_HEAD(p) (ng_locked.free_head[(p)->kind])
