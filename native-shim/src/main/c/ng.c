@@ -12,9 +12,8 @@ NG_READ_MOSTLY __attribute__((aligned(64), used)) static char read_mostly_line[0
 atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 atomic_long ng_upcalls_fn[NG_FN_COUNT];
 #ifdef NG_CALL_PROFILE
-atomic_long ng_cp_calls[NG_FN_COUNT][4];
-atomic_long ng_cp_cycles[NG_FN_COUNT];
-atomic_long ng_cp_step[NG_CP_STEP_COUNT][2];
+atomic_long ng_cp_calls[NG_FN_COUNT][8] __attribute__((aligned(64)));
+atomic_long ng_cp_step[NG_CP_STEP_COUNT][8] __attribute__((aligned(64)));
 #endif
 #if defined(NG_CALL_PROFILE) || defined(NG_FORWARD_TOGGLE)
 atomic_int ng_cp_forward;

@@ -101,22 +101,27 @@ extern atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
  * pays, on a host with no profiler. The shipped build has none of it. */
 #ifdef NG_CALL_PROFILE
 #include <x86intrin.h>
-extern atomic_long ng_cp_calls[NG_FN_COUNT][4];
-extern atomic_long ng_cp_cycles[NG_FN_COUNT];
+/* a function's counts and cycles on a line of their own (8 words: the 4 counts, the cycles): a
+ * framework's launching thread and its watchdog call different functions */
+extern atomic_long ng_cp_calls[NG_FN_COUNT][8];
+#define ng_cp_cycles_of(id) ng_cp_calls[id][4]
 #define NG_CP_COUNT(id, k) atomic_fetch_add_explicit(&ng_cp_calls[id][k], 1, NG_RELAXED)
 #define NG_CP_TSC() ((uint64_t)__rdtsc())
-#define NG_CP_ADD(id, c) atomic_fetch_add_explicit(&ng_cp_cycles[id], (long)(c), NG_RELAXED)
+#define NG_CP_ADD(id, c) atomic_fetch_add_explicit(&ng_cp_cycles_of(id), (long)(c), NG_RELAXED)
 /* Steps inside the generic and map paths, each with its count and cycles: which part of a
  * creation, a release or a hint's miss a framework pays for (X(step, name) over NG_CP_STEPS). */
 #define NG_CP_STEPS(X)                                                                              \
   X(CREATE_DEVICE, "creation: current device") X(CREATE_STACK, "creation: Java stack")              \
   X(CREATE_BIRTH, "creation: time") X(CREATE_LOCKED, "creation: slot (map lock held)")              \
   X(RELEASE_FIND, "release: slot found") X(RELEASE_LAZY, "release: lazy end (map lock held)")       \
-  X(MISS_FIND, "hint missed: map lookup") X(RELEASE_ELSEWHERE, "release on another thread than the creation (none timed)")
+  X(MISS_FIND, "hint missed: lookup, on a thread that made no event") X(RELEASE_ELSEWHERE, "release on another thread than the creation (none timed)") \
+  X(MISS_FIND_MAKER, "hint missed: lookup, on a thread that made events")
 #define NG_CP_STEP_ID(step, name) NG_CP_##step,
 enum { NG_CP_STEPS(NG_CP_STEP_ID) NG_CP_STEP_COUNT };
 #undef NG_CP_STEP_ID
-extern atomic_long ng_cp_step[NG_CP_STEP_COUNT][2];
+/* each step's count and cycles on a line of its own (of 8 words, 2 used): the steps of a framework's
+ * launching thread and of its watchdog would otherwise add to one line from two cores */
+extern atomic_long ng_cp_step[NG_CP_STEP_COUNT][8];
 #ifdef NG_CALL_STEPS
 #define NG_CP_STEP_TSC() NG_CP_TSC()
 #define NG_CP_STEP(step, t0)                                                                        \

@@ -1202,7 +1202,7 @@ void ng_track_debug_line(void) {
     long all = atomic_load_explicit(&ng_cp_calls[fn][0], NG_RELAXED);
     long gen = atomic_load_explicit(&ng_cp_calls[fn][3], NG_RELAXED);
     if (all == 0) continue;
-    long cyc = atomic_load_explicit(&ng_cp_cycles[fn], NG_RELAXED);
+    long cyc = atomic_load_explicit(&ng_cp_cycles_of(fn), NG_RELAXED);
     ng_log("profile: %s calls %ld, slow %ld, miss %ld, generic %ld (own work %ld cycles, %ld a call)", ng_fn_name[fn], all,
            atomic_load_explicit(&ng_cp_calls[fn][1], NG_RELAXED), atomic_load_explicit(&ng_cp_calls[fn][2], NG_RELAXED),
            gen, cyc, gen > 0 ? cyc / gen : 0);
