@@ -13,6 +13,7 @@ atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
 atomic_long ng_upcalls_fn[NG_FN_COUNT];
 #ifdef NG_CALL_PROFILE
 atomic_long ng_cp_calls[NG_FN_COUNT][8] __attribute__((aligned(64)));
+__thread int ng_cp_miss_fn;
 atomic_long ng_cp_step[NG_CP_STEP_COUNT][8] __attribute__((aligned(64)));
 #endif
 #if defined(NG_CALL_PROFILE) || defined(NG_FORWARD_TOGGLE)

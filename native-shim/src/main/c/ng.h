@@ -101,10 +101,13 @@ extern atomic_long ng_exceptions_cleared, ng_missing_real, ng_upcalls;
  * pays, on a host with no profiler. The shipped build has none of it. */
 #ifdef NG_CALL_PROFILE
 #include <x86intrin.h>
-/* a function's counts and cycles on a line of their own (8 words: the 4 counts, the cycles): a
- * framework's launching thread and its watchdog call different functions */
+/* a function's counts and cycles on a line of their own (8 words: the 4 counts, the cycles, and in
+ * the steps build its lookups after a hint's miss and their cycles): a framework's launching
+ * thread and its watchdog call different functions */
 extern atomic_long ng_cp_calls[NG_FN_COUNT][8];
 #define ng_cp_cycles_of(id) ng_cp_calls[id][4]
+/* the function whose _miss runs on this thread (the steps build): its lookups are counted as its */
+extern __thread int ng_cp_miss_fn;
 #define NG_CP_COUNT(id, k) atomic_fetch_add_explicit(&ng_cp_calls[id][k], 1, NG_RELAXED)
 #define NG_CP_TSC() ((uint64_t)__rdtsc())
 #define NG_CP_ADD(id, c) atomic_fetch_add_explicit(&ng_cp_cycles_of(id), (long)(c), NG_RELAXED)

@@ -1203,9 +1203,13 @@ void ng_track_debug_line(void) {
     long gen = atomic_load_explicit(&ng_cp_calls[fn][3], NG_RELAXED);
     if (all == 0) continue;
     long cyc = atomic_load_explicit(&ng_cp_cycles_of(fn), NG_RELAXED);
+    long look = atomic_load_explicit(&ng_cp_calls[fn][5], NG_RELAXED);
+    long lcyc = atomic_load_explicit(&ng_cp_calls[fn][6], NG_RELAXED);
     ng_log("profile: %s calls %ld, slow %ld, miss %ld, generic %ld (own work %ld cycles, %ld a call)", ng_fn_name[fn], all,
            atomic_load_explicit(&ng_cp_calls[fn][1], NG_RELAXED), atomic_load_explicit(&ng_cp_calls[fn][2], NG_RELAXED),
            gen, cyc, gen > 0 ? cyc / gen : 0);
+    /* the steps build: the lookups of this function's misses (an event's, a stream's: one or two a miss) */
+    if (look > 0) ng_log("profile: step %s: lookups after a hint's miss: %ld times, %ld cycles, %ld a time", ng_fn_name[fn], look, lcyc, lcyc / look);
   }
 #define NG_CP_STEP_NAME(step, name) [NG_CP_##step] = name,
   static const char *const steps[NG_CP_STEP_COUNT] = {NG_CP_STEPS(NG_CP_STEP_NAME)};

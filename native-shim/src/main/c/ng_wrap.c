@@ -85,8 +85,13 @@ static inline int ng_success(void) {
 /* the steps build splits a miss's lookups by thread: a framework's launching thread makes events,
  * its watchdog makes none */
 #ifdef NG_CALL_STEPS
-#define NG_CP_STEP_MISS(t0) (ng_made[0] != NULL ? NG_CP_STEP(MISS_FIND_MAKER, t0) : NG_CP_STEP(MISS_FIND, t0))
+#define NG_CP_STEP_MISS(t0)                                                                         \
+  (atomic_fetch_add_explicit(&ng_cp_calls[ng_cp_miss_fn][5], 1, NG_RELAXED),                        \
+   atomic_fetch_add_explicit(&ng_cp_calls[ng_cp_miss_fn][6], (long)(NG_CP_TSC() - (t0)), NG_RELAXED), \
+   ng_made[0] != NULL ? NG_CP_STEP(MISS_FIND_MAKER, t0) : NG_CP_STEP(MISS_FIND, t0))
+#define NG_CP_MISS_FN(id) (ng_cp_miss_fn = (id))
 #else
+#define NG_CP_MISS_FN(id) ((void)0)
 #define NG_CP_STEP_MISS(t0) NG_CP_STEP(MISS_FIND, t0)
 #endif
 
@@ -183,6 +188,7 @@ static inline int ng_success(void) {
     int(*real_) params = (int(*) params)rp_;                                                      \
     if (NG_CP_FORWARDING()) return real_ args;                                                    \
     NG_CP_COUNT(id, 2);                                                                           \
+    NG_CP_MISS_FN(id);                                                                            \
     if (NG_HOT_EFFECT(effect)) {                                                                  \
       uint64_t a_[NG_MAX_ARGS];                                                                   \
       slots NG_HOT_PATH(id, effect, args, NG_FIND_MAP, goto generic_)                             \
