@@ -115,6 +115,16 @@ static int handoff_rounds(int (*handoff)(int, long), long n) {
   return 0;
 }
 
+/* EVICT bytes (else dflt) written between the loops' operations (hot_framework_evict); 0 when the
+ * buffer could not be had, with the line that says so */
+static int set_evict(void *bench, size_t dflt) {
+  int (*evict)(size_t) = must(dlsym(bench, "hot_framework_evict"), "hot_framework_evict");
+  const char *bytes = getenv("EVICT");
+  if (evict(bytes != NULL ? strtoull(bytes, NULL, 10) : dflt)) return 1;
+  fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
+  return 0;
+}
+
 /* hot_icount <libncclguard.so> <libncclguard-bench-native.so> [calls per loop] [--forward | --handoff | --watchdog | --lines] */
 int main(int argc, char **argv) {
   if (argc < 3) {
@@ -142,16 +152,13 @@ int main(int argc, char **argv) {
   if (argc > 4 && strcmp(argv[4], "--lines") == 0) {
     /* the ring loop, with EVICT bytes (2 MiB unless set) written between operations: n operations
      * after 200 to settle, for cachegrind's count of the lines they miss (scripts/lines.sh) */
-    int (*evict)(size_t) = must(dlsym(bench, "hot_framework_evict"), "hot_framework_evict");
-    void (*ring)(int, long) = must(dlsym(bench, "hot_framework_ring"), "hot_framework_ring");
-    const char *bytes = getenv("EVICT");
-    if (!evict(bytes != NULL ? strtoull(bytes, NULL, 10) : 2u << 20)) {
-      fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
-      return 2;
-    }
+    if (!set_evict(bench, 2u << 20)) return 2;
     /* LOOP=watchdog: the loop in ProcessGroupNCCL's shape (hot_framework_watchdog) instead */
-    if (getenv("LOOP") != NULL && strcmp(getenv("LOOP"), "watchdog") == 0)
-      ring = (void (*)(int, long))must(dlsym(bench, "hot_framework_watchdog"), "hot_framework_watchdog");
+    if (getenv("LOOP") != NULL && strcmp(getenv("LOOP"), "watchdog") == 0) {
+      int (*watchdog)(int, long) = must(dlsym(bench, "hot_framework_watchdog"), "hot_framework_watchdog");
+      return watchdog(0, 200) != 0 || watchdog(0, n) != 0 ? 2 : 0;
+    }
+    void (*ring)(int, long) = must(dlsym(bench, "hot_framework_ring"), "hot_framework_ring");
     ring(0, 200);
     ring(0, n);
     return 0;
@@ -160,12 +167,7 @@ int main(int argc, char **argv) {
     return handoff_rounds(must(dlsym(bench, "hot_framework_handoff"), "hot_framework_handoff"), n);
   if (argc > 4 && strcmp(argv[4], "--watchdog") == 0) {
     /* EVICT bytes (none unless set) written between operations: the interpreter's work */
-    int (*evict)(size_t) = must(dlsym(bench, "hot_framework_evict"), "hot_framework_evict");
-    const char *bytes = getenv("EVICT");
-    if (bytes != NULL && !evict(strtoull(bytes, NULL, 10))) {
-      fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
-      return 2;
-    }
+    if (!set_evict(bench, 0)) return 2;
     return handoff_rounds(must(dlsym(bench, "hot_framework_watchdog"), "hot_framework_watchdog"), n);
   }
   char name[64];

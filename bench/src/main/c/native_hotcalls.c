@@ -445,6 +445,16 @@ static inline void fw_operation(const fw_calls *f, cudaEvent_t e[2]) {
 static volatile char *ring_evict;
 static size_t ring_evict_bytes;
 
+/* One store in every line of the eviction buffer (none unless hot_framework_evict set one). */
+static void fw_evict(void) {
+  for (size_t b = 0; b < ring_evict_bytes; b += 64) ring_evict[b]++;
+}
+
+/* Spins until the other thread's count of operations done passes `past`. */
+static void fw_wait_past(_Atomic long *count, long past) {
+  while (atomic_load_explicit(count, memory_order_acquire) <= past) __builtin_ia32_pause();
+}
+
 EXPORT int hot_framework_evict(size_t bytes) {
   free((void *)ring_evict);
   ring_evict = bytes == 0 ? NULL : calloc(bytes, 1);
@@ -467,7 +477,7 @@ EXPORT void hot_framework_ring(int real, jlong n) {
       f.destroy(old[1]);
     }
     if (i >= n) continue;
-    for (size_t b = 0; b < ring_evict_bytes; b += 64) ring_evict[b]++;
+    fw_evict();
     fw_operation(&f, old);
   }
 }
@@ -489,7 +499,7 @@ static void *releaser(void *p) {
   (void)p;
   int (*destroy)(cudaEvent_t) = fw_calls_of(handoff.real).destroy;
   for (long i = 0; i < handoff.n; i++) {
-    while (atomic_load_explicit(&handoff.made, memory_order_acquire) <= i) __builtin_ia32_pause();
+    fw_wait_past(&handoff.made, i);
     destroy(handoff.e[i % HANDOFF][0]);
     destroy(handoff.e[i % HANDOFF][1]);
     atomic_store_explicit(&handoff.released, i + 1, memory_order_release);
@@ -506,7 +516,7 @@ EXPORT int hot_framework_handoff(int real, jlong n) {
   pthread_t t;
   if (pthread_create(&t, NULL, releaser, NULL) != 0) return -1;
   for (long i = 0; i < n; i++) {
-    while (i - atomic_load_explicit(&handoff.released, memory_order_acquire) >= HANDOFF) __builtin_ia32_pause();
+    fw_wait_past(&handoff.released, i - HANDOFF);
     fw_operation(&f, handoff.e[i % HANDOFF]);
     atomic_store_explicit(&handoff.made, i + 1, memory_order_release);
   }
@@ -532,7 +542,7 @@ static void *watchdog(void *p) {
   (void)p;
   int (*query)(cudaEvent_t) = fw_calls_of(watch.real).query;
   for (long i = 0; i < watch.n; i++) {
-    while (atomic_load_explicit(&watch.made, memory_order_acquire) <= i) __builtin_ia32_pause();
+    fw_wait_past(&watch.made, i);
     query(watch.e[i % WATCH]);
     atomic_store_explicit(&watch.queried, i + 1, memory_order_release);
   }
@@ -551,11 +561,11 @@ EXPORT int hot_framework_watchdog(int real, jlong n) {
   for (long i = 0; i < n + WATCH; i++) {
     if (i >= WATCH) {
       /* the event of WATCH operations ago, once the watchdog has seen it */
-      while (atomic_load_explicit(&watch.queried, memory_order_acquire) <= i - WATCH) __builtin_ia32_pause();
+      fw_wait_past(&watch.queried, i - WATCH);
       f.destroy(watch.e[i % WATCH]);
     }
     if (i >= n) continue;
-    for (size_t b = 0; b < ring_evict_bytes; b += 64) ring_evict[b]++;
+    fw_evict();
     f.create(&watch.e[i % WATCH], 2);
     f.allreduce(buffer, buffer, 256, 7, 0, comm, st);
     f.record(watch.e[i % WATCH], st);
