@@ -42,11 +42,9 @@
 __thread ng_thread ng_self;
 pthread_key_t ng_thread_key;
 static _Atomic uint32_t thread_ids;
-/* events made with no upcall (NG_REF_LAZY), those of them released with none, those Java adopted:
- * ng_locked's, written under the map lock only (a plain add: no locked instruction on a creation's
- * path) */
 
-/* An add to a counter whose writers all hold the map lock; readers read it relaxed. */
+/* An add to a counter whose writers all hold the map lock (ng_locked's): a plain add, no locked
+ * instruction on a creation's path; readers read it relaxed. */
 static inline void locked_add(_Atomic int64_t *c, int64_t n) {
   atomic_store_explicit(c, atomic_load_explicit(c, NG_RELAXED) + n, NG_RELAXED);
 }
@@ -645,7 +643,7 @@ static int lazy_release(ng_call *k) {
   }
   atomic_store_explicit(&e->h.key, NG_DEAD_KEY, NG_RELAXED);
   reuse_keep(k->kept.site, i);
-  locked_add32(&ng_locked.given_back[0], 1); /* ng_epool's */
+  locked_add32(&ng_locked.given_back[ng_epool.kind], 1);
   locked_add(&ng_locked.lazy_released, 1);
   ng_map_unlock();
   return 1;
