@@ -131,13 +131,12 @@ static void complete_marker(struct emu_op *op) {
   }
   pthread_cond_broadcast(&e->cv);
   pthread_mutex_unlock(&e->mu);
+  /* The marker's reference goes in the same instant: once the stream is seen past the marker, a
+   * destroyed event's block is back among the spares, as CUDA has the handle back by then. */
+  event_release(e);
 }
 
-static void release_marker(struct emu_op *op) {
-  struct marker_op *m = (struct marker_op *)op;
-  event_release(m->event);
-  free(m);
-}
+static void release_marker(struct emu_op *op) { free(op); }
 
 static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, bool per_thread,
                                 unsigned int flags) {
@@ -166,7 +165,7 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, bool per
   }
   m->op.complete_locked = complete_marker;
   m->op.release = release_marker;
-  m->event = e; /* the marker keeps the acquired reference */
+  m->event = e; /* the marker keeps the acquired reference until it completes */
   pthread_mutex_lock(&e->mu);
   m->generation = ++e->recorded;
   pthread_mutex_unlock(&e->mu);
