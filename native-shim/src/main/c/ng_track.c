@@ -330,16 +330,16 @@ static void forget(ng_pool *p, uint64_t key, int mark_java) {
 }
 
 /* Ends the slot a release found before its real call, if it is still that incarnation, and takes
- * its key out of the map only if the map still names it: the address may have been handed out
- * (and given a new slot) by the time the release returns. */
+ * its key out of the map only if the map still names that incarnation: the address may have been
+ * handed out (and given a new slot) by the time the release returns, and that slot may be this
+ * one again, freed and taken by the address's next creation on another thread. */
 static void forget_slot(ng_pool *p, uint64_t key, ng_head *h, uint32_t inc) {
   /* one lock section for the map, the end and the free list (a release on a framework's hot path) */
   ng_map_lock();
-  uint64_t v = ng_map_get_locked(p->map, key);
-  if (v == (uint64_t)ng_slot_index(h) + 2) ng_map_remove(p->map, key);
-  else if (v == NG_JAVA_MARK) ng_map_remove(p->map, key);
   /* the incarnation changes under the map lock alone */
   int same = atomic_load_explicit(&h->inc, NG_RELAXED) == inc;
+  uint64_t v = ng_map_get_locked(p->map, key);
+  if (same && (v == (uint64_t)ng_slot_index(h) + 2 || v == NG_JAVA_MARK)) ng_map_remove(p->map, key);
   if (same && p == &ng_epool && ng_w.rec_whole) {
     /* an event's lock word guards only a record's two halves where a record is not one store:
      * here every writer of it holds the map lock (slot_alloc, slot_end, lazy_release, this) */

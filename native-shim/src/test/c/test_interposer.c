@@ -729,6 +729,65 @@ static void a_record_after_another_threads_release_and_creation_counts_on_the_li
   CHECK_EQ(same_handle, 3);
 }
 
+/* A release's real call returns, and before its exit reaches the agent another thread makes the
+ * handle again (CUDA hands it out at once), releases it and makes it once more, in the very slot the
+ * first release found (freed once Java let go of it): the late exit must leave that creation's map
+ * entry alone. It took it out by slot index alone, and the event went untracked: its release found
+ * nothing, its slot stayed live for good (test_stress's sixteen threads left one, rarely). */
+static cudaEvent_t paused_handle;
+static int paused_first, paused_between, paused_again, paused_ran;
+
+static void make_release_make(void *p) {
+  (void)p;
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(e == paused_handle, 1); /* the runtime's handle again */
+  paused_between = created_slot();
+  ng->release_slot(paused_first); /* Java saw the replacement: the first slot is free */
+  REQUIRE_EQ(fj->event_destroy(e), 0);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(e == paused_handle, 1);
+  paused_again = created_slot();
+}
+
+static void between_the_real_release_and_its_exit(cudaEvent_t e) {
+  (void)e;
+  paused_ran++;
+  fj->on_thread(make_release_make, NULL);
+}
+
+static void a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alone(void) {
+  load_agent(&recording, 1);
+  void *lib = open_or_die(bin_path("libfakejni_paused.so"), RTLD_NOW);
+  fj = (const fake_jni *)dlsym(lib, "fake_jni_functions");
+  void (*pause_after)(void (*)(cudaEvent_t)) = (void (*)(void (*)(cudaEvent_t)))dlsym(lib, "pause_after_next_destroy");
+  REQUIRE_EQ(fj != NULL && pause_after != NULL, 1);
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  REQUIRE_EQ(fj->event_create(&paused_handle), 0);
+  paused_first = created_slot();
+  pause_after(between_the_real_release_and_its_exit);
+  REQUIRE_EQ(fj->event_destroy(paused_handle), 0);
+  REQUIRE_EQ(paused_ran, 1); /* the agent's real function was the pausing one */
+  /* the case this is about happened: the handle's next creation but one took the first slot */
+  REQUIRE_EQ(paused_again & 0x3FFFFF, paused_first & 0x3FFFFF);
+  REQUIRE_EQ(paused_again != paused_first, 1);
+  /* the live event is still followed: a record counts on its slot */
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(s, wait_at_gate, &held), 0);
+  REQUIRE_EQ(fj->event_record(paused_handle, s), 0);
+  CHECK_EQ(event_pending(paused_again), 1);
+  gate_open(&held);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  REQUIRE_EQ(fj->event_destroy(paused_handle), 0);
+  ng->release_slot(paused_between);
+  ng->release_slot(paused_again);
+  int64_t st[NCCLGUARD_STATS];
+  ng->stats(st, NCCLGUARD_STATS);
+  CHECK_EQ(st[NCCLGUARD_STAT_EVENTS_LIVE], 0); /* its release found it: every slot freed */
+  REQUIRE_EQ(fj->stream_destroy(s), 0);
+}
+
 static void init_all_and_split_learn_their_devices(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -857,6 +916,8 @@ static const struct test_case cases[] = {
     {"released_slots_are_reused_once_java_lets_go", released_slots_are_reused_once_java_lets_go, NULL, NULL},
     {"a_record_after_another_threads_release_and_creation_counts_on_the_live_slot",
      a_record_after_another_threads_release_and_creation_counts_on_the_live_slot, NULL, NULL},
+    {"a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alone",
+     a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alone, NULL, NULL},
     {"init_all_and_split_learn_their_devices", init_all_and_split_learn_their_devices, NULL, NULL},
 };
 

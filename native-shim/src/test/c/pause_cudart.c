@@ -1,0 +1,33 @@
+/* A cudaEventDestroy in front of the emulator's, for test_interposer's ordering cases: it makes
+ * the real call, then runs the callback the test armed (once), so that another thread's calls land
+ * between a release's real call and the agent's exit of it, as a preempted thread lets them. The
+ * fake JNI library that needs it first (libfakejni_paused.so) makes it the agent's real function. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "nccl_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef void (*after_fn)(cudaEvent_t);
+static _Atomic(after_fn) after_destroy;
+static _Atomic(cudaError_t (*)(cudaEvent_t)) real_destroy;
+
+EXPORT void pause_after_next_destroy(after_fn fn) { atomic_store(&after_destroy, fn); }
+
+EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  cudaError_t (*real)(cudaEvent_t) = atomic_load(&real_destroy);
+  if (real == NULL) {
+    /* the emulator's, by its handle: this library's own reference would bind to the agent's */
+    void *h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
+    real = h != NULL ? (cudaError_t(*)(cudaEvent_t))dlsym(h, "cudaEventDestroy") : NULL;
+    if (h != NULL) dlclose(h);
+    if (real == NULL) return cudaErrorUnknown;
+    atomic_store(&real_destroy, real);
+  }
+  cudaError_t r = real(e);
+  after_fn fn = atomic_exchange(&after_destroy, NULL);
+  if (fn != NULL) fn(e);
+  return r;
+}
