@@ -63,6 +63,8 @@ typedef struct {
   void (*patch_stats)(long out[3]);
   /* takes (1) or lets go of (0) every lock of the profiler plugin, as a thread a fork catches */
   void (*prof_hold_locks)(int hold);
+  /* the method every virtual thread's frames run above (JNI_OnLoad's Continuation.enter) */
+  void (*stack_vthread_entry)(void *method);
 } ncclguard_api;
 
 /* Enters the test mode with these callbacks (NULL: no upcalls at all) and returns the natives. */

@@ -36,6 +36,7 @@ typedef struct entry {
   uint32_t id;
   int32_t n;
   _Atomic uint32_t confirmed; /* the epoch Java confirmed it in, 0: not yet */
+  int32_t vthread;            /* a virtual thread's frames, cut where its carrier's begin */
   ng_frame frames[];
 } entry;
 
@@ -84,17 +85,18 @@ static uint64_t hash_of(const ng_frame *f, int n) {
   return h ^ (h >> 29);
 }
 
-static entry *find(uint64_t h, const ng_frame *f, int n) {
+/* A virtual thread's stack is never a platform thread's, whatever its frames */
+static entry *find(uint64_t h, const ng_frame *f, int n, int vthread) {
   for (entry *e = atomic_load_explicit(&buckets[h & (BUCKETS - 1)], NG_ACQUIRE); e != NULL; e = e->next) {
-    if (e->hash == h && e->n == n && memcmp(e->frames, f, sizeof(ng_frame) * (size_t)n) == 0) return e;
+    if (e->hash == h && e->n == n && e->vthread == vthread && memcmp(e->frames, f, sizeof(ng_frame) * (size_t)n) == 0) return e;
   }
   return NULL;
 }
 
 /* Stores the frames once; NULL when the depot is full (logged once) or memory ran out. */
-static entry *insert(uint64_t h, const ng_frame *f, int n) {
+static entry *insert(uint64_t h, const ng_frame *f, int n, int vthread) {
   pthread_mutex_lock(&lock);
-  entry *e = find(h, f, n);
+  entry *e = find(h, f, n, vthread);
   if (e == NULL) {
     int64_t c = atomic_load_explicit(&count, NG_RELAXED);
     int64_t max = atomic_load_explicit(&max_stacks, NG_RELAXED);
@@ -123,6 +125,7 @@ static entry *insert(uint64_t h, const ng_frame *f, int n) {
       e->n = n;
       e->id = (uint32_t)(c + 1);
       atomic_init(&e->confirmed, 0);
+      e->vthread = vthread;
       memcpy(e->frames, f, sizeof(ng_frame) * (size_t)n);
       __atomic_store_n(&chunk[c % CHUNK], e, __ATOMIC_RELEASE);
       e->next = atomic_load_explicit(&buckets[h & (BUCKETS - 1)], NG_RELAXED);
@@ -135,8 +138,9 @@ static entry *insert(uint64_t h, const ng_frame *f, int n) {
   return e;
 }
 
-/* The walk, retried once after the JVM made the jmethodIDs it lacked; frames or -1. */
-static int walk(void) {
+/* The walk, retried once after the JVM made the jmethodIDs it lacked; frames or -1. *vthread: the
+ * thread is a virtual one, its frames cut where its carrier's begin. */
+static int walk(int *vthread) {
   if (buf == NULL) {
     pthread_once(&buf_once, buf_key_make);
     buf = malloc(sizeof(ng_frame) * (MAX_FRAMES + 1));
@@ -146,14 +150,21 @@ static int walk(void) {
   for (int attempt = 0; attempt < 2; attempt++) {
     int n = ng_up_java_frames(buf, MAX_FRAMES + 1);
     if (n <= 0 || n > MAX_FRAMES) return -1;
-    /* a virtual thread: the walk goes on into its carrier's frames, and this thread is the
-     * carrier; a Throwable stops at the virtual thread's own (the upcall takes one) */
+    /* a virtual thread: the walk goes on through Continuation.enter into its carrier's frames;
+     * its own end above it (VirtualThread.run, and the hidden frames between, which Java leaves
+     * out when it names depot frames, as a Throwable does) */
     void *vt = atomic_load_explicit(&vthread_entry, NG_RELAXED);
     int missing = 0;
+    *vthread = 0;
     for (int i = 0; i < n; i++) {
-      if (vt != NULL && buf[i].method == vt) return -1;
+      if (vt != NULL && buf[i].method == vt) {
+        n = i;
+        *vthread = 1;
+        break;
+      }
       missing |= buf[i].method == NULL;
     }
+    if (n <= 0) return -1;
     if (!missing) return n;
     /* methods never named by a jmethodID yet (a class's first use from here): a JVMTI stack
      * trace makes them, a JVM transition this once */
@@ -210,11 +221,12 @@ int ng_stack_now(ng_stack_take *t) {
   /* the same JNI call as a walk before it: the same frames (ng_hotspot.c) */
   entry *e = ng_hs_memo_get();
   if (e == NULL) {
-    int n = walk();
+    int vthread;
+    int n = walk(&vthread);
     if (n <= 0) return 0;
     uint64_t h = hash_of(buf, n);
-    e = find(h, buf, n);
-    if (e == NULL) e = insert(h, buf, n);
+    e = find(h, buf, n, vthread);
+    if (e == NULL) e = insert(h, buf, n, vthread);
     if (e == NULL) return 0;
     /* a JNI method's frame first: its return resets the handle block the memo lives in (not so
      * for a downcall of java.lang.foreign, whose first frame is a Java method's) */
@@ -222,6 +234,13 @@ int ng_stack_now(ng_stack_take *t) {
   }
   t->id = e->id;
   t->entry = e;
+  /* a virtual thread's creation takes the upcall, which names the virtual thread (this thread is
+   * its carrier, whose id and name are not its own); with the stack's id, which Java has learned
+   * after the first: no walk of Java's own then (docs/design.md) */
+  if (e->vthread) {
+    t->thread = 0;
+    return 0;
+  }
   if (!self_confirmed) return 0;
   if (atomic_load_explicit(&e->confirmed, NG_ACQUIRE) != now) {
     /* a stack Java has not seen, under a first frame's method it has: Java names it at adoption */
@@ -238,7 +257,7 @@ void ng_stack_confirm(const ng_stack_take *t) {
   entry *e = t->entry;
   atomic_store_explicit(&e->confirmed, t->epoch, NG_RELEASE);
   method_confirm(e->frames[0].method, t->epoch);
-  if (t->thread == self_id) self_confirmed = 1;
+  if (t->thread != 0 && t->thread == self_id) self_confirmed = 1;
 }
 
 int ng_stack_frames(uint32_t id, ng_frame *out, int max) {

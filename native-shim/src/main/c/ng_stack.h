@@ -35,7 +35,8 @@ int ng_stack_frames(uint32_t id, ng_frame *out, int max);
 /* Java's wrapped natives changed: every stack must be confirmed again. */
 void ng_stack_invalidate(void);
 /* The jmethodID every mounted virtual thread's frames run above (Continuation.enter), or NULL:
- * a walk that meets it takes no stack (the frames go on into the carrier's, whose thread it is). */
+ * a walk that meets it keeps the frames above it, and its creation takes the upcall with thread 0
+ * (the frames below are the carrier's, and so is this thread's id). */
 void ng_stack_set_vthread_entry(void *method);
 /* The bound on distinct stacks (0: the depot is off, every creation takes an upcall). */
 void ng_stack_set_max(int64_t max);

@@ -49,6 +49,7 @@ static const ncclguard_api api = {
     ng_patch_start,
     ng_patch_stats,
     ng_prof_hold_locks,
+    ng_stack_set_vthread_entry,
 };
 
 NG_EXPORT const ncclguard_api *ncclguard_test(const ncclguard_hooks *h) {

@@ -238,6 +238,62 @@ static void ten_million_pairs_keep_memory_flat_and_a_later_leak_keeps_its_stack(
   CHECK_EQ((uint32_t)out[3], id);
 }
 
+/* A virtual thread: the JNI entry, its caller, VirtualThread.run, then Continuation.enter and the
+ * carrier's frames (carrier: its caller and bci). */
+#define CONTINUATION_ENTER 0x5000
+static void virtual_stack(int64_t carrier, int64_t bci) {
+  int64_t pairs[] = {0x1000, -3, 0x2000, 5, 0x4000, 1, CONTINUATION_ENTER, 0, carrier, bci, 0x7000, 2};
+  set_java_stack(pairs, 6);
+}
+
+static upcall creation_upcall(void) {
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &u), 1);
+  return u;
+}
+
+/* On a virtual thread the stack is the frames above Continuation.enter (those below are its
+ * carrier's, whichever runs it), and every creation takes the upcall, with the stack's id and no
+ * thread's (this thread is the carrier: its id and name are not the virtual thread's); Java names
+ * the thread, and takes the stack it learned for the id. Nor does that upcall confirm the carrier:
+ * its own first creation at a platform stack still asks Java. */
+static void a_virtual_threads_creations_take_the_upcall_with_their_own_frames_id(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  ng->stack_vthread_entry((void *)CONTINUATION_ENTER);
+  cudaEvent_t e;
+  virtual_stack(0x6000, 9);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall u = creation_upcall();
+  uint32_t id = (uint32_t)u.token;
+  CHECK(id != 0);
+  CHECK_EQ((uint32_t)((uint64_t)u.token >> 32), 0);
+  CHECK(u.slot >= 0);
+  int made = recorded(UP_EXIT, fn_id("cudaEventCreateWithFlags"));
+  /* again, and on another carrier's frames: the same id, an upcall each */
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  virtual_stack(0x6100, 3);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  CHECK_EQ(recorded(UP_EXIT, fn_id("cudaEventCreateWithFlags")), made + 2);
+  u = creation_upcall();
+  CHECK_EQ((uint32_t)u.token, id);
+  CHECK_EQ((uint32_t)((uint64_t)u.token >> 32), 0);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_LAZY_CREATED), 0);
+  /* the same frames on a platform thread (no Continuation.enter): a stack of its own, which this
+   * thread's first sight asks Java for, with the thread's id */
+  int64_t platform[] = {0x1000, -3, 0x2000, 5, 0x4000, 1};
+  set_java_stack(platform, 3);
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  u = creation_upcall();
+  CHECK_EQ(recorded(UP_EXIT, fn_id("cudaEventCreateWithFlags")), made + 3);
+  CHECK((uint32_t)u.token != 0 && (uint32_t)u.token != id);
+  CHECK((uint32_t)((uint64_t)u.token >> 32) != 0);
+  /* and now that Java held it, this platform thread's next creation there makes none */
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  CHECK_EQ(recorded(UP_EXIT, fn_id("cudaEventCreateWithFlags")), made + 3);
+  CHECK_EQ(stat_of(NCCLGUARD_STAT_LAZY_CREATED), 1);
+}
+
 static void a_full_depot_leaves_creations_at_new_stacks_to_the_upcall(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -317,6 +373,8 @@ static const struct test_case cases[] = {
      two_threads_at_one_native_site_with_other_java_callers_get_their_own_stacks, NULL, NULL},
     {"ten_million_pairs_keep_memory_flat_and_a_later_leak_keeps_its_stack",
      ten_million_pairs_keep_memory_flat_and_a_later_leak_keeps_its_stack, NULL, NULL},
+    {"a_virtual_threads_creations_take_the_upcall_with_their_own_frames_id",
+     a_virtual_threads_creations_take_the_upcall_with_their_own_frames_id, NULL, NULL},
     {"a_full_depot_leaves_creations_at_new_stacks_to_the_upcall", a_full_depot_leaves_creations_at_new_stacks_to_the_upcall,
      NULL, NULL},
     {"a_change_of_the_wrapped_natives_asks_java_again", a_change_of_the_wrapped_natives_asks_java_again, NULL, NULL},

@@ -99,12 +99,23 @@ public final class CallProtocol {
 
     /** After the native call returned {@code status} (not when it threw). */
     public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge, NativeAccess access) {
+        exit(fn, args, status, token, bridge, access, null);
+    }
+
+    /**
+     * After the native call returned {@code status}; {@code known}, when not null, is the creating
+     * stack the caller already has for this very call's frames (the native depot's id learned
+     * before), taken in place of a walk.
+     */
+    public void exit(NativeFunction fn, CallArgs args, int status, long token, String bridge, NativeAccess access,
+            Throwable known) {
         if (seesOwnCalls && OwnCalls.onThisThread()) {
             return;
         }
         try {
             // captured in this frame, not the tracker's: four frames fewer for the VM to walk
-            Throwable stack = status == 0 && fn != null && tracker.capturesStack(fn) ? new Throwable("creation stack") : null;
+            Throwable stack = status == 0 && fn != null && tracker.capturesStack(fn)
+                    ? known != null ? known : new Throwable("creation stack") : null;
             tracker.exit(fn, args, status, token, bridge, access, stack);
         } catch (Throwable t) {
             failed(exitFailed, fn, t);

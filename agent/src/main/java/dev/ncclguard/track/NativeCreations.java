@@ -49,6 +49,11 @@ final class NativeCreations {
         any = true;
     }
 
+    /** The stack learned for depot id {@code id} (a record's Throwable, or one named from the depot), or null. */
+    Throwable learnedStack(int id) {
+        return id != 0 && stacks.get(id) instanceof Throwable t ? t : null;
+    }
+
     /**
      * The stacks learned so far are dropped: classes are about to be redefined, and a depot id
      * (methods and bytecode indexes) may read other lines afterwards. Later events of an id are

@@ -534,6 +534,19 @@ public final class Tracker {
         }
     }
 
+    /**
+     * The creating stack learned for native depot id {@code stack} (its first record's, the same
+     * frames), or null: none learned, or stacks are off.
+     */
+    public Throwable learnedNativeStack(int stack) {
+        try {
+            return nativeCreations.learnedStack(stack);
+        } catch (RuntimeException e) {
+            internalError(e);
+            return null;
+        }
+    }
+
     /** The events native code made with no upcall become records, before a look at all events. */
     private void adoptNative() {
         if (nativeCreations.any()) {

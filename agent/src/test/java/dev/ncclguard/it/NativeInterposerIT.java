@@ -242,12 +242,15 @@ class NativeInterposerIT {
         // ep-virtual on 25: three virtual threads in turn on one carrier, each making events twice
         // at one stack, with every method given a jmethodID (as a sampling profiler gives them, so
         // that the native walk names every frame, the carrier's too): each leaked event names its
-        // own virtual thread and stops at its VirtualThread.run, as a Throwable does
+        // own virtual thread and stops at its VirtualThread.run, as a Throwable does; the native
+        // part took each creation's stack (the virtual thread's frames alone: each JNI call's first
+        // walk, then its memo), which Java names from the id's first record, with no walk of its own
         Path report = dir.resolve("virtual.json");
         Path methodIds = Path.of(System.getProperty("ncclguard.test.samplesClasses"),
                 "dev/ncclguard/samples/ep/linux-x86_64/libmethod_ids.so");
         assertTrue(Files.isRegularFile(methodIds), methodIds.toString());
-        Output r = ChildJvm.sample().javaHome(JDK25).agent("report=" + report).jvmArg("-agentpath:" + methodIds)
+        Output r = ChildJvm.sample().javaHome(JDK25).env("NCCLGUARD_NATIVE_DEBUG", "1").agent("report=" + report)
+                .jvmArg("-agentpath:" + methodIds)
                 .jvmArg("-Djdk.virtualThreadScheduler.parallelism=1").jvmArg("-Djdk.virtualThreadScheduler.maxPoolSize=1")
                 .run("ep-virtual", "--ranks", "1", "--iters", "1");
         assertEquals(0, r.exitCode(), r.describe());
@@ -262,6 +265,11 @@ class NativeInterposerIT {
             }
             assertEquals(t.getValue().get(0), t.getValue().get(1), t.toString());
         }
+        // 3 virtual threads x 2 JNI calls x 100 creations: 99 a call from the call's memo (none
+        // when a virtual thread's walk took no stack)
+        Matcher m = Pattern.compile("stack memo hits (\\d+)").matcher(r.stderr());
+        assertTrue(m.find(), r.describe());
+        assertTrue(Integer.parseInt(m.group(1)) >= 6 * 99, m.group());
     }
 
     @Test

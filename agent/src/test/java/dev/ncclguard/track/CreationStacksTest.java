@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ncclguard.bridge.CallProtocol;
 import dev.ncclguard.catalog.Catalog;
+import dev.ncclguard.catalog.NativeFunction;
 import dev.ncclguard.report.StackFrames;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -40,6 +42,39 @@ class CreationStacksTest {
         for (HandleView e : events) {
             assertSame(events.get(0).creation(), e.creation());
         }
+    }
+
+    @Test
+    void aNativeCreationAtALearnedDepotIdTakesThatIdsStackInPlaceOfAWalk() {
+        Tracker t = new Tracker();
+        Driver d = new Driver(t);
+        d.eventCreate(0xE001);
+        t.nativeStackLearned(0xE001, 42, 0); // the native part's first creation at depot id 42
+        Throwable learned = t.learnedNativeStack(42);
+        assertTrue(learned != null);
+        assertNull(t.learnedNativeStack(43));
+        assertNull(t.learnedNativeStack(0));
+        // a later creation at id 42 (on a virtual thread, say): its record gets that stack, not one
+        // of the frames it was told from (a walk here would read this method's later line)
+        CallProtocol calls = new CallProtocol(t, Driver.BRIDGE, false);
+        FakeArgs a = FakeArgs.args().out(0, 0xE002);
+        NativeFunction create = Driver.fn("cudaEventCreate");
+        calls.exit(create, a, 0, calls.enter(create, a), Driver.BRIDGE, FakeArgs.ACCESS, learned);
+        FakeArgs b = FakeArgs.args().out(0, 0xE003);
+        calls.exit(create, b, 0, calls.enter(create, b), Driver.BRIDGE, FakeArgs.ACCESS, null);
+        d.record(0xE002, 0x5000);
+        d.record(0xE003, 0x5000);
+        Throwable second = null;
+        Throwable walked = null;
+        for (HandleView e : d.tracker.snapshot().events()) {
+            if (e.handle() == 0xE002) {
+                second = e.creation();
+            } else if (e.handle() == 0xE003) {
+                walked = e.creation();
+            }
+        }
+        assertArrayEquals(learned.getStackTrace(), second.getStackTrace());
+        assertFalse(Arrays.equals(learned.getStackTrace(), walked.getStackTrace()));
     }
 
     @Test

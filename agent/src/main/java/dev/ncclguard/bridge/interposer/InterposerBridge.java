@@ -68,7 +68,11 @@ final class InterposerBridge {
             }
             SlotArgs args = new SlotArgs(slots, slot);
             tracker.threadDevice(args.device());
-            calls.exit(f, args, status, token, BRIDGE, access(caller));
+            // a creation whose stack's depot id Java learned before (a virtual thread's creations,
+            // which always come here; a thread's first at a known stack): that stack, no walk
+            Throwable known = token != 0 && status == 0 && f.change() == Change.NEW_EVENT
+                    ? tracker.learnedNativeStack((int) token) : null;
+            calls.exit(f, args, status, token, BRIDGE, access(caller), known);
             if (slot < 0 || status != 0) {
                 return false;
             }
