@@ -1,5 +1,6 @@
 package dev.ncclguard.samples.jna;
 
+import com.sun.jna.Function;
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
@@ -16,6 +17,19 @@ public final class JnaGpu implements Gpu {
     public JnaGpu(Nccl nccl, Cudart cuda) {
         this.nccl = nccl;
         this.cuda = cuda;
+        sizeUniqueIdType();
+    }
+
+    /**
+     * Has libffi size ncclUniqueId's by-value type here, before the ranks' threads make their first
+     * ncclCommInitRank at once. JNA prepares each interface-mapped call with libffi, which sizes a
+     * by-value struct's type (one per class, shared) at its first use, in place, element by element
+     * and unguarded: a second thread's call could read it part-sized, take the struct for one that
+     * fits in registers and pass the rank in the wrong one (seen: "invalid rank 35 for nranks 2").
+     * getpid takes no argument; the one passed here is the caller's to place and clear away.
+     */
+    private static void sizeUniqueIdType() {
+        Function.getFunction("c", "getpid").invokeInt(new Object[] {new NcclUniqueId.ByValue()});
     }
 
     @Override
