@@ -34,6 +34,9 @@ static struct {
 } __attribute__((aligned(64))) hs;
 _Static_assert(sizeof(hs) == 64, "what a memo's lookup reads fills one line");
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+/* the set-up's tries that may succeed later (under init_lock) */
+#define MAX_INIT_TRIES 64
+static int init_tries;
 static jobject marker;
 static _Atomic int64_t hits, takes;
 
@@ -179,7 +182,8 @@ static const char *init(JNIEnv *env) {
   /* JDK 17's critical natives (-XX:+CriticalJNINatives, obsolete since 18) return without the reset */
   if (vm_bool_flag("CriticalJNINatives") == 1) return "-XX:+CriticalJNINatives";
   /* JavaThread::_jni_environment is not in the table: java.lang.Thread.eetop is the JavaThread
-   * (as async-profiler finds it); not on a virtual thread, whose eetop is 0 */
+   * (as async-profiler finds it); a virtual thread's is 0, its carrier's is the JavaThread it runs
+   * on (Thread.currentCarrierThread, JDK 21+; JNI may call it, private as it is) */
   jclass tc = (*env)->FindClass(env, "java/lang/Thread");
   jmethodID cur = tc == NULL ? NULL : (*env)->GetStaticMethodID(env, tc, "currentThread", "()Ljava/lang/Thread;");
   jfieldID eetop = tc == NULL ? NULL : (*env)->GetFieldID(env, tc, "eetop", "J");
@@ -191,8 +195,15 @@ static const char *init(JNIEnv *env) {
     return "no Thread.eetop";
   }
   if (t != NULL) (*env)->DeleteLocalRef(env, t);
+  if (thread == 0 && t != NULL) {
+    jmethodID carrier = (*env)->GetStaticMethodID(env, tc, "currentCarrierThread", "()Ljava/lang/Thread;");
+    jobject c = carrier == NULL ? NULL : (*env)->CallStaticObjectMethod(env, tc, carrier);
+    thread = c == NULL ? 0 : (*env)->GetLongField(env, c, eetop);
+    (*env)->ExceptionClear(env); /* a JDK without it has no virtual threads either */
+    if (c != NULL) (*env)->DeleteLocalRef(env, c);
+  }
   if (tc != NULL) (*env)->DeleteLocalRef(env, tc);
-  if (thread == 0) return "Thread.eetop is 0 (a virtual thread?): tried again later";
+  if (thread == 0) return "Thread.eetop is 0: tried again later";
   hs.env_at = (intptr_t)env - (intptr_t)thread;
   if (hs.env_at <= 0 || (thread_size > 0 && hs.env_at >= thread_size)) return "JNIEnv not inside its JavaThread";
   jclass oc = (*env)->FindClass(env, "java/lang/Object");
@@ -275,7 +286,8 @@ void ng_hs_memo_put(void *value) {
       const char *why = init(env);
       if (why == NULL) {
         atomic_store_explicit(&hs.state, 1, NG_RELEASE);
-      } else if (strstr(why, "tried again") == NULL) {
+      } else if (strstr(why, "tried again") == NULL || ++init_tries > MAX_INIT_TRIES) {
+        /* the tries are bounded: each costs Java calls and a walk of libjvm's tables */
         debug(why);
         atomic_store_explicit(&hs.state, -1, NG_RELEASE);
       }

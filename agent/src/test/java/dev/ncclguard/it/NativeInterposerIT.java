@@ -239,7 +239,7 @@ class NativeInterposerIT {
 
     @Test
     void anEventMadeOnAVirtualThreadNamesItsThreadAndItsFramesOnly() throws Exception {
-        // ep-virtual on 25: three virtual threads in turn on one carrier, each making events twice
+        // ep-virtual on 25: the rank on a virtual thread, three more in turn on one carrier, each making events twice
         // at one stack, with every method given a jmethodID (as a sampling profiler gives them, so
         // that the native walk names every frame, the carrier's too): each leaked event names its
         // own virtual thread and stops at its VirtualThread.run, as a Throwable does; the native
@@ -265,8 +265,9 @@ class NativeInterposerIT {
             }
             assertEquals(t.getValue().get(0), t.getValue().get(1), t.toString());
         }
-        // 3 virtual threads x 2 JNI calls x 100 creations: 99 a call from the call's memo (none
-        // when a virtual thread's walk took no stack)
+        // 3 virtual threads x 2 JNI calls x 100 creations: 99 a call from the call's memo (none when
+        // a virtual thread's walk took no stack, nor when the memo could not be set up on one: the
+        // rank runs on a virtual thread too, so the process's first creations are a virtual thread's)
         Matcher m = Pattern.compile("stack memo hits (\\d+)").matcher(r.stderr());
         assertTrue(m.find(), r.describe());
         assertTrue(Integer.parseInt(m.group(1)) >= 6 * 99, m.group());

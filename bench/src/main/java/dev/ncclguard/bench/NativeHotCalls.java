@@ -74,16 +74,18 @@ public final class NativeHotCalls {
         boolean counters = false;
         boolean probes = false;
         boolean frameworkOnly = false;
+        boolean virtualFirst = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--agentless" -> agentless = args[++i];
                 case "--counters" -> counters = true;
                 case "--probes" -> probes = true;
                 case "--framework" -> frameworkOnly = true;
+                case "--virtual-first" -> virtualFirst = true;
                 case "--iters" -> iters = Long.parseLong(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 default -> {
-                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R] [--counters] [--probes] [--framework]");
+                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R] [--counters] [--probes] [--framework] [--virtual-first]");
                     System.exit(2);
                 }
             }
@@ -92,13 +94,29 @@ public final class NativeHotCalls {
             // the promotion the agent makes in premain: into the global scope before the JNI library loads
             NativeLibrary.getInstance(agentless, Map.of(Library.OPTION_OPEN_FLAGS, NOW_GLOBAL));
         }
+        if (virtualFirst && Runtime.version().feature() < 21) {
+            System.err.println("NativeHotCalls: --virtual-first needs Java 21 or later (virtual threads)");
+            System.exit(2);
+        }
         GpuLibraries libs = GpuLibraries.load();
         load();
-        String failed = setUp();
-        if (failed != null) {
-            throw new IllegalStateException(failed);
+        // --virtual-first: the set-up's creations on a virtual thread, the process's first ones, and
+        // then the virtual thread's pairs alone (what an application that creates from virtual
+        // threads only meets)
+        String[] failed = new String[1];
+        if (virtualFirst) {
+            onVirtualThread(() -> failed[0] = setUp());
+        } else {
+            failed[0] = setUp();
+        }
+        if (failed[0] != null) {
+            throw new IllegalStateException(failed[0]);
         }
         System.out.println("NativeHotCalls: " + libs.origin + "; the JNI library's cudaEventQuery is " + boundTo());
+        if (virtualFirst) {
+            virtualPairs(iters, rounds);
+            return;
+        }
         if (frameworkOnly) {
             pairs(iters, rounds);
             virtualPairs(iters, rounds);

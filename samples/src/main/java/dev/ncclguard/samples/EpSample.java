@@ -45,9 +45,10 @@ final class EpSample {
                 + " Shifted.make(), twice at one stack on each of two threads (one made events at another stack first),"
                 + " the second time after Shifted was redefined with the class file -Dsamples.redefine-with names (the"
                 + " samples jar is a -javaagent too): each leaked event's stack reads the lines of the version that made it");
-        SCENARIOS.put("ep-virtual", "rank 0 runs three virtual threads (Java 21+) one after another, each making 100"
-                + " events in one call of the runtime twice at one stack (the last one of each call left): each leaked"
-                + " event names its own virtual thread and the virtual thread's frames");
+        SCENARIOS.put("ep-virtual", "the ranks run on virtual threads (Java 21+), so the process's first creations"
+                + " are a virtual thread's; rank 0 runs three more one after another, each making 100 events in one"
+                + " call of the runtime twice at one stack (the last one of each call left): each leaked event names"
+                + " its own virtual thread and the virtual thread's frames");
         SCENARIOS.put("ep-static-clean", "as ep-clean, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-static-leaky", "as ep-leaky, through the runtime with NCCL linked inside it (hidden)");
         SCENARIOS.put("ep-serve", "opens the runtime, dispatches a step and closes it (a communicator made and"
@@ -129,7 +130,9 @@ final class EpSample {
         List<Throwable> failures = new ArrayList<>();
         for (int r = 0; r < nranks; r++) {
             int rank = r;
-            threads.add(thread("rank-" + r, failures, () -> rankWork(runtime, scenario, group, nranks, rank, options)));
+            Runnable work = () -> rankWork(runtime, scenario, group, nranks, rank, options);
+            threads.add(scenario.equals("ep-virtual") ? virtualThread("rank-" + r, collecting(failures, work))
+                    : thread("rank-" + r, failures, work));
         }
         joinAll(threads);
         rethrowFirst(failures);
@@ -371,24 +374,25 @@ final class EpSample {
 
     /**
      * ep-virtual: virtual threads "virtual-0" to "virtual-2", one after another (on one carrier
-     * where the scheduler has one), each making events twice at one stack. Built by reflection: the
-     * samples are compiled for Java 17.
+     * where the scheduler has one), each making events twice at one stack.
      */
     private static void virtualThreads(long handle) {
+        List<Throwable> failures = new ArrayList<>();
+        for (int v = 0; v < 3; v++) {
+            joinAll(List.of(virtualThread("virtual-" + v, collecting(failures, () -> virtualTwice(handle)))));
+        }
+        rethrowFirst(failures);
+    }
+
+    /** A started virtual thread named {@code name} (by reflection: the samples are compiled for Java 17). */
+    private static Thread virtualThread(String name, Runnable work) {
         if (java.lang.Runtime.version().feature() < 21) {
             throw new SampleFailure("ep-virtual needs Java 21 or later (virtual threads)");
         }
         try {
             Class<?> builder = Class.forName("java.lang.Thread$Builder");
-            java.lang.reflect.Method name = builder.getMethod("name", String.class);
-            java.lang.reflect.Method start = builder.getMethod("start", Runnable.class);
-            List<Throwable> failures = new ArrayList<>();
-            for (int v = 0; v < 3; v++) {
-                Object b = name.invoke(Thread.class.getMethod("ofVirtual").invoke(null), "virtual-" + v);
-                Thread t = (Thread) start.invoke(b, collecting(failures, () -> virtualTwice(handle)));
-                joinAll(List.of(t));
-            }
-            rethrowFirst(failures);
+            Object b = builder.getMethod("name", String.class).invoke(Thread.class.getMethod("ofVirtual").invoke(null), name);
+            return (Thread) builder.getMethod("start", Runnable.class).invoke(b, work);
         } catch (ReflectiveOperationException e) {
             throw new SampleFailure("ep-virtual: " + e);
         }
