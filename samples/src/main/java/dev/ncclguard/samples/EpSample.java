@@ -131,7 +131,7 @@ final class EpSample {
         for (int r = 0; r < nranks; r++) {
             int rank = r;
             Runnable work = () -> rankWork(runtime, scenario, group, nranks, rank, options);
-            threads.add(scenario.equals("ep-virtual") ? virtualThread("rank-" + r, collecting(failures, work))
+            threads.add(scenario.equals("ep-virtual") ? virtualThread("rank-" + r, failures, work)
                     : thread("rank-" + r, failures, work));
         }
         joinAll(threads);
@@ -379,20 +379,20 @@ final class EpSample {
     private static void virtualThreads(long handle) {
         List<Throwable> failures = new ArrayList<>();
         for (int v = 0; v < 3; v++) {
-            joinAll(List.of(virtualThread("virtual-" + v, collecting(failures, () -> virtualTwice(handle)))));
+            joinAll(List.of(virtualThread("virtual-" + v, failures, () -> virtualTwice(handle))));
         }
         rethrowFirst(failures);
     }
 
-    /** A started virtual thread named {@code name} (by reflection: the samples are compiled for Java 17). */
-    private static Thread virtualThread(String name, Runnable work) {
+    /** As {@link #thread}, a virtual one (by reflection: the samples are compiled for Java 17). */
+    private static Thread virtualThread(String name, List<Throwable> failures, Runnable work) {
         if (java.lang.Runtime.version().feature() < 21) {
             throw new SampleFailure("ep-virtual needs Java 21 or later (virtual threads)");
         }
         try {
             Class<?> builder = Class.forName("java.lang.Thread$Builder");
             Object b = builder.getMethod("name", String.class).invoke(Thread.class.getMethod("ofVirtual").invoke(null), name);
-            return (Thread) builder.getMethod("start", Runnable.class).invoke(b, work);
+            return (Thread) builder.getMethod("start", Runnable.class).invoke(b, collecting(failures, work));
         } catch (ReflectiveOperationException e) {
             throw new SampleFailure("ep-virtual: " + e);
         }
