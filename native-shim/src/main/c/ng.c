@@ -15,6 +15,15 @@ atomic_long ng_upcalls_fn[NG_FN_COUNT];
 atomic_long ng_cp_calls[NG_FN_COUNT][8] __attribute__((aligned(64)));
 __thread int ng_cp_miss_fn;
 atomic_long ng_cp_step[NG_CP_STEP_COUNT][8] __attribute__((aligned(64)));
+/* The counting builds' calls of the catalog function named `name` that reached `path` (0 the
+ * wrapper, 1 its slow path, 2 its hint's miss, 3 its generic path), -1 for an unknown name: which
+ * path a call takes, for the tests that say so (native-shim/src/test/c/prof_paths.c). */
+NG_EXPORT long ncclguard_prof_calls(const char *name, int path);
+NG_EXPORT long ncclguard_prof_calls(const char *name, int path) {
+  for (int fn = 0; fn < NG_FN_COUNT; fn++)
+    if (strcmp(ng_fn_name[fn], name) == 0 && path >= 0 && path < 4) return atomic_load(&ng_cp_calls[fn][path]);
+  return -1;
+}
 #endif
 #if defined(NG_CALL_PROFILE) || defined(NG_FORWARD_TOGGLE)
 atomic_int ng_cp_forward;

@@ -799,6 +799,7 @@ void *ng_real_slow(ng_caller *c, int fn) {
  * every cached real function is looked up again. Callers are never freed: Java holds their sites. */
 
 static _Atomic(void *) get_device NG_READ_MOSTLY;
+static _Atomic(void *) get_count;
 
 struct object_check {
   uintptr_t base;
@@ -864,6 +865,7 @@ static void sweep_locked(void) {
     else cp = &(*cp)->next;
   }
   atomic_store_explicit(&get_device, NULL, NG_RELAXED);
+  atomic_store_explicit(&get_count, NULL, NG_RELAXED);
   for (named_fn **np = &named_fns; *np != NULL;) {
     named_fn *n = *np;
     if (!still_loaded(n->base, n->path) || !is_loaded(n->real)) {
@@ -1014,24 +1016,38 @@ static int find_cudart_named(const ng_image *im, void *data) {
   return n->found != 0;
 }
 
+/* The runtime's function name (a libcudart.so's, else RTLD_NEXT's where that lies in a loaded
+ * object), cached in *slot; NULL where none is loaded. */
+static void *cudart_named(_Atomic(void *) *slot, const char *name) {
+  void *p = atomic_load_explicit(slot, NG_ACQUIRE);
+  if (p != NULL) return p;
+  /* dlsym before the lock (see lock); kept only where it still lies in a loaded object */
+  void *next = dlsym(RTLD_NEXT, name);
+  pthread_mutex_lock(&lock);
+  sweep_locked();
+  struct named n = {name, 0};
+  ng_each_image(find_cudart_named, &n);
+  p = (void *)n.found;
+  if (p == NULL && is_loaded((uintptr_t)next)) p = next;
+  if (p != NULL && inside_self(p)) p = NULL;
+  if (p != NULL) atomic_store_explicit(slot, p, NG_RELEASE);
+  pthread_mutex_unlock(&lock);
+  return p;
+}
+
 int ng_current_device(void) {
-  int (*f)(int *) = (int (*)(int *))atomic_load_explicit(&get_device, NG_ACQUIRE);
-  if (f == NULL) {
-    /* dlsym before the lock (see lock); kept only where it still lies in a loaded object */
-    void *next = dlsym(RTLD_NEXT, "cudaGetDevice");
-    pthread_mutex_lock(&lock);
-    sweep_locked();
-    struct named n = {"cudaGetDevice", 0};
-    ng_each_image(find_cudart_named, &n);
-    void *p = (void *)n.found;
-    if (p == NULL && is_loaded((uintptr_t)next)) p = next;
-    if (p != NULL && !inside_self(p)) atomic_store_explicit(&get_device, p, NG_RELEASE);
-    pthread_mutex_unlock(&lock);
-    if (p == NULL || inside_self(p)) return 0;
-    f = (int (*)(int *))p;
-  }
+  int (*f)(int *) = (int (*)(int *))cudart_named(&get_device, "cudaGetDevice");
   int device = 0;
-  return f(&device) == 0 ? device : 0;
+  return f != NULL && f(&device) == 0 ? device : 0;
+}
+
+int ng_device_count(void) {
+  int (*current)(int *) = (int (*)(int *))cudart_named(&get_device, "cudaGetDevice");
+  int (*count)(int *) = (int (*)(int *))cudart_named(&get_count, "cudaGetDeviceCount");
+  /* asked only where the thread has a device (a failed count would be the application's last error) */
+  int device = 0, n = 0;
+  if (current == NULL || count == NULL || current(&device) != 0 || count(&n) != 0) return -1;
+  return n;
 }
 
 static atomic_int missing_logged[NG_FN_COUNT];

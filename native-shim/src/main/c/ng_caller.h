@@ -71,8 +71,11 @@ void ng_caller_set_test_locked(void (*f)(int where));
 /* The object that stands for "no particular caller": libnccl.so.2 / libcudart.so.13, RTLD_NEXT. */
 extern ng_object ng_default_object;
 void *ng_real_default(int fn);
-/* The real cudaGetDevice (not a catalog function), or NULL. */
+/* The thread's current device: the real cudaGetDevice's (not a catalog function), 0 where it fails
+ * or no runtime is loaded. */
 int ng_current_device(void);
+/* The real cudaGetDeviceCount's count where this thread's cudaGetDevice succeeds, else -1. */
+int ng_device_count(void);
 /* Whether a file's base name is NCCL's, CUDA's or another NVIDIA library's. */
 int ng_is_nvidia_name(const char *name);
 /* The object containing `at` took catalog function fn from dlsym on a handle, where it is defined

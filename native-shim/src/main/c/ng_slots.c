@@ -28,6 +28,7 @@ ng_pool ng_spool = {.kind = 1, .size = sizeof(ng_sslot), .map = &ng_streams};
 ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = NG_ENDED};
 
 __thread ng_head *ng_made[NG_MADE];
+_Atomic uint64_t ng_legacy_key NG_READ_MOSTLY; /* set by ng_track.c's one_device */
 
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *h = NULL;
@@ -45,8 +46,13 @@ ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) 
     h = ng_hot_slot(events, (int32_t)(v - 2));
     if (!ng_hot_valid(h, key, inc)) return NULL;
   }
+  /* the first slot a call site found stays its hint until it ends (threads that share a site
+   * with other handles would otherwise rewrite the line every call reads); but the legacy stream's
+   * slot where the process sees one device takes it over: a site whose first stream was another
+   * (a framework's set-up) and whose collectives then run on the current stream stops missing */
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
-  if (hint == NULL || ng_ended(&hint->lock)) atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
+  if (hint == NULL || ng_ended(&hint->lock) || (!events && key == atomic_load_explicit(&ng_legacy_key, NG_RELAXED)))
+    atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
   return h;
 }
 

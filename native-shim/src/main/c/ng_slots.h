@@ -460,6 +460,15 @@ NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key
   return ng_hot_find_map(events, c, key, inc);
 }
 
+/* Whether a stream hint that missed the stream's own handle is the legacy default stream's slot
+ * (0 and cudaStreamLegacy) where the process sees one device: ng_legacy_key (learned by
+ * ng_track.c's one_device), that slot's key then, else 0. */
+extern _Atomic uint64_t ng_legacy_key;
+NG_HOT static inline int ng_hot_legacy(ng_head *hint, uint64_t stream, uint32_t *inc) {
+  uint64_t k = atomic_load_explicit(&ng_legacy_key, NG_RELAXED);
+  return stream <= NG_STREAM_LEGACY && k != 0 && ng_hot_valid(hint, k, inc);
+}
+
 /* A record's update after its op was counted as mine, for the cases the hot path leaves: another
  * thread counted on the stream between the record's enter (count at_enter) and its count. */
 void ng_record_slow(ng_eslot *e, uint32_t einc, ng_sslot *s, uint32_t sinc, int64_t at_enter, int64_t mine);

@@ -233,6 +233,21 @@ static uint64_t special_key(uint64_t handle, int device) {
   return LEGACY_KEY | dev;
 }
 
+/* Where the process sees one device (the runtime's count is 1, as CUDA_VISIBLE_DEVICES naming one
+ * GPU a process makes it: torchrun's and a container's ranks), every device number is 0 and the
+ * legacy default stream's key a constant, which the wrappers' hot paths take (ng_legacy_key, ng_slots.h)
+ * with no cudaGetDevice and no communicator's or event's device looked up: PyTorch runs its
+ * synchronous collectives and their records on that stream. Learned at the first special stream
+ * (the runtime is in use by then); 0 until then, and for good where the process sees several. */
+static atomic_int devices_learned;
+
+static inline int one_device(void) {
+  if (NG_UNLIKELY(!atomic_load_explicit(&devices_learned, NG_ACQUIRE)) && !atomic_exchange(&devices_learned, 1) &&
+      ng_device_count() == 1)
+    atomic_store_explicit(&ng_legacy_key, LEGACY_KEY, NG_RELEASE);
+  return atomic_load_explicit(&ng_legacy_key, NG_ACQUIRE) != 0;
+}
+
 /* The device a special stream's work goes to: the communicator's for a collective; a record's
  * event's (cudaEventRecord succeeds only where "event and stream are on the same device", so a
  * counted record's stream is its event's device's, and no cudaGetDevice is made: 37 ns a record on
@@ -243,8 +258,11 @@ enum { SPECIAL_OTHER, SPECIAL_ENQUEUE, SPECIAL_RECORD };
 static int comm_device(uint64_t comm);
 static int event_device(uint64_t event);
 /* A record's device: its event's slot's (-1: the event has none), else the current one. */
-static int record_device(int event_device) { return event_device >= 0 ? event_device : ng_current_device(); }
+static int record_device(int event_device) {
+  return event_device >= 0 ? event_device : one_device() ? 0 : ng_current_device();
+}
 static int special_device(uint64_t handle, int kind) {
+  if (one_device()) return 0;
   if (kind == SPECIAL_ENQUEUE) return comm_device(handle);
   return kind == SPECIAL_RECORD ? record_device(event_device(handle)) : ng_current_device();
 }

@@ -97,6 +97,11 @@ static inline int ng_success(void) {
 
 #define NG_IS_MAP_NG_FIND_HINT 0
 #define NG_IS_MAP_NG_FIND_MAP 1
+/* A stream's hint missed: in the wrapper, the legacy stream's constant key is tried before the
+ * miss; in its _miss function, hk_ was that key already. */
+#define NG_STREAM_MISS_NG_FIND_HINT(miss)                                                           \
+  if (!ng_hot_legacy(&s_->h, hs_, &sinc_)) miss;
+#define NG_STREAM_MISS_NG_FIND_MAP(miss) miss;
 
 /* The hot path of each hot effect: found its slots, made the real call and returned; or took
  * `miss` without having made it. The arguments are in a_ (the catalog's slots). */
@@ -125,17 +130,23 @@ static inline int ng_success(void) {
       e_ = ef_;                                                                                     \
     }                                                                                               \
     (void)e_, (void)einc_;                                                                          \
-    /* a special stream (0, 1, 2) is never a hint's key: the wrapper's hint misses it, and the      \
-     * maps key its slot by device (a collective's communicator's, a record's event's, else the     \
-     * thread's current one) and thread (ng_special_key): PyTorch runs a synchronous collective     \
-     * and its records on the current stream */                                                    \
+    /* a special stream (0, 1, 2) keys its slot by device (a collective's communicator's, a       \
+     * record's event's, else the thread's current one) and thread (ng_special_key): PyTorch runs   \
+     * a synchronous collective and its records on the current stream. The wrapper's hint misses   \
+     * it, and the maps find it; but where the process sees one device the legacy stream's key is  \
+     * a constant (ng_legacy_key), which the wrapper checks its hint against after the miss (a      \
+     * created stream's path has no test more) and its _miss function takes */                     \
     uint64_t hk_ = hs_;                                                                             \
-    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_)))                                    \
-      hk_ = NG_IS(effect, EVENT_RECORD)                                                             \
-                ? ng_special_record_key(hs_, atomic_load_explicit(&e_->cold.device, NG_RELAXED))    \
-                : ng_special_key(hs_, NG_IS(effect, COMM_ENQUEUE) ? hh_ : 0, NG_IS(effect, COMM_ENQUEUE)); \
+    if (NG_IS_MAP_##FIND && NG_UNLIKELY(ng_special_stream(hs_))) {                                  \
+      uint64_t one_ = atomic_load_explicit(&ng_legacy_key, NG_RELAXED);                             \
+      if (one_ != 0 && hs_ != NG_STREAM_PER_THREAD) hk_ = one_;                                     \
+      else                                                                                          \
+        hk_ = NG_IS(effect, EVENT_RECORD)                                                           \
+                  ? ng_special_record_key(hs_, atomic_load_explicit(&e_->cold.device, NG_RELAXED))  \
+                  : ng_special_key(hs_, NG_IS(effect, COMM_ENQUEUE) ? hh_ : 0, NG_IS(effect, COMM_ENQUEUE)); \
+    }                                                                                               \
     uint32_t sinc_;                                                                                 \
-    FIND(ng_sslot, s_, 0, hk_, sinc_, miss)                                                         \
+    FIND(ng_sslot, s_, 0, hk_, sinc_, NG_STREAM_MISS_##FIND(miss))                                  \
     if (NG_COUNTS(effect)) {                                                                        \
       int r_ = real_ args;                                                                          \
       if (NG_UNLIKELY(r_ != 0)) return r_;                                                          \

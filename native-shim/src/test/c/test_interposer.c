@@ -254,6 +254,51 @@ static void a_record_on_the_default_stream_takes_its_events_device_not_the_curre
   CHECK_EQ(stream_pending(u.slot), 3);
 }
 
+/* Where the process sees one device, the legacy stream's key is a constant the hot paths take
+ * (ng_legacy_key): its collectives, records, waits and queries count on the one slot as the maps'
+ * path counts them, a record made while the stream is held is pending until the stream gets past
+ * it, and the per-thread default stream keeps a slot per thread. (prof_paths.c shows the path.) */
+static void with_one_device_the_default_streams_work_is_counted_on_its_one_slot(void) {
+  setenv("NCCLEMU_DEVICES", "1", 1);
+  load_agent(&recording, 1);
+  load_fake();
+  ncclComm_t comm = one_rank_comm();
+  cudaEvent_t e;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  upcall c;
+  REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &c), 1);
+  int eslot = c.slot;
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.device, 0);
+  int seen = recorded(UP_SEEN, -1);
+  gate_init(&held);
+  REQUIRE_EQ(fj->host_func(NULL, wait_at_gate, &held), 0);
+  for (int i = 0; i < 5; i++) {
+    REQUIRE_EQ(fj->allreduce(buf, 16, comm, (cudaStream_t)cudaStreamLegacy), 0);
+    REQUIRE_EQ(fj->event_record(e, NULL), 0);
+    REQUIRE_EQ(fj->stream_wait(NULL, e), 0);
+  }
+  CHECK_EQ(recorded(UP_SEEN, -1), seen); /* one slot for 0 and cudaStreamLegacy */
+  CHECK_EQ(stream_pending(u.slot), 16); /* the first collective's too: no call saw it done */
+  CHECK_EQ(event_pending(eslot), 1);
+  CHECK_EQ(fj->stream_query(NULL), cudaErrorNotReady);
+  CHECK_EQ(stream_pending(u.slot), 16);
+  /* the per-thread stream is not the legacy one: a slot of its own */
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, (cudaStream_t)cudaStreamPerThread), 0);
+  upcall t;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &t), 1);
+  CHECK(t.slot != u.slot);
+  gate_open(&held);
+  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  CHECK_EQ(stream_pending(u.slot), 0);
+  CHECK_EQ(fj->event_query(e), 0);
+  CHECK_EQ(event_pending(eslot), 0);
+  REQUIRE_EQ(fj->event_destroy(e), 0);
+  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+}
+
 static void a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -886,6 +931,8 @@ static const struct test_case cases[] = {
      "cudaGetDevice:4=cudaErrorInvalidValue,cudaGetDevice:5=cudaErrorInvalidValue,cudaGetDevice:6=cudaErrorInvalidValue,"
      "cudaGetDevice:7=cudaErrorInvalidValue,cudaGetDevice:8=cudaErrorInvalidValue",
      NULL},
+    {"with_one_device_the_default_streams_work_is_counted_on_its_one_slot",
+     with_one_device_the_default_streams_work_is_counted_on_its_one_slot, NULL, NULL},
     {"a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot",
      a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot, NULL, NULL},
     {"hot_calls_on_a_java_stream_go_to_java_and_move_a_c_event_there",

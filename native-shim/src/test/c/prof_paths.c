@@ -1,0 +1,120 @@
+/* Which path of a wrapper a call takes, as the counting build counts them (make prof,
+ * ncclguard_prof_calls): run against that build only (the Makefile's test target). A path is
+ * cost, not behaviour, so the other tests cannot see it: these fail where a hot call that should
+ * run straight through leaves for its hint's miss (the maps) or the generic path. */
+#include "agent_test.h"
+
+static float buf[256];
+static long (*prof_calls)(const char *name, int path);
+
+enum { PATH_WRAPPER, PATH_SLOW, PATH_MISS, PATH_GENERIC };
+
+static void load_counting_agent(void) {
+  load_agent(&recording, 1);
+  prof_calls = (long (*)(const char *, int))dlsym(agent, "ncclguard_prof_calls");
+  if (prof_calls == NULL) {
+    fprintf(stderr, "%s is not the counting build (no ncclguard_prof_calls): make prof\n", getenv("NG_LIB"));
+    exit(2);
+  }
+  load_fake();
+}
+
+/* n rounds of PyTorch's synchronous collective on the current (legacy default) stream: the
+ * collective, a record of an event on it, another stream's wait for it, a query of the stream */
+static void default_stream_rounds(ncclComm_t comm, cudaEvent_t e, cudaStream_t other, int n) {
+  for (int i = 0; i < n; i++) {
+    REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+    REQUIRE_EQ(fj->event_record(e, NULL), 0);
+    REQUIRE_EQ(fj->stream_wait(other, e), 0);
+    REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  }
+}
+
+static const char *const default_stream_fns[] = {"ncclAllReduce", "cudaEventRecord", "cudaStreamSynchronize"};
+
+/* Where the process sees one device, the legacy stream's hot calls run straight through after the
+ * first few (the stream's slot made, the call site's hint set): without ng_legacy_key every one of
+ * them left for its hint's miss, which looked up the communicator's device or called cudaGetDevice. */
+static void with_one_device_the_default_streams_calls_take_the_hot_path(void) {
+  setenv("NCCLEMU_DEVICES", "1", 1);
+  load_counting_agent();
+  ncclComm_t comm = one_rank_comm();
+  cudaEvent_t e;
+  cudaStream_t other;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(fj->stream_create(&other), 0);
+  default_stream_rounds(comm, e, other, 100);
+  for (size_t i = 0; i < sizeof(default_stream_fns) / sizeof(*default_stream_fns); i++) {
+    const char *fn = default_stream_fns[i];
+    fprintf(stderr, "%s: %ld calls, %ld missed the hint, %ld generic\n", fn, prof_calls(fn, PATH_WRAPPER),
+            prof_calls(fn, PATH_MISS), prof_calls(fn, PATH_GENERIC));
+    CHECK_EQ(prof_calls(fn, PATH_WRAPPER), 100);
+    CHECK(prof_calls(fn, PATH_MISS) <= 2);
+    CHECK(prof_calls(fn, PATH_GENERIC) <= 1);
+  }
+  REQUIRE_EQ(fj->event_destroy(e), 0);
+  REQUIRE_EQ(fj->stream_destroy(other), 0);
+  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+}
+
+/* A call site's first stream stays its hint while it lives; but where the process sees one device
+ * the legacy stream's slot takes it over: a site first used on a stream of the framework's set-up,
+ * then for its collectives on the current stream, stops missing after the first of those. */
+static void the_legacy_stream_takes_a_sites_hint_over_from_its_first_stream(void) {
+  setenv("NCCLEMU_DEVICES", "1", 1);
+  load_counting_agent();
+  ncclComm_t comm = one_rank_comm();
+  cudaEvent_t e;
+  cudaStream_t first;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(fj->stream_create(&first), 0);
+  for (int i = 0; i < 3; i++) {
+    REQUIRE_EQ(fj->allreduce(buf, 16, comm, first), 0);
+    REQUIRE_EQ(fj->event_record(e, first), 0);
+    REQUIRE_EQ(fj->stream_sync(first), 0);
+  }
+  long missed[3];
+  for (int i = 0; i < 3; i++) missed[i] = prof_calls(default_stream_fns[i], PATH_MISS);
+  default_stream_rounds(comm, e, first, 100);
+  for (int i = 0; i < 3; i++) {
+    const char *fn = default_stream_fns[i];
+    fprintf(stderr, "%s: %ld of 100 missed the hint\n", fn, prof_calls(fn, PATH_MISS) - missed[i]);
+    CHECK(prof_calls(fn, PATH_MISS) - missed[i] <= 2);
+  }
+  REQUIRE_EQ(fj->event_destroy(e), 0);
+  REQUIRE_EQ(fj->stream_destroy(first), 0);
+  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+}
+
+/* Where it sees several, a special stream's device is the communicator's, the event's or the
+ * current one, which only the maps' path asks for: every call takes it (the constant key would
+ * mix devices up). */
+static void with_several_devices_the_default_streams_calls_find_their_device_first(void) {
+  setenv("NCCLEMU_DEVICES", "2", 1);
+  load_counting_agent();
+  ncclComm_t comm = one_rank_comm();
+  cudaEvent_t e;
+  cudaStream_t other;
+  REQUIRE_EQ(fj->event_create(&e), 0);
+  REQUIRE_EQ(fj->stream_create(&other), 0);
+  default_stream_rounds(comm, e, other, 100);
+  for (size_t i = 0; i < sizeof(default_stream_fns) / sizeof(*default_stream_fns); i++) {
+    const char *fn = default_stream_fns[i];
+    CHECK_EQ(prof_calls(fn, PATH_WRAPPER), 100);
+    CHECK(prof_calls(fn, PATH_MISS) >= 99);
+  }
+  REQUIRE_EQ(fj->event_destroy(e), 0);
+  REQUIRE_EQ(fj->stream_destroy(other), 0);
+  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+}
+
+static const struct test_case cases[] = {
+    {"with_one_device_the_default_streams_calls_take_the_hot_path", with_one_device_the_default_streams_calls_take_the_hot_path,
+     NULL, NULL},
+    {"the_legacy_stream_takes_a_sites_hint_over_from_its_first_stream",
+     the_legacy_stream_takes_a_sites_hint_over_from_its_first_stream, NULL, NULL},
+    {"with_several_devices_the_default_streams_calls_find_their_device_first",
+     with_several_devices_the_default_streams_calls_find_their_device_first, NULL, NULL},
+};
+
+TEST_MAIN(cases)
