@@ -30,6 +30,12 @@ ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = NG_ENDED};
 __thread ng_head *ng_made[NG_MADE];
 _Atomic uint64_t ng_legacy_key NG_READ_MOSTLY; /* set by ng_track.c's one_device */
 
+void ng_hint_renew(_Atomic(void *) *hint, ng_head *h, int take_over) {
+  ng_head *old = atomic_load_explicit(hint, NG_ACQUIRE);
+  if (old == NULL || ng_ended(&old->lock) || take_over)
+    atomic_compare_exchange_strong_explicit(hint, (void **)&old, h, NG_RELEASE, NG_RELAXED);
+}
+
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *h = NULL;
   /* a slot once made stays a slot (pools are never freed): the same test as a hint's */
@@ -46,13 +52,10 @@ ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) 
     h = ng_hot_slot(events, (int32_t)(v - 2));
     if (!ng_hot_valid(h, key, inc)) return NULL;
   }
-  /* the first slot a call site found stays its hint until it ends (threads that share a site
-   * with other handles would otherwise rewrite the line every call reads); but the legacy stream's
-   * slot where the process sees one device takes it over: a site whose first stream was another
-   * (a framework's set-up) and whose collectives then run on the current stream stops missing */
-  ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
-  if (hint == NULL || ng_ended(&hint->lock) || (!events && key == atomic_load_explicit(&ng_legacy_key, NG_RELAXED)))
-    atomic_compare_exchange_strong_explicit(&c->hint[events], &hint, h, NG_RELEASE, NG_RELAXED);
+  /* the legacy stream's slot where the process sees one device takes a site's hint over: a site
+   * whose first stream was another (a framework's set-up) and whose collectives then run on the
+   * current stream stops missing */
+  ng_hint_renew(&c->hint[events], h, !events && key == atomic_load_explicit(&ng_legacy_key, NG_RELAXED));
   return h;
 }
 

@@ -454,6 +454,23 @@ static inline void ng_made_event(ng_head *h) {
   ng_made[1] = ng_made[0];
   ng_made[0] = h;
 }
+/* A call site's hint becomes h where it holds none or an ended slot, or where take_over says so:
+ * the first slot a site found stays its hint while it lives (threads that share a site with other
+ * handles would otherwise rewrite the line every call reads). */
+void ng_hint_renew(_Atomic(void *) *hint, ng_head *h, int take_over);
+
+/* Whether key is the event this thread made last (or the one before), for a record whose hint
+ * missed: *slot is then its slot. */
+NG_HOT static inline int ng_hot_made(ng_eslot **slot, uint64_t key, uint32_t *inc) {
+  for (int i = 0; i < NG_MADE; i++) {
+    ng_head *m = ng_made[i];
+    if (m != NULL && ng_hot_valid(m, key, inc)) {
+      *slot = (ng_eslot *)m;
+      return 1;
+    }
+  }
+  return 0;
+}
 NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);
   if (NG_LIKELY(ng_hot_valid(hint, key, inc))) return hint;

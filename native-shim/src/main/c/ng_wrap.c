@@ -102,6 +102,16 @@ static inline int ng_success(void) {
 #define NG_STREAM_MISS_NG_FIND_HINT(miss)                                                           \
   if (!ng_hot_legacy(&s_->h, hs_, &sinc_)) miss;
 #define NG_STREAM_MISS_NG_FIND_MAP(miss) miss;
+/* A record's event hint missed: in the wrapper, the events this thread made last are tried before
+ * the miss (a framework records each event right after making it), and one found replaces an ended
+ * hint, as the _miss function's lookup does (which asks them too). A store, not ng_hint_renew's
+ * compare-and-swap: a call on this path made the wrapper save registers on every call; a hint is
+ * any slot, checked against the key, and a lost store costs a later miss. */
+#define NG_EVENT_MISS_NG_FIND_HINT(miss)                                                            \
+  if (!ng_hot_made(&ef_, hh_, &einc_)) miss;                                                        \
+  if (ng_ended(&((ng_head *)atomic_load_explicit(&c_->hint[1], NG_RELAXED))->lock))              \
+    atomic_store_explicit(&c_->hint[1], (void *)ef_, NG_RELEASE);
+#define NG_EVENT_MISS_NG_FIND_MAP(miss) miss;
 
 /* The hot path of each hot effect: found its slots, made the real call and returned; or took
  * `miss` without having made it. The arguments are in a_ (the catalog's slots). */
@@ -126,7 +136,7 @@ static inline int ng_success(void) {
     uint32_t einc_ = 0;                                                                             \
     ng_eslot *e_ = NULL;                                                                            \
     if (NG_IS(effect, EVENT_RECORD)) {                                                              \
-      FIND(ng_eslot, ef_, 1, hh_, einc_, miss)                                                      \
+      FIND(ng_eslot, ef_, 1, hh_, einc_, NG_EVENT_MISS_##FIND(miss))                                \
       e_ = ef_;                                                                                     \
     }                                                                                               \
     (void)e_, (void)einc_;                                                                          \

@@ -108,11 +108,39 @@ static void with_several_devices_the_default_streams_calls_find_their_device_fir
   REQUIRE_EQ(fj->comm_destroy(comm), 0);
 }
 
+/* A framework keeps each operation's events a while (PyTorch's watchdog drops them), so a record's
+ * call site's hint holds an older live event; each event is recorded right after it is made: the
+ * wrapper finds it among the events its thread made last, without leaving for its miss path. */
+static void a_record_of_the_event_just_made_takes_the_hot_path(void) {
+  load_counting_agent();
+  cudaStream_t s;
+  REQUIRE_EQ(fj->stream_create(&s), 0);
+  enum { KEPT = 16, OPS = 100 };
+  cudaEvent_t ring[KEPT];
+  for (int i = 0; i < KEPT; i++) {
+    REQUIRE_EQ(fj->event_create(&ring[i]), 0);
+    REQUIRE_EQ(fj->event_record(ring[i], s), 0);
+  }
+  long missed = prof_calls("cudaEventRecord", PATH_MISS);
+  for (int i = 0; i < OPS; i++) {
+    REQUIRE_EQ(fj->event_destroy(ring[i % KEPT]), 0);
+    REQUIRE_EQ(fj->event_create(&ring[i % KEPT]), 0);
+    REQUIRE_EQ(fj->event_record(ring[i % KEPT], s), 0);
+  }
+  missed = prof_calls("cudaEventRecord", PATH_MISS) - missed;
+  fprintf(stderr, "cudaEventRecord: %ld of %d missed the hint\n", missed, OPS);
+  CHECK(missed <= 2);
+  REQUIRE_EQ(fj->stream_sync(s), 0);
+  for (int i = 0; i < KEPT; i++) REQUIRE_EQ(fj->event_destroy(ring[i]), 0);
+  REQUIRE_EQ(fj->stream_destroy(s), 0);
+}
+
 static const struct test_case cases[] = {
     {"with_one_device_the_default_streams_calls_take_the_hot_path", with_one_device_the_default_streams_calls_take_the_hot_path,
      NULL, NULL},
     {"the_legacy_stream_takes_a_sites_hint_over_from_its_first_stream",
      the_legacy_stream_takes_a_sites_hint_over_from_its_first_stream, NULL, NULL},
+    {"a_record_of_the_event_just_made_takes_the_hot_path", a_record_of_the_event_just_made_takes_the_hot_path, NULL, NULL},
     {"with_several_devices_the_default_streams_calls_find_their_device_first",
      with_several_devices_the_default_streams_calls_find_their_device_first, NULL, NULL},
 };
