@@ -10,7 +10,8 @@
  * (scripts/forward-check.sh): what the in-process rounds of scripts/gpu/85-torch.sh leave out.
  * With --handoff it times the framework loop with its releases on a second thread, tracked and
  * real, with --watchdog the loop in ProcessGroupNCCL's shape (queries on a second thread); with --lines it runs the ring loop with EVICT bytes written between operations, for
- * cachegrind (scripts/lines.sh). */
+ * cachegrind (scripts/lines.sh). LEGACY=1 puts the --watchdog and --lines loops on the legacy
+ * default stream. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -148,6 +149,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "hot_icount: %s\n", failed);
     return 4;
   }
+  /* LEGACY=1: the loops of --watchdog and --lines on the legacy default stream (where PyTorch runs
+   * its synchronous collectives) instead of the stream made at set-up */
+  if (getenv("LEGACY") != NULL && strcmp(getenv("LEGACY"), "1") == 0)
+    ((void (*)(int))must(dlsym(bench, "hot_framework_legacy"), "hot_framework_legacy"))(1);
   if (argc > 4 && strcmp(argv[4], "--forward") == 0) return forward_rounds(agent, framework, n);
   if (argc > 4 && strcmp(argv[4], "--lines") == 0) {
     /* the ring loop, with EVICT bytes (2 MiB unless set) written between operations: n operations
