@@ -1035,19 +1035,24 @@ static void *cudart_named(_Atomic(void *) *slot, const char *name) {
   return p;
 }
 
-int ng_current_device(void) {
+int ng_get_device(int *device) {
   int (*f)(int *) = (int (*)(int *))cudart_named(&get_device, "cudaGetDevice");
-  int device = 0;
-  return f != NULL && f(&device) == 0 ? device : 0;
+  *device = 0;
+  int status = f != NULL ? f(device) : -1;
+  if (status != 0) *device = 0;
+  return status;
+}
+
+int ng_current_device(void) {
+  int device;
+  ng_get_device(&device);
+  return device;
 }
 
 int ng_device_count(void) {
-  int (*current)(int *) = (int (*)(int *))cudart_named(&get_device, "cudaGetDevice");
   int (*count)(int *) = (int (*)(int *))cudart_named(&get_count, "cudaGetDeviceCount");
-  /* asked only where the thread has a device (a failed count would be the application's last error) */
-  int device = 0, n = 0;
-  if (current == NULL || count == NULL || current(&device) != 0 || count(&n) != 0) return -1;
-  return n;
+  int n = 0;
+  return count != NULL && count(&n) == 0 ? n : -1;
 }
 
 static atomic_int missing_logged[NG_FN_COUNT];

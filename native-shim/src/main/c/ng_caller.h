@@ -74,7 +74,10 @@ void *ng_real_default(int fn);
 /* The thread's current device: the real cudaGetDevice's (not a catalog function), 0 where it fails
  * or no runtime is loaded. */
 int ng_current_device(void);
-/* The real cudaGetDeviceCount's count where this thread's cudaGetDevice succeeds, else -1. */
+/* The same with the real cudaGetDevice's status (-1: no runtime loaded); *device is 0 where it failed. */
+int ng_get_device(int *device);
+/* The real cudaGetDeviceCount's count, else -1. Asked only after a successful cudaGetDevice: a
+ * failure would become the application's last error. */
 int ng_device_count(void);
 /* Whether a file's base name is NCCL's, CUDA's or another NVIDIA library's. */
 int ng_is_nvidia_name(const char *name);

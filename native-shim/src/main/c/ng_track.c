@@ -239,13 +239,31 @@ static uint64_t special_key(uint64_t handle, int device) {
  * with no cudaGetDevice and no communicator's or event's device looked up: PyTorch runs its
  * synchronous collectives and their records on that stream. Learned at the first special stream
  * (the runtime is in use by then); 0 until then, and for good where the process sees several. */
-static atomic_int devices_learned;
+static atomic_int devices_learned; /* not in the read-mostly line: read only where ng_legacy_key is 0 */
+
+/* The thread's current device, and the first time the device count with it (after the
+ * cudaGetDevice succeeded: a failed count would be the application's last error). */
+static NG_COLD int learn_devices(void) {
+  int device;
+  int ok = ng_get_device(&device) == 0;
+  if (!atomic_exchange(&devices_learned, 1) && ok && ng_device_count() == 1)
+    atomic_store_explicit(&ng_legacy_key, LEGACY_KEY, NG_RELEASE);
+  return device;
+}
 
 static inline int one_device(void) {
-  if (NG_UNLIKELY(!atomic_load_explicit(&devices_learned, NG_ACQUIRE)) && !atomic_exchange(&devices_learned, 1) &&
-      ng_device_count() == 1)
-    atomic_store_explicit(&ng_legacy_key, LEGACY_KEY, NG_RELEASE);
+  if (NG_LIKELY(atomic_load_explicit(&ng_legacy_key, NG_ACQUIRE) != 0)) return 1;
+  if (NG_UNLIKELY(!atomic_load_explicit(&devices_learned, NG_ACQUIRE))) (void)learn_devices();
   return atomic_load_explicit(&ng_legacy_key, NG_ACQUIRE) != 0;
+}
+
+/* The thread's current device: 0 where the process sees one device (no call: a creation's and a
+ * release's cudaGetDevice, about 220 cycles on an H100 host with PyTorch's loop around it), else the
+ * runtime's. */
+static int device_now(void) {
+  if (NG_LIKELY(atomic_load_explicit(&ng_legacy_key, NG_ACQUIRE) != 0)) return 0;
+  if (NG_UNLIKELY(!atomic_load_explicit(&devices_learned, NG_ACQUIRE))) return learn_devices();
+  return ng_current_device();
 }
 
 /* The device a special stream's work goes to: the communicator's for a collective; a record's
@@ -259,12 +277,12 @@ static int comm_device(uint64_t comm);
 static int event_device(uint64_t event);
 /* A record's device: its event's slot's (-1: the event has none), else the current one. */
 static int record_device(int event_device) {
-  return event_device >= 0 ? event_device : one_device() ? 0 : ng_current_device();
+  return event_device >= 0 ? event_device : device_now();
 }
 static int special_device(uint64_t handle, int kind) {
   if (one_device()) return 0;
   if (kind == SPECIAL_ENQUEUE) return comm_device(handle);
-  return kind == SPECIAL_RECORD ? record_device(event_device(handle)) : ng_current_device();
+  return kind == SPECIAL_RECORD ? record_device(event_device(handle)) : device_now();
 }
 
 /* A special stream's key for a hot path's map lookup: per device and, for the per-thread stream, thread. */
@@ -401,7 +419,7 @@ static int comm_device(uint64_t comm) {
     v = ng_map_get_locked(&ng_comms, comm);
     ng_map_unlock();
   }
-  return v != 0 ? (int)(v - 1) : ng_current_device();
+  return v != 0 ? (int)(v - 1) : device_now();
 }
 
 /* The device of the event's C slot, -1 if it has none. */
@@ -476,7 +494,7 @@ static void work_enter(ng_call *k, uint64_t handle, uint64_t stream, int enqueue
 static ng_sslot *work_stream(ng_call *k, uint64_t handle, uint64_t stream, int enqueue) {
   if (k->mode == MODE_C) return (ng_sslot *)k->slot;
   int device = k->device;
-  if (device < 0) device = enqueue ? comm_device(handle) : ng_current_device();
+  if (device < 0) device = enqueue ? comm_device(handle) : device_now();
   uint32_t inc;
   int32_t i;
   int made = 0;
@@ -545,7 +563,7 @@ static void work_exit(ng_call *k, int status) {
     ng_eslot *e = (ng_eslot *)find(&ng_epool, handle, &einc, &java);
     if (e == NULL) {
       /* events follow their stream: a Java event (or one never seen) recorded on a C stream is C's now */
-      int device = ng_current_device();
+      int device = device_now();
       ng_map_lock();
       int32_t i = event_slot_new(handle, device, &einc, -1);
       ng_map_unlock();
@@ -713,7 +731,7 @@ static int release_enter(ng_call *k, ng_caller *c, int fn, int effect) {
       return 1; /* Java never had it: nothing to ask, nothing to tell */
     }
   }
-  k->device = ng_current_device();
+  k->device = device_now();
   if (effect == NG_EFFECT_DEVICE_SYNC) {
     /* what each stream counted before this step was enqueued before the synchronize */
     k->token = ng_api_device_sync_enter(k->device);
@@ -775,7 +793,7 @@ int ng_enter(ng_call *k, ng_caller *c, int fn, int effect, uint64_t pos_lo, uint
   case NG_EFFECT_COMM_SPLIT:
   case NG_EFFECT_COMM_SHRINK:
     k->mode = MODE_UP;
-    k->device = ng_current_device();
+    k->device = device_now();
     ng_prof_mark();
     return 1;
   default:
@@ -804,7 +822,7 @@ static void create_exit(ng_call *k, int status) {
     return;
   }
   uint64_t t_ = NG_CP_STEP_TSC();
-  k->device = ng_current_device();
+  k->device = device_now();
   NG_CP_STEP(CREATE_DEVICE, t_);
   /* an event on a Java thread: its Java stack, without a JVM transition; a stack Java knows
    * (and this thread) needs no upcall */

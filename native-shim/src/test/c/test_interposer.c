@@ -299,6 +299,26 @@ static void with_one_device_the_default_streams_work_is_counted_on_its_one_slot(
   REQUIRE_EQ(fj->comm_destroy(comm), 0);
 }
 
+/* Where the process sees one device every device number is 0: creations and releases no longer
+ * ask the runtime for the current device (a real cudaGetDevice each, about 220 cycles of a creation
+ * on an H100 host under PyTorch's loop). Here the runtime's second cudaGetDevice fails and leaves
+ * its error as the thread's last: the one call made, as the count is learned, is the first. */
+static void with_one_device_creations_and_releases_ask_for_no_current_device(void) {
+  setenv("NCCLEMU_DEVICES", "1", 1);
+  load_agent(&recording, 1);
+  load_fake();
+  int (*last_error)(void) = (int (*)(void))real_fn("libcudart.so.13", "cudaGetLastError");
+  cudaEvent_t e[8];
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 8; i++) REQUIRE_EQ(fj->event_create(&e[i]), 0);
+    upcall c;
+    REQUIRE_EQ(last_upcall(UP_EXIT, fn_id("cudaEventCreateWithFlags"), &c), 1);
+    CHECK_EQ(c.slots[2], 0); /* its device */
+    for (int i = 0; i < 8; i++) REQUIRE_EQ(fj->event_destroy(e[i]), 0);
+  }
+  CHECK_EQ(last_error(), cudaSuccess);
+}
+
 static void a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -933,6 +953,9 @@ static const struct test_case cases[] = {
      NULL},
     {"with_one_device_the_default_streams_work_is_counted_on_its_one_slot",
      with_one_device_the_default_streams_work_is_counted_on_its_one_slot, NULL, NULL},
+    {"with_one_device_creations_and_releases_ask_for_no_current_device",
+     with_one_device_creations_and_releases_ask_for_no_current_device, "NCCLEMU_FAIL=cudaGetDevice:2=cudaErrorInvalidValue",
+     NULL},
     {"a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot",
      a_stream_first_seen_in_native_work_is_asked_for_then_made_a_slot, NULL, NULL},
     {"hot_calls_on_a_java_stream_go_to_java_and_move_a_c_event_there",
