@@ -28,9 +28,12 @@ ng_pool ng_spool = {.kind = 1, .size = sizeof(ng_sslot), .map = &ng_streams};
 ng_head ng_no_slot = {.key = NG_DEAD_KEY, .lock = NG_ENDED};
 
 __thread ng_head *ng_made[NG_MADE];
-_Atomic uint64_t ng_legacy_key NG_READ_MOSTLY; /* set by ng_track.c's one_device */
+_Atomic uint64_t ng_legacy_key NG_READ_MOSTLY; /* set by ng_track.c's learn_devices */
 
-void ng_hint_renew(_Atomic(void *) *hint, ng_head *h, int take_over) {
+/* A call site's hint becomes h where it holds none or an ended slot, or where take_over says so:
+ * the first slot a site found stays its hint while it lives (threads that share a site with other
+ * handles would otherwise rewrite the line every call reads). */
+static void hint_renew(_Atomic(void *) *hint, ng_head *h, int take_over) {
   ng_head *old = atomic_load_explicit(hint, NG_ACQUIRE);
   if (old == NULL || ng_ended(&old->lock) || take_over)
     atomic_compare_exchange_strong_explicit(hint, (void **)&old, h, NG_RELEASE, NG_RELAXED);
@@ -55,7 +58,7 @@ ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) 
   /* the legacy stream's slot where the process sees one device takes a site's hint over: a site
    * whose first stream was another (a framework's set-up) and whose collectives then run on the
    * current stream stops missing */
-  ng_hint_renew(&c->hint[events], h, !events && key == atomic_load_explicit(&ng_legacy_key, NG_RELAXED));
+  hint_renew(&c->hint[events], h, !events && key == atomic_load_explicit(&ng_legacy_key, NG_RELAXED));
   return h;
 }
 

@@ -454,11 +454,6 @@ static inline void ng_made_event(ng_head *h) {
   ng_made[1] = ng_made[0];
   ng_made[0] = h;
 }
-/* A call site's hint becomes h where it holds none or an ended slot, or where take_over says so:
- * the first slot a site found stays its hint while it lives (threads that share a site with other
- * handles would otherwise rewrite the line every call reads). */
-void ng_hint_renew(_Atomic(void *) *hint, ng_head *h, int take_over);
-
 /* Whether key is the event this thread made last (or the one before), for a record whose hint
  * missed: *slot is then its slot. */
 NG_HOT static inline int ng_hot_made(ng_eslot **slot, uint64_t key, uint32_t *inc) {
@@ -479,7 +474,7 @@ NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key
 
 /* Whether a stream hint that missed the stream's own handle is the legacy default stream's slot
  * (0 and cudaStreamLegacy) where the process sees one device: ng_legacy_key (learned by
- * ng_track.c's one_device), that slot's key then, else 0. */
+ * ng_track.c's learn_devices), that slot's key then, else 0. */
 extern _Atomic uint64_t ng_legacy_key;
 NG_HOT static inline int ng_hot_legacy(ng_head *hint, uint64_t stream, uint32_t *inc) {
   uint64_t k = atomic_load_explicit(&ng_legacy_key, NG_RELAXED);

@@ -104,7 +104,7 @@ static inline int ng_success(void) {
 #define NG_STREAM_MISS_NG_FIND_MAP(miss) miss;
 /* A record's event hint missed: in the wrapper, the events this thread made last are tried before
  * the miss (a framework records each event right after making it), and one found replaces an ended
- * hint, as the _miss function's lookup does (which asks them too). A store, not ng_hint_renew's
+ * hint, as the _miss function's lookup does (which asks them too). A store, not that lookup's
  * compare-and-swap: a call on this path made the wrapper save registers on every call; a hint is
  * any slot, checked against the key, and a lost store costs a later miss. */
 #define NG_EVENT_MISS_NG_FIND_HINT(miss)                                                            \

@@ -19,93 +19,92 @@ static void load_counting_agent(void) {
   load_fake();
 }
 
+/* A one-rank communicator, an event and a stream of its own, in a process that sees `devices` */
+typedef struct {
+  ncclComm_t comm;
+  cudaEvent_t e;
+  cudaStream_t other;
+} setting;
+
+static setting set_up(const char *devices) {
+  setenv("NCCLEMU_DEVICES", devices, 1);
+  load_counting_agent();
+  setting t = {one_rank_comm(), NULL, NULL};
+  REQUIRE_EQ(fj->event_create(&t.e), 0);
+  REQUIRE_EQ(fj->stream_create(&t.other), 0);
+  return t;
+}
+
+static void tear_down(const setting *t) {
+  REQUIRE_EQ(fj->event_destroy(t->e), 0);
+  REQUIRE_EQ(fj->stream_destroy(t->other), 0);
+  REQUIRE_EQ(fj->comm_destroy(t->comm), 0);
+}
+
 /* n rounds of PyTorch's synchronous collective on the current (legacy default) stream: the
- * collective, a record of an event on it, another stream's wait for it, a query of the stream */
-static void default_stream_rounds(ncclComm_t comm, cudaEvent_t e, cudaStream_t other, int n) {
+ * collective, a record of an event on it, another stream's wait for it, a synchronize */
+static void default_stream_rounds(const setting *t, int n) {
   for (int i = 0; i < n; i++) {
-    REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
-    REQUIRE_EQ(fj->event_record(e, NULL), 0);
-    REQUIRE_EQ(fj->stream_wait(other, e), 0);
+    REQUIRE_EQ(fj->allreduce(buf, 16, t->comm, NULL), 0);
+    REQUIRE_EQ(fj->event_record(t->e, NULL), 0);
+    REQUIRE_EQ(fj->stream_wait(t->other, t->e), 0);
     REQUIRE_EQ(fj->stream_sync(NULL), 0);
   }
 }
 
-static const char *const default_stream_fns[] = {"ncclAllReduce", "cudaEventRecord", "cudaStreamSynchronize"};
+#define FNS 3
+static const char *const default_stream_fns[FNS] = {"ncclAllReduce", "cudaEventRecord", "cudaStreamSynchronize"};
+
+/* Each of default_stream_fns' misses of its hint in 100 rounds: missed[i] */
+static void misses_in_100_rounds(const setting *t, long missed[FNS]) {
+  for (int i = 0; i < FNS; i++) missed[i] = prof_calls(default_stream_fns[i], PATH_MISS);
+  default_stream_rounds(t, 100);
+  for (int i = 0; i < FNS; i++) {
+    missed[i] = prof_calls(default_stream_fns[i], PATH_MISS) - missed[i];
+    fprintf(stderr, "%s: %ld of 100 missed the hint\n", default_stream_fns[i], missed[i]);
+  }
+}
 
 /* Where the process sees one device, the legacy stream's hot calls run straight through after the
  * first few (the stream's slot made, the call site's hint set): without ng_legacy_key every one of
  * them left for its hint's miss, which looked up the communicator's device or called cudaGetDevice. */
 static void with_one_device_the_default_streams_calls_take_the_hot_path(void) {
-  setenv("NCCLEMU_DEVICES", "1", 1);
-  load_counting_agent();
-  ncclComm_t comm = one_rank_comm();
-  cudaEvent_t e;
-  cudaStream_t other;
-  REQUIRE_EQ(fj->event_create(&e), 0);
-  REQUIRE_EQ(fj->stream_create(&other), 0);
-  default_stream_rounds(comm, e, other, 100);
-  for (size_t i = 0; i < sizeof(default_stream_fns) / sizeof(*default_stream_fns); i++) {
-    const char *fn = default_stream_fns[i];
-    fprintf(stderr, "%s: %ld calls, %ld missed the hint, %ld generic\n", fn, prof_calls(fn, PATH_WRAPPER),
-            prof_calls(fn, PATH_MISS), prof_calls(fn, PATH_GENERIC));
-    CHECK_EQ(prof_calls(fn, PATH_WRAPPER), 100);
-    CHECK(prof_calls(fn, PATH_MISS) <= 2);
-    CHECK(prof_calls(fn, PATH_GENERIC) <= 1);
+  setting t = set_up("1");
+  long missed[FNS];
+  misses_in_100_rounds(&t, missed);
+  for (int i = 0; i < FNS; i++) {
+    CHECK_EQ(prof_calls(default_stream_fns[i], PATH_WRAPPER), 100);
+    CHECK(missed[i] <= 2);
+    CHECK(prof_calls(default_stream_fns[i], PATH_GENERIC) <= 1);
   }
-  REQUIRE_EQ(fj->event_destroy(e), 0);
-  REQUIRE_EQ(fj->stream_destroy(other), 0);
-  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+  tear_down(&t);
 }
 
 /* A call site's first stream stays its hint while it lives; but where the process sees one device
  * the legacy stream's slot takes it over: a site first used on a stream of the framework's set-up,
  * then for its collectives on the current stream, stops missing after the first of those. */
 static void the_legacy_stream_takes_a_sites_hint_over_from_its_first_stream(void) {
-  setenv("NCCLEMU_DEVICES", "1", 1);
-  load_counting_agent();
-  ncclComm_t comm = one_rank_comm();
-  cudaEvent_t e;
-  cudaStream_t first;
-  REQUIRE_EQ(fj->event_create(&e), 0);
-  REQUIRE_EQ(fj->stream_create(&first), 0);
+  setting t = set_up("1");
   for (int i = 0; i < 3; i++) {
-    REQUIRE_EQ(fj->allreduce(buf, 16, comm, first), 0);
-    REQUIRE_EQ(fj->event_record(e, first), 0);
-    REQUIRE_EQ(fj->stream_sync(first), 0);
+    REQUIRE_EQ(fj->allreduce(buf, 16, t.comm, t.other), 0);
+    REQUIRE_EQ(fj->event_record(t.e, t.other), 0);
+    REQUIRE_EQ(fj->stream_sync(t.other), 0);
   }
-  long missed[3];
-  for (int i = 0; i < 3; i++) missed[i] = prof_calls(default_stream_fns[i], PATH_MISS);
-  default_stream_rounds(comm, e, first, 100);
-  for (int i = 0; i < 3; i++) {
-    const char *fn = default_stream_fns[i];
-    fprintf(stderr, "%s: %ld of 100 missed the hint\n", fn, prof_calls(fn, PATH_MISS) - missed[i]);
-    CHECK(prof_calls(fn, PATH_MISS) - missed[i] <= 2);
-  }
-  REQUIRE_EQ(fj->event_destroy(e), 0);
-  REQUIRE_EQ(fj->stream_destroy(first), 0);
-  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+  long missed[FNS];
+  misses_in_100_rounds(&t, missed);
+  for (int i = 0; i < FNS; i++) CHECK(missed[i] <= 2);
+  tear_down(&t);
 }
 
 /* Where it sees several, a special stream's device is the communicator's, the event's or the
  * current one, which only the maps' path asks for: every call takes it (the constant key would
  * mix devices up). */
 static void with_several_devices_the_default_streams_calls_find_their_device_first(void) {
-  setenv("NCCLEMU_DEVICES", "2", 1);
-  load_counting_agent();
-  ncclComm_t comm = one_rank_comm();
-  cudaEvent_t e;
-  cudaStream_t other;
-  REQUIRE_EQ(fj->event_create(&e), 0);
-  REQUIRE_EQ(fj->stream_create(&other), 0);
-  default_stream_rounds(comm, e, other, 100);
-  for (size_t i = 0; i < sizeof(default_stream_fns) / sizeof(*default_stream_fns); i++) {
-    const char *fn = default_stream_fns[i];
-    CHECK_EQ(prof_calls(fn, PATH_WRAPPER), 100);
-    CHECK(prof_calls(fn, PATH_MISS) >= 99);
-  }
-  REQUIRE_EQ(fj->event_destroy(e), 0);
-  REQUIRE_EQ(fj->stream_destroy(other), 0);
-  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+  setting t = set_up("2");
+  long missed[FNS];
+  misses_in_100_rounds(&t, missed);
+  for (int i = 0; i < FNS; i++) CHECK(missed[i] >= 99);
+  tear_down(&t);
 }
 
 /* A framework keeps each operation's events a while (PyTorch's watchdog drops them), so a record's
