@@ -40,15 +40,7 @@ static void hint_renew(_Atomic(void *) *hint, ng_head *h, int take_over) {
 }
 
 ng_head *ng_hot_find_map(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
-  ng_head *h = NULL;
-  /* a slot once made stays a slot (pools are never freed): the same test as a hint's */
-  for (int i = 0; events && i < NG_MADE; i++) {
-    ng_head *m = ng_made[i];
-    if (m != NULL && ng_hot_valid(m, key, inc)) {
-      h = m;
-      break;
-    }
-  }
+  ng_head *h = events ? ng_hot_made(key, inc) : NULL;
   if (h == NULL) {
     uint64_t v = ng_map_get(events ? &ng_events : &ng_streams, key);
     if (v < 2) return NULL;

@@ -454,17 +454,14 @@ static inline void ng_made_event(ng_head *h) {
   ng_made[1] = ng_made[0];
   ng_made[0] = h;
 }
-/* Whether key is the event this thread made last (or the one before), for a record whose hint
- * missed: *slot is then its slot. */
-NG_HOT static inline int ng_hot_made(ng_eslot **slot, uint64_t key, uint32_t *inc) {
+/* The slot of key if it is the event this thread made last (or the one before), else NULL: a slot
+ * once made stays a slot (pools are never freed), so the test is a hint's. */
+NG_HOT static inline ng_head *ng_hot_made(uint64_t key, uint32_t *inc) {
   for (int i = 0; i < NG_MADE; i++) {
     ng_head *m = ng_made[i];
-    if (m != NULL && ng_hot_valid(m, key, inc)) {
-      *slot = (ng_eslot *)m;
-      return 1;
-    }
+    if (m != NULL && ng_hot_valid(m, key, inc)) return m;
   }
-  return 0;
+  return NULL;
 }
 NG_HOT static inline ng_head *ng_hot_find(int events, ng_caller *c, uint64_t key, uint32_t *inc) {
   ng_head *hint = atomic_load_explicit(&c->hint[events], NG_ACQUIRE);

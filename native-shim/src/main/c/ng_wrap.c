@@ -108,7 +108,7 @@ static inline int ng_success(void) {
  * compare-and-swap: a call on this path made the wrapper save registers on every call; a hint is
  * any slot, checked against the key, and a lost store costs a later miss. */
 #define NG_EVENT_MISS_NG_FIND_HINT(miss)                                                            \
-  if (!ng_hot_made(&ef_, hh_, &einc_)) miss;                                                        \
+  if ((ef_ = (ng_eslot *)ng_hot_made(hh_, &einc_)) == NULL) miss;                                   \
   if (ng_ended(&((ng_head *)atomic_load_explicit(&c_->hint[1], NG_RELAXED))->lock))              \
     atomic_store_explicit(&c_->hint[1], (void *)ef_, NG_RELEASE);
 #define NG_EVENT_MISS_NG_FIND_MAP(miss) miss;
