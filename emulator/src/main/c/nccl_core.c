@@ -467,9 +467,44 @@ bool emu_clique_spans_processes(struct emu_clique *c) {
   return spans;
 }
 
+/* Freed communicators kept for the next ones made, on any thread, as the events' (cuda_event.c):
+ * a handle's address comes back at once, as an allocator's reuse makes it in real NCCL, so that
+ * tests of what tracks communicators by address see it happen deterministically. */
+#define SPARE_COMMS 16
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ncclComm *spare[SPARE_COMMS];
+static int nspare;
+
+static struct ncclComm *comm_block(void) {
+  pthread_mutex_lock(&spare_mu);
+  struct ncclComm *comm = nspare > 0 ? spare[--nspare] : NULL;
+  pthread_mutex_unlock(&spare_mu);
+  if (comm == NULL)
+    return calloc(1, sizeof(*comm));
+  memset(comm, 0, sizeof(*comm));
+  return comm;
+}
+
+static void comm_block_free(struct ncclComm *comm) {
+  pthread_mutex_lock(&spare_mu);
+  if (nspare < SPARE_COMMS) {
+    spare[nspare++] = comm;
+    comm = NULL;
+  }
+  pthread_mutex_unlock(&spare_mu);
+  free(comm);
+}
+
+__attribute__((destructor)) static void spare_comms_freed_at_unload(void) {
+  pthread_mutex_lock(&spare_mu);
+  while (nspare > 0)
+    free(spare[--nspare]);
+  pthread_mutex_unlock(&spare_mu);
+}
+
 static struct ncclComm *comm_alloc(int rank, int nranks, int device, int blocking,
                                    const struct emu_comm_ident *ident) {
-  struct ncclComm *comm = calloc(1, sizeof(*comm));
+  struct ncclComm *comm = comm_block();
   if (!comm)
     return NULL;
   comm->send_seq = calloc((size_t)nranks, sizeof(uint64_t));
@@ -477,7 +512,7 @@ static struct ncclComm *comm_alloc(int rank, int nranks, int device, int blockin
   if (!comm->send_seq || !comm->recv_seq) {
     free(comm->send_seq);
     free(comm->recv_seq);
-    free(comm);
+    comm_block_free(comm);
     return NULL;
   }
   atomic_init(&comm->obj.refs, 1);
@@ -542,7 +577,7 @@ static void comm_free(struct ncclComm *comm) {
   emu_prof_comm_teardown(comm);
   free(comm->send_seq);
   free(comm->recv_seq);
-  free(comm);
+  comm_block_free(comm);
 }
 
 void emu_comm_release(struct ncclComm *comm) {

@@ -392,6 +392,35 @@ static void nonblocking_finalize_reports_progress_through_async_error(void) {
   cudaStreamDestroy(s);
 }
 
+/* As an allocator does for real NCCL: a destroyed communicator's address comes back for the next
+ * one made, on another thread too, and is that one's alone (a tool that keys communicators by
+ * address meets it). */
+static ncclComm_t reused;
+
+static void *init_one_rank(void *arg) {
+  (void)arg;
+  ncclUniqueId id;
+  REQUIRE_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  CHECK_EQ(ncclCommInitRank(&reused, 1, id, 0), ncclSuccess);
+  return NULL;
+}
+
+static void a_destroyed_comms_address_comes_back_at_the_next_init(void) {
+  ncclUniqueId id;
+  ncclComm_t first;
+  REQUIRE_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  REQUIRE_EQ(ncclCommInitRank(&first, 1, id, 0), ncclSuccess);
+  REQUIRE_EQ(ncclCommDestroy(first), ncclSuccess);
+  pthread_t t;
+  pthread_create(&t, NULL, init_one_rank, NULL);
+  pthread_join(t, NULL);
+  CHECK(reused == first);
+  int rank = -1;
+  CHECK_EQ(ncclCommUserRank(reused, &rank), ncclSuccess);
+  CHECK_EQ(rank, 0);
+  CHECK_EQ(ncclCommDestroy(reused), ncclSuccess);
+}
+
 static ncclComm_t waiting_comm;
 static int destroy_started, destroy_returned;
 
@@ -547,6 +576,8 @@ static const struct test_case cases[] = {
     {"finalize_flushes_then_destroy_releases", finalize_flushes_then_destroy_releases, NULL, NULL},
     {"nonblocking_finalize_reports_progress_through_async_error",
      nonblocking_finalize_reports_progress_through_async_error, NULL, NULL},
+    {"a_destroyed_comms_address_comes_back_at_the_next_init",
+     a_destroyed_comms_address_comes_back_at_the_next_init, NULL, NULL},
     {"destroy_waits_for_the_comms_enqueued_work", destroy_waits_for_the_comms_enqueued_work, NULL,
      NULL},
     {"abort_from_another_thread_ends_a_destroy_stuck_on_a_peer",

@@ -412,14 +412,22 @@ static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
   ng_map_unlock();
 }
 
-static int comm_device(uint64_t comm) {
+/* A communicator's entry: its device + 1 in the low half, its creation's number in the high half,
+ * so that a destroy's exit takes out the entry it found at its enter and not one a communicator
+ * made at the same address meanwhile put there (comm_released). */
+static uint64_t comm_entry(uint64_t comm) {
   uint64_t v = ng_map_get(&ng_comms, comm);
   if (v == 0) {
     ng_map_lock();
     v = ng_map_get_locked(&ng_comms, comm);
     ng_map_unlock();
   }
-  return v != 0 ? (int)(v - 1) : device_now();
+  return v;
+}
+
+static int comm_device(uint64_t comm) {
+  uint64_t v = comm_entry(comm);
+  return v != 0 ? (int)(uint32_t)v - 1 : device_now();
 }
 
 /* The device of the event's C slot, -1 if it has none. */
@@ -430,16 +438,21 @@ static int event_device(uint64_t event) {
   return atomic_load_explicit(&e->h.key, NG_ACQUIRE) == event ? atomic_load_explicit(&e->cold.device, NG_RELAXED) : -1;
 }
 
+static uint32_t comm_creations; /* under the map lock */
+
 static void comm_created(uint64_t comm, int device) {
   if (comm == 0) return;
   ng_map_lock();
-  ng_map_put(&ng_comms, comm, (uint64_t)(uint32_t)device + 1);
+  ng_map_put(&ng_comms, comm, (uint64_t)++comm_creations << 32 | ((uint32_t)device + 1));
   ng_map_unlock();
 }
 
-static void comm_released(uint64_t comm) {
+/* After a destroy or abort that succeeded: the entry its enter found (seen), if the address still
+ * holds it. A communicator the library made at the freed address before this exit keeps its own. */
+static void comm_released(uint64_t comm, uint64_t seen) {
+  if (seen == 0) return;
   ng_map_lock();
-  ng_map_remove(&ng_comms, comm);
+  ng_map_remove_if(&ng_comms, comm, seen);
   ng_map_unlock();
 }
 
@@ -732,7 +745,13 @@ static int release_enter(ng_call *k, ng_caller *c, int fn, int effect) {
     }
   }
   k->device = device_now();
-  if (effect == NG_EFFECT_DEVICE_SYNC) {
+  if (effect == NG_EFFECT_COMM_DESTROY || effect == NG_EFFECT_COMM_ABORT) {
+    /* the communicator's entry, for its exit to take out that one alone (under the lock: a
+     * lock-free lookup may see another key's value under concurrent writes) */
+    ng_map_lock();
+    k->token = (int64_t)ng_map_get_locked(&ng_comms, A(k, p->handle));
+    ng_map_unlock();
+  } else if (effect == NG_EFFECT_DEVICE_SYNC) {
     /* what each stream counted before this step was enqueued before the synchronize */
     k->token = ng_api_device_sync_enter(k->device);
   }
@@ -942,7 +961,7 @@ void ng_exit(ng_call *k, int status) {
   }
   case NG_EFFECT_COMM_DESTROY:
   case NG_EFFECT_COMM_ABORT:
-    if (status == ncclSuccess) comm_released(A(k, p->handle));
+    if (status == ncclSuccess) comm_released(A(k, p->handle), (uint64_t)k->token);
     if (ng_up_ready()) up_exit(k, status, &k->caller->site, -1);
     return;
   case NG_EFFECT_DEVICE_SYNC:

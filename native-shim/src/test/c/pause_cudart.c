@@ -1,7 +1,8 @@
-/* A cudaEventDestroy in front of the emulator's, for test_interposer's ordering cases: it makes
- * the real call, then runs the callback the test armed (once), so that another thread's calls land
- * between a release's real call and the agent's exit of it, as a preempted thread lets them. The
- * fake JNI library that needs it first (libfakejni_paused.so) makes it the agent's real function. */
+/* A cudaEventDestroy and an ncclCommDestroy in front of the emulator's, for test_interposer's
+ * ordering cases: each makes the real call, then runs the callback the test armed (once), so that
+ * another thread's calls land between a release's real call and the agent's exit of it, as a
+ * preempted thread lets them. The fake JNI library that needs them first (libfakejni_paused.so)
+ * makes them the agent's real functions. */
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -29,5 +30,26 @@ EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e) {
   cudaError_t r = real(e);
   after_fn fn = atomic_exchange(&after_destroy, NULL);
   if (fn != NULL) fn(e);
+  return r;
+}
+
+typedef void (*after_comm_fn)(ncclComm_t);
+static _Atomic(after_comm_fn) after_comm_destroy;
+static _Atomic(ncclResult_t (*)(ncclComm_t)) real_comm_destroy;
+
+EXPORT void pause_after_next_comm_destroy(after_comm_fn fn) { atomic_store(&after_comm_destroy, fn); }
+
+EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  ncclResult_t (*real)(ncclComm_t) = atomic_load(&real_comm_destroy);
+  if (real == NULL) {
+    void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+    real = h != NULL ? (ncclResult_t(*)(ncclComm_t))dlsym(h, "ncclCommDestroy") : NULL;
+    if (h != NULL) dlclose(h);
+    if (real == NULL) return ncclInternalError;
+    atomic_store(&real_comm_destroy, real);
+  }
+  ncclResult_t r = real(comm);
+  after_comm_fn fn = atomic_exchange(&after_comm_destroy, NULL);
+  if (fn != NULL) fn(comm);
   return r;
 }

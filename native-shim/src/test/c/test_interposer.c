@@ -853,6 +853,63 @@ static void a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alo
   REQUIRE_EQ(fj->stream_destroy(s), 0);
 }
 
+/* A communicator made at a destroyed one's address between the destroy's real call and the agent's
+ * exit of it keeps its device: the exit takes out the entry the destroy found, not what the address
+ * holds by then (before, the new communicator's collectives on a special stream took the current
+ * device). The emulator hands the address out again, as an allocator does. */
+static ncclComm_t comm_first, comm_again;
+
+static void make_comm_on_device_3(void *p) {
+  (void)p;
+  REQUIRE_EQ(fj->set_device(3), 0);
+  comm_again = one_rank_comm();
+}
+
+static void between_the_real_comm_destroy_and_its_exit(ncclComm_t comm) {
+  (void)comm;
+  paused_ran++;
+  fj->on_thread(make_comm_on_device_3, NULL);
+}
+
+static void a_comm_made_at_a_destroyed_ones_address_before_its_exit_keeps_its_device(void) {
+  load_agent(&recording, 1);
+  void *lib = open_or_die(bin_path("libfakejni_paused.so"), RTLD_NOW);
+  fj = (const fake_jni *)dlsym(lib, "fake_jni_functions");
+  void (*pause_after)(void (*)(ncclComm_t)) = (void (*)(void (*)(ncclComm_t)))dlsym(lib, "pause_after_next_comm_destroy");
+  REQUIRE_EQ(fj != NULL && pause_after != NULL, 1);
+  REQUIRE_EQ(fj->set_device(2), 0);
+  comm_first = one_rank_comm();
+  pause_after(between_the_real_comm_destroy_and_its_exit);
+  REQUIRE_EQ(fj->comm_destroy(comm_first), 0);
+  REQUIRE_EQ(paused_ran, 1); /* the agent's real function was the pausing one */
+  REQUIRE_EQ(comm_again == comm_first, 1); /* the case this is about happened */
+  REQUIRE_EQ(fj->set_device(0), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm_again, NULL), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.device, 3);
+  REQUIRE_EQ(fj->set_device(3), 0);
+  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  REQUIRE_EQ(fj->comm_destroy(comm_again), 0);
+}
+
+/* A destroy that fails leaves its communicator's device where it was. */
+static void a_failed_comm_destroy_keeps_the_comms_device(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  REQUIRE_EQ(fj->set_device(2), 0);
+  ncclComm_t comm = one_rank_comm();
+  CHECK(fj->comm_destroy(comm) != 0); /* NCCLEMU_FAIL: the first destroy fails */
+  REQUIRE_EQ(fj->set_device(0), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.device, 2);
+  REQUIRE_EQ(fj->set_device(2), 0);
+  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  REQUIRE_EQ(fj->comm_destroy(comm), 0);
+}
+
 static void init_all_and_split_learn_their_devices(void) {
   load_agent(&recording, 1);
   load_fake();
@@ -988,6 +1045,10 @@ static const struct test_case cases[] = {
      a_record_after_another_threads_release_and_creation_counts_on_the_live_slot, NULL, NULL},
     {"a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alone",
      a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alone, NULL, NULL},
+    {"a_comm_made_at_a_destroyed_ones_address_before_its_exit_keeps_its_device",
+     a_comm_made_at_a_destroyed_ones_address_before_its_exit_keeps_its_device, NULL, NULL},
+    {"a_failed_comm_destroy_keeps_the_comms_device", a_failed_comm_destroy_keeps_the_comms_device,
+     "NCCLEMU_FAIL=ncclCommDestroy:1=ncclSystemError", NULL},
     {"init_all_and_split_learn_their_devices", init_all_and_split_learn_their_devices, NULL, NULL},
 };
 
