@@ -104,7 +104,9 @@ static double thread_cpu_ns(void) {
  * (hot_framework_handoff), tracked and real: ns an operation, wall and this thread's CPU;
  * --watchdog: the same of the loop in ProcessGroupNCCL's shape (hot_framework_watchdog) */
 static int handoff_rounds(int (*handoff)(int, long), long n) {
-  for (int round = 0; round < 5; round++) {
+  /* ROUNDS pairs (5 unless set): short rounds, many, where the host drifts between them */
+  int rounds = getenv("ROUNDS") != NULL ? atoi(getenv("ROUNDS")) : 5;
+  for (int round = 0; round < rounds; round++) {
     for (int real = 0; real < 2; real++) {
       if (handoff(real, n) != 0) return 2;
       double t0 = now_ns(), c0 = thread_cpu_ns();
@@ -121,8 +123,15 @@ static int handoff_rounds(int (*handoff)(int, long), long n) {
 static int set_evict(void *bench, size_t dflt) {
   int (*evict)(size_t) = must(dlsym(bench, "hot_framework_evict"), "hot_framework_evict");
   const char *bytes = getenv("EVICT");
-  if (evict(bytes != NULL ? strtoull(bytes, NULL, 10) : dflt)) return 1;
-  fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
+  if (!evict(bytes != NULL ? strtoull(bytes, NULL, 10) : dflt)) {
+    fprintf(stderr, "hot_icount: EVICT: no memory for it\n");
+    return 0;
+  }
+  /* EVICT_CODE bytes of code run between operations too (x86-64) */
+  int (*code)(size_t) = must(dlsym(bench, "hot_framework_evict_code"), "hot_framework_evict_code");
+  const char *code_bytes = getenv("EVICT_CODE");
+  if (code(code_bytes != NULL ? strtoull(code_bytes, NULL, 10) : 0)) return 1;
+  fprintf(stderr, "hot_icount: EVICT_CODE: no executable memory for it (or not x86-64)\n");
   return 0;
 }
 

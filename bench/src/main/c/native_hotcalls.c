@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -445,14 +446,39 @@ static inline void fw_operation(const fw_calls *f, cudaEvent_t e[2]) {
 static volatile char *ring_evict;
 static size_t ring_evict_bytes;
 
-/* One store in every line of the eviction buffer (none unless hot_framework_evict set one). */
+/* Code run between two operations (hot_framework_evict_code: none unless set): the interpreter's
+ * own code evicts the agent's instructions from the first-level and second-level caches, which
+ * data stores alone leave in place (cachegrind's first-level instruction cache keeps them). */
+static void (*ring_evict_code)(void);
+
+/* One store in every line of the eviction buffer, then the code block (none unless set). */
 static void fw_evict(void) {
   for (size_t b = 0; b < ring_evict_bytes; b += 64) ring_evict[b]++;
+  if (ring_evict_code != NULL) ring_evict_code();
 }
 
 /* Spins until the other thread's count of operations done passes `past`. */
 static void fw_wait_past(_Atomic long *count, long past) {
   while (atomic_load_explicit(count, memory_order_acquire) <= past) __builtin_ia32_pause();
+}
+
+/* bytes of 8-byte no-ops and a return, executable (x86-64; 0: none). 1 if set. */
+EXPORT int hot_framework_evict_code(size_t bytes) {
+#if defined(__x86_64__)
+  static const unsigned char nop8[8] = {0x0F, 0x1F, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00};
+  ring_evict_code = NULL;
+  if (bytes == 0) return 1;
+  bytes = (bytes + 7) & ~(size_t)7;
+  unsigned char *code = mmap(NULL, bytes + 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (code == MAP_FAILED) return 0;
+  for (size_t b = 0; b < bytes; b += 8) memcpy(code + b, nop8, 8);
+  code[bytes] = 0xC3;
+  if (mprotect(code, bytes + 64, PROT_READ | PROT_EXEC) != 0) return 0;
+  ring_evict_code = (void (*)(void))(uintptr_t)code;
+  return 1;
+#else
+  return bytes == 0;
+#endif
 }
 
 EXPORT int hot_framework_evict(size_t bytes) {
