@@ -442,7 +442,8 @@ static inline void fw_operation(const fw_calls *f, cudaEvent_t e[2]) {
 /* Bytes written between two operations of the ring loop (one store a cache line; 0: none): the
  * work a framework does between its collectives (PyTorch's interpreter) evicts the agent's lines,
  * which a tight loop keeps cached. For counting the lines an operation misses (scripts/lines.sh,
- * under cachegrind), not for timing: the pass itself dominates a timed loop. */
+ * under cachegrind), and for timing tracked against forwarded rounds in one process (the pass
+ * dominates an operation's time: scripts/evict-time.sh takes the medians of many short rounds). */
 static volatile char *ring_evict;
 static size_t ring_evict_bytes;
 
