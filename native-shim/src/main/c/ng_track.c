@@ -153,28 +153,30 @@ static void slot_end(ng_head *h) {
   ng_word_unlock(&h->lock);
 }
 
+/* What find's entry v names: its slot, NULL with *java for a JAVA mark, or NULL with *java 0
+ * (nothing, or a slot no longer key's). */
+static inline ng_head *found(ng_pool *p, uint64_t key, uint64_t v, uint32_t *inc, int *java) {
+  *java = v == NG_JAVA_MARK;
+  if (v < 2) return NULL;
+  ng_head *h = ng_slot_at(p, (int32_t)(v - 2));
+  *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
+  return atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ng_ended(&h->lock) ? h : NULL;
+}
+
+/* find's retry under the map lock, out of line: a lock-free lookup misses only under concurrent
+ * writes, or where the map holds nothing for key (a release's code stays a few lines) */
+static NG_COLD ng_head *find_locked(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
+  ng_map_lock();
+  ng_head *h = found(p, key, ng_map_get_locked(p->map, key), inc, java);
+  ng_map_unlock();
+  return h;
+}
+
 /* The slot a map holds for key: the slot, NULL with *java for a JAVA mark, or NULL. */
 static ng_head *find(ng_pool *p, uint64_t key, uint32_t *inc, int *java) {
-  *java = 0;
-  for (int locked = 0; locked < 2; locked++) {
-    if (locked) ng_map_lock();
-    uint64_t v = locked ? ng_map_get_locked(p->map, key) : ng_map_get(p->map, key);
-    if (v == NG_JAVA_MARK) {
-      if (locked) ng_map_unlock();
-      *java = 1;
-      return NULL;
-    }
-    if (v >= 2) {
-      ng_head *h = ng_slot_at(p, (int32_t)(v - 2));
-      *inc = atomic_load_explicit(&h->inc, NG_ACQUIRE);
-      if (atomic_load_explicit(&h->key, NG_ACQUIRE) == key && !ng_ended(&h->lock)) {
-        if (locked) ng_map_unlock();
-        return h;
-      }
-    }
-    if (locked) ng_map_unlock();
-  }
-  return NULL;
+  ng_head *h = found(p, key, ng_map_get(p->map, key), inc, java);
+  if (NG_LIKELY(h != NULL || *java)) return h;
+  return find_locked(p, key, inc, java);
 }
 
 static int64_t stream_pending_ops(ng_sslot *s) {
