@@ -17,16 +17,20 @@ static _Atomic(cudaError_t (*)(cudaEvent_t)) real_destroy;
 
 EXPORT void pause_after_next_destroy(after_fn fn) { atomic_store(&after_destroy, fn); }
 
+/* The emulator's function, by its library's handle: this library's own reference would bind to
+ * the agent's. */
+static void *real_of(const char *lib, const char *name) {
+  void *h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+  void *f = h != NULL ? dlsym(h, name) : NULL;
+  if (h != NULL) dlclose(h);
+  return f;
+}
+
 EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e) {
   cudaError_t (*real)(cudaEvent_t) = atomic_load(&real_destroy);
-  if (real == NULL) {
-    /* the emulator's, by its handle: this library's own reference would bind to the agent's */
-    void *h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
-    real = h != NULL ? (cudaError_t(*)(cudaEvent_t))dlsym(h, "cudaEventDestroy") : NULL;
-    if (h != NULL) dlclose(h);
-    if (real == NULL) return cudaErrorUnknown;
-    atomic_store(&real_destroy, real);
-  }
+  if (real == NULL && (real = (cudaError_t(*)(cudaEvent_t))real_of("libcudart.so.13", "cudaEventDestroy")) == NULL)
+    return cudaErrorUnknown;
+  atomic_store(&real_destroy, real);
   cudaError_t r = real(e);
   after_fn fn = atomic_exchange(&after_destroy, NULL);
   if (fn != NULL) fn(e);
@@ -41,13 +45,9 @@ EXPORT void pause_after_next_comm_destroy(after_comm_fn fn) { atomic_store(&afte
 
 EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   ncclResult_t (*real)(ncclComm_t) = atomic_load(&real_comm_destroy);
-  if (real == NULL) {
-    void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
-    real = h != NULL ? (ncclResult_t(*)(ncclComm_t))dlsym(h, "ncclCommDestroy") : NULL;
-    if (h != NULL) dlclose(h);
-    if (real == NULL) return ncclInternalError;
-    atomic_store(&real_comm_destroy, real);
-  }
+  if (real == NULL && (real = (ncclResult_t(*)(ncclComm_t))real_of("libnccl.so.2", "ncclCommDestroy")) == NULL)
+    return ncclInternalError;
+  atomic_store(&real_comm_destroy, real);
   ncclResult_t r = real(comm);
   after_comm_fn fn = atomic_exchange(&after_comm_destroy, NULL);
   if (fn != NULL) fn(comm);
