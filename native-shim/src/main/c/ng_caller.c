@@ -1037,7 +1037,6 @@ static void *cudart_named(_Atomic(void *) *slot, const char *name) {
 
 int ng_get_device(int *device) {
   int (*f)(int *) = (int (*)(int *))cudart_named(&get_device, "cudaGetDevice");
-  *device = 0;
   int status = f != NULL ? f(device) : -1;
   if (status != 0) *device = 0;
   return status;

@@ -414,21 +414,13 @@ static void java_holds(ng_pool *p, int32_t i, uint32_t inc) {
   ng_map_unlock();
 }
 
-/* A communicator's entry: its device + 1 in the low half, its creation's number in the high half,
- * so that a destroy's exit takes out the entry it found at its enter and not one a communicator
- * made at the same address meanwhile put there (comm_released). */
-static uint64_t comm_entry(uint64_t comm) {
+static int comm_device(uint64_t comm) {
   uint64_t v = ng_map_get(&ng_comms, comm);
   if (v == 0) {
     ng_map_lock();
     v = ng_map_get_locked(&ng_comms, comm);
     ng_map_unlock();
   }
-  return v;
-}
-
-static int comm_device(uint64_t comm) {
-  uint64_t v = comm_entry(comm);
   return v != 0 ? (int)(uint32_t)v - 1 : device_now();
 }
 
@@ -442,6 +434,9 @@ static int event_device(uint64_t event) {
 
 static uint32_t comm_creations; /* under the map lock */
 
+/* A communicator's entry: its device + 1 in the low half, its creation's number in the high half,
+ * so that a destroy's exit takes out the entry it found at its enter and not one a communicator
+ * made at the same address meanwhile put there (comm_released). */
 static void comm_created(uint64_t comm, int device) {
   if (comm == 0) return;
   ng_map_lock();
