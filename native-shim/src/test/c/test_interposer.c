@@ -821,12 +821,19 @@ static void between_the_real_release_and_its_exit(cudaEvent_t e) {
   fj->on_thread(make_release_make, NULL);
 }
 
-static void a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alone(void) {
+/* The agent, and the fake JNI library whose releases reach pause_cudart.c's first: its function
+ * that arms the pause named pause_fn. */
+static void *load_paused(const char *pause_fn) {
   load_agent(&recording, 1);
   void *lib = open_or_die(bin_path("libfakejni_paused.so"), RTLD_NOW);
   fj = (const fake_jni *)dlsym(lib, "fake_jni_functions");
-  void (*pause_after)(void (*)(cudaEvent_t)) = (void (*)(void (*)(cudaEvent_t)))dlsym(lib, "pause_after_next_destroy");
+  void *pause_after = dlsym(lib, pause_fn);
   REQUIRE_EQ(fj != NULL && pause_after != NULL, 1);
+  return pause_after;
+}
+
+static void a_late_release_exit_leaves_the_handles_next_creation_in_its_slot_alone(void) {
+  void (*pause_after)(void (*)(cudaEvent_t)) = (void (*)(void (*)(cudaEvent_t)))load_paused("pause_after_next_destroy");
   cudaStream_t s;
   REQUIRE_EQ(fj->stream_create(&s), 0);
   REQUIRE_EQ(fj->event_create(&paused_handle), 0);
@@ -871,25 +878,27 @@ static void between_the_real_comm_destroy_and_its_exit(ncclComm_t comm) {
   fj->on_thread(make_comm_on_device_3, NULL);
 }
 
+/* A collective of comm on the legacy stream, made with device 0 current, counts on device's slot
+ * (the communicator's); its work is synchronized after. */
+static void collective_counts_on_device(ncclComm_t comm, int device) {
+  REQUIRE_EQ(fj->set_device(0), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
+  upcall u;
+  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
+  CHECK_EQ(u.device, device);
+  REQUIRE_EQ(fj->set_device(device), 0);
+  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+}
+
 static void a_comm_made_at_a_destroyed_ones_address_before_its_exit_keeps_its_device(void) {
-  load_agent(&recording, 1);
-  void *lib = open_or_die(bin_path("libfakejni_paused.so"), RTLD_NOW);
-  fj = (const fake_jni *)dlsym(lib, "fake_jni_functions");
-  void (*pause_after)(void (*)(ncclComm_t)) = (void (*)(void (*)(ncclComm_t)))dlsym(lib, "pause_after_next_comm_destroy");
-  REQUIRE_EQ(fj != NULL && pause_after != NULL, 1);
+  void (*pause_after)(void (*)(ncclComm_t)) = (void (*)(void (*)(ncclComm_t)))load_paused("pause_after_next_comm_destroy");
   REQUIRE_EQ(fj->set_device(2), 0);
   comm_first = one_rank_comm();
   pause_after(between_the_real_comm_destroy_and_its_exit);
   REQUIRE_EQ(fj->comm_destroy(comm_first), 0);
   REQUIRE_EQ(paused_ran, 1); /* the agent's real function was the pausing one */
   REQUIRE_EQ(comm_again == comm_first, 1); /* the case this is about happened */
-  REQUIRE_EQ(fj->set_device(0), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 16, comm_again, NULL), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
-  CHECK_EQ(u.device, 3);
-  REQUIRE_EQ(fj->set_device(3), 0);
-  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  collective_counts_on_device(comm_again, 3);
   REQUIRE_EQ(fj->comm_destroy(comm_again), 0);
 }
 
@@ -900,13 +909,7 @@ static void a_failed_comm_destroy_keeps_the_comms_device(void) {
   REQUIRE_EQ(fj->set_device(2), 0);
   ncclComm_t comm = one_rank_comm();
   CHECK(fj->comm_destroy(comm) != 0); /* NCCLEMU_FAIL: the first destroy fails */
-  REQUIRE_EQ(fj->set_device(0), 0);
-  REQUIRE_EQ(fj->allreduce(buf, 16, comm, NULL), 0);
-  upcall u;
-  REQUIRE_EQ(last_upcall(UP_SEEN, fn_id("ncclAllReduce"), &u), 1);
-  CHECK_EQ(u.device, 2);
-  REQUIRE_EQ(fj->set_device(2), 0);
-  REQUIRE_EQ(fj->stream_sync(NULL), 0);
+  collective_counts_on_device(comm, 2);
   REQUIRE_EQ(fj->comm_destroy(comm), 0);
 }
 
