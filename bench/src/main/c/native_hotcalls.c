@@ -40,6 +40,7 @@ int cudaStreamSynchronize(cudaStream_t s);
 int cudaStreamQuery(cudaStream_t s);
 int cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
 int cudaGetDevice(int *d);
+int cudaDeviceSynchronize(void);
 int cudaMalloc(void **p, size_t n);
 int ncclGetUniqueId(ncclUniqueId *id);
 int ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank);
@@ -55,6 +56,7 @@ static int (*real_allreduce)(const void *, void *, size_t, int, int, ncclComm_t,
 static int (*real_stream_query)(cudaStream_t);
 static int (*real_wait)(cudaStream_t, cudaEvent_t, unsigned);
 static int (*real_create_flags)(cudaEvent_t *, unsigned);
+static int (*real_device_sync)(void);
 
 static cudaStream_t stream;
 static cudaEvent_t event;       /* cudaEventDisableTiming, as events made to synchronize are */
@@ -105,9 +107,10 @@ EXPORT const char *hot_set_up(void) {
   real_create_flags = (int (*)(cudaEvent_t *, unsigned))real_sym(cudart, "cudaEventCreateWithFlags");
   real_get_device = (int (*)(int *))real_sym(cudart, "cudaGetDevice");
   real_sync = (int (*)(cudaStream_t))real_sym(cudart, "cudaStreamSynchronize");
+  real_device_sync = (int (*)(void))real_sym(cudart, "cudaDeviceSynchronize");
   real_allreduce = (int (*)(const void *, void *, size_t, int, int, ncclComm_t, cudaStream_t))real_sym(nccl, "pncclAllReduce");
   if (real_stream_query == NULL || real_wait == NULL || real_query == NULL || real_record == NULL || real_create == NULL ||
-      real_destroy == NULL || real_create_flags == NULL || real_get_device == NULL || real_sync == NULL || real_allreduce == NULL)
+      real_destroy == NULL || real_create_flags == NULL || real_get_device == NULL || real_sync == NULL || real_device_sync == NULL || real_allreduce == NULL)
     return "a real function is missing from libcudart.so.13 / libnccl.so.2, or its lookup did not reach that library";
   ncclUniqueId id;
   if (cudaStreamCreate(&stream) != 0 || cudaEventCreateWithFlags(&event, 2 /* cudaEventDisableTiming */) != 0 ||
@@ -357,6 +360,27 @@ JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_creations(JNIEnv
   int64_t t0 = now_ns();
   for (jlong i = 0; i < iters; i++) one_pair(real);
   return now_ns() - t0;
+}
+
+/* cudaDeviceSynchronize from C on a Java thread, with `streams` more streams made through the PLT
+ * first (C's, as a framework's pool: PyTorch's holds 128): the elapsed ns of `iters` calls, each
+ * after a record on the set-up stream (so each synchronize has work counted before it). */
+JNIEXPORT jlong JNICALL Java_dev_ncclguard_bench_NativeHotCalls_deviceSyncs(JNIEnv *env, jclass c, jboolean real,
+                                                                          jint streams, jlong iters) {
+  (void)env, (void)c;
+  static int made;
+  for (; made < streams; made++) {
+    cudaStream_t s;
+    if (cudaStreamCreate(&s) != 0) return -1;
+  }
+  int64_t total = 0;
+  for (jlong i = 0; i < iters; i++) {
+    cudaEventRecord(event, stream);
+    int64_t t0 = now_ns();
+    if ((real ? real_device_sync() : cudaDeviceSynchronize()) != 0) return -1;
+    total += now_ns() - t0;
+  }
+  return total;
 }
 
 /* One cudaEventCreate + cudaEventDestroy pair, a JNI call of its own: the native part's memo (one

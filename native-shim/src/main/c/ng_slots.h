@@ -147,8 +147,10 @@ typedef struct {
   ng_cold cold __attribute__((aligned(64)));
   _Atomic int64_t base;
   _Atomic int64_t done;
-  /* the last device synchronize's token and the count it saw at its start; under the lock */
-  int64_t sync_token, sync_count;
+  /* the last device synchronize's token and the count it saw at its start, written under the
+   * lock; the token also read without it (a synchronize's exit passes streams it never marked) */
+  _Atomic int64_t sync_token;
+  int64_t sync_count;
 } __attribute__((aligned(64))) ng_sslot;
 _Static_assert(offsetof(ng_sslot, cold) == NG_COLD_AT && sizeof(ng_sslot) == 128,
                "what counting an op touches is in one cache line, the cold fields in the next");

@@ -330,7 +330,7 @@ static int32_t stream_slot_new(uint64_t key, uint64_t handle, int device, uint32
   atomic_store_explicit(&s->cold.refs, NG_REF_C, NG_RELAXED);
   atomic_store_explicit(&s->base, base, NG_RELAXED);
   atomic_store_explicit(&s->reserved, base + NG_RESERVED, NG_RELAXED);
-  s->sync_token = 0;
+  atomic_store_explicit(&s->sync_token, 0, NG_RELAXED);
   atomic_store_explicit(&s->enqueued, base, NG_RELAXED);
   atomic_store_explicit(&s->owner, 0, NG_RELAXED);
   atomic_store_explicit(&s->h.busy, 0, NG_RELAXED);
@@ -1077,7 +1077,9 @@ int64_t ng_api_slot_exit(int fn, int slot, uint64_t other, int status, int64_t t
 
 /* A device synchronize covers what each of the device's streams had counted when it started: each
  * stream keeps the count the last one saw, with its token (never 0). A synchronize that finds
- * another's token on a stream at its end (two at once on one device) marks nothing there. */
+ * another's token on a stream at its end (two at once on one device) marks nothing there. A stream
+ * with nothing pending at the start is passed without its lock (a framework's pool holds a hundred
+ * streams, most of them idle): what it would keep is marked done already. */
 static _Atomic int64_t device_syncs;
 
 static int on_device(ng_sslot *s, int device) {
@@ -1089,11 +1091,13 @@ int64_t ng_api_device_sync_enter(int device) {
   int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
   for (int32_t i = 0; i < high; i++) {
     ng_sslot *s = NG_SSLOT(i);
-    if (!on_device(s, device)) continue;
+    if (!on_device(s, device) ||
+        atomic_load_explicit(&s->enqueued, NG_ACQUIRE) <= atomic_load_explicit(&s->done, NG_ACQUIRE))
+      continue;
     /* a count read now, of whichever incarnation, is of ops enqueued before the synchronize;
      * one of an earlier incarnation lies below the base of a later one */
     ng_word_lock(&s->h.lock);
-    s->sync_token = token;
+    atomic_store_explicit(&s->sync_token, token, NG_RELAXED);
     s->sync_count = atomic_load_explicit(&s->enqueued, NG_ACQUIRE);
     ng_word_unlock(&s->h.lock);
   }
@@ -1104,9 +1108,9 @@ void ng_api_device_sync_exit(int device, int64_t token) {
   int32_t high = atomic_load_explicit(&ng_spool.high, NG_ACQUIRE);
   for (int32_t i = 0; i < high; i++) {
     ng_sslot *s = NG_SSLOT(i);
-    if (!on_device(s, device)) continue;
+    if (!on_device(s, device) || atomic_load_explicit(&s->sync_token, NG_RELAXED) != token) continue;
     ng_word_lock(&s->h.lock);
-    int64_t n = s->sync_token == token ? s->sync_count : 0;
+    int64_t n = atomic_load_explicit(&s->sync_token, NG_RELAXED) == token ? s->sync_count : 0;
     ng_word_unlock(&s->h.lock);
     if (n > 0) ng_stream_mark_done(s, n);
   }

@@ -469,6 +469,28 @@ static void of_two_device_synchronizes_at_once_the_later_marks_what_it_saw(void)
   CHECK_EQ(stream_pending(sslot), 1);
 }
 
+/* A stream idle when a synchronize starts is passed without its lock (no token kept): work it gets
+ * while the synchronize runs stays pending, as on a stream the synchronize did mark. */
+static void a_device_synchronize_passes_idle_streams_and_covers_the_busy_ones(void) {
+  load_agent(&recording, 1);
+  load_fake();
+  cudaStream_t idle, busy;
+  int islot = c_stream(&idle);
+  int bslot = c_stream(&busy);
+  ncclComm_t comm = one_rank_comm();
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, idle), 0);
+  REQUIRE_EQ(fj->stream_sync(idle), 0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, busy), 0);
+  int64_t t = ng->device_sync_enter(0);
+  REQUIRE_EQ(fj->allreduce(buf, 16, comm, idle), 0);
+  ng->device_sync_exit(0, t);
+  CHECK_EQ(stream_pending(bslot), 0);
+  CHECK_EQ(stream_pending(islot), 1);
+  /* the next synchronize covers it */
+  REQUIRE_EQ(fj->device_sync(), 0);
+  CHECK_EQ(stream_pending(islot), 0);
+}
+
 static atomic_int lookups_locked;
 static void count_lookup(int where) {
   if (where == 1) atomic_fetch_add(&lookups_locked, 1);
@@ -1023,6 +1045,7 @@ static const struct test_case cases[] = {
     {"a_java_event_recorded_on_a_c_stream_moves_to_c", a_java_event_recorded_on_a_c_stream_moves_to_c, NULL, NULL},
     {"java_hot_calls_on_c_state_go_through_the_slot_natives", java_hot_calls_on_c_state_go_through_the_slot_natives, NULL, NULL},
     {"a_native_device_synchronize_marks_its_streams_done", a_native_device_synchronize_marks_its_streams_done, NULL, NULL},
+    {"a_device_synchronize_passes_idle_streams_and_covers_the_busy_ones", a_device_synchronize_passes_idle_streams_and_covers_the_busy_ones, NULL, NULL},
     {"a_device_synchronize_covers_what_its_streams_counted_before_it_began",
      a_device_synchronize_covers_what_its_streams_counted_before_it_began, NULL, NULL},
     {"of_two_device_synchronizes_at_once_the_later_marks_what_it_saw",

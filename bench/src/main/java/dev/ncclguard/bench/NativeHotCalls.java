@@ -60,6 +60,9 @@ public final class NativeHotCalls {
 
     static native String boundTo();
 
+    /** cudaDeviceSynchronize from C, after {@code streams} more streams were made: elapsed ns of {@code iters} calls. */
+    static native long deviceSyncs(boolean real, int streams, long iters);
+
     /** Counts of {@code iters} calls of loop {@code fn} into {@code out} (see COUNTER_NAMES); null, or why not. */
     static native String counted(int fn, boolean real, long iters, long[] out);
 
@@ -75,6 +78,7 @@ public final class NativeHotCalls {
         boolean probes = false;
         boolean frameworkOnly = false;
         boolean virtualFirst = false;
+        boolean syncOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--agentless" -> agentless = args[++i];
@@ -82,10 +86,11 @@ public final class NativeHotCalls {
                 case "--probes" -> probes = true;
                 case "--framework" -> frameworkOnly = true;
                 case "--virtual-first" -> virtualFirst = true;
+                case "--sync" -> syncOnly = true;
                 case "--iters" -> iters = Long.parseLong(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 default -> {
-                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R] [--counters] [--probes] [--framework] [--virtual-first]");
+                    System.err.println("usage: NativeHotCalls [--agentless libncclguard.so] [--iters N] [--rounds R] [--counters] [--probes] [--framework] [--virtual-first] [--sync]");
                     System.exit(2);
                 }
             }
@@ -115,6 +120,10 @@ public final class NativeHotCalls {
         System.out.println("NativeHotCalls: " + libs.origin + "; the JNI library's cudaEventQuery is " + boundTo());
         if (virtualFirst) {
             virtualPairs(iters, rounds);
+            return;
+        }
+        if (syncOnly) {
+            deviceSyncs(iters, rounds);
             return;
         }
         if (frameworkOnly) {
@@ -193,6 +202,29 @@ public final class NativeHotCalls {
                 double rc = r[i] / (double) calls;
                 System.out.printf("  %-20s wrapper %9.3f, real %9.3f, added %9.3f%n", COUNTER_NAMES[i], wc, rc, wc - rc);
             }
+        }
+    }
+
+    /**
+     * cudaDeviceSynchronize from C on a Java thread, through the wrapper and the real function, with
+     * the set-up's stream alone and then with 128 streams more (a framework's pool, as PyTorch's).
+     */
+    private static void deviceSyncs(long iters, int rounds) {
+        long calls = Math.max(1000, iters / 100);
+        for (int streams : new int[] {0, 128}) {
+            double[] wrapped = new double[rounds];
+            double[] real = new double[rounds];
+            deviceSyncs(false, streams, calls / 10);
+            deviceSyncs(true, streams, calls / 10);
+            long before = allocatedBytes();
+            for (int r = 0; r < rounds; r++) {
+                wrapped[r] = deviceSyncs(false, streams, calls) / (double) calls / 1000.0;
+                real[r] = deviceSyncs(true, streams, calls) / (double) calls / 1000.0;
+            }
+            long allocated = allocatedBytes() - before;
+            report("cudaDeviceSynchronize, " + (streams + 1) + " streams", wrapped, real, "us");
+            System.out.printf("Java heap allocated in the timed synchronizes: %d bytes for %d calls%n", allocated,
+                    rounds * calls);
         }
     }
 
