@@ -3,6 +3,18 @@
 # need_valgrind=0; a built tree), names bench's stand-ins ($stub), NativeHotCalls' JNI library
 # ($hot), the output folder ($out) and the libraries to measure ($libs: the arguments, default the
 # agent's own build), and builds bench/src/main/c/hot_icount.c into $out/hot_icount.
+# A host without the sources' tools (a GPU machine: scripts/gpu-prepare.sh carries them in .gpu/icount)
+# names what was built elsewhere: HOT_ICOUNT (the hot_icount program), HOT_LIB (NativeHotCalls' JNI
+# library) and HOT_STUB (bench's stand-ins' folder); nothing is built then.
+if [ -n "${HOT_ICOUNT:-}" ]; then
+  stub=${HOT_STUB:?HOT_STUB names the stand-ins folder with HOT_ICOUNT}
+  hot=${HOT_LIB:?HOT_LIB names NativeHotCalls JNI library with HOT_ICOUNT}
+  libs=("$@")
+  [ ${#libs[@]} -eq 0 ] && { echo "$me: name the libraries to time with HOT_ICOUNT" >&2; exit 2; }
+  out=$(mktemp -d)
+  ln -s "$(readlink -f "$HOT_ICOUNT")" "$out/hot_icount"
+  return 0
+fi
 if [ "${need_valgrind:-1}" != 0 ]; then
   command -v valgrind >/dev/null || { echo "$me: valgrind is needed (Debian: apt-get install valgrind)" >&2; exit 2; }
 fi

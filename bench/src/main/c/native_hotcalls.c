@@ -591,6 +591,15 @@ static struct {
 
 static void *watchdog(void *p) {
   (void)p;
+  /* WATCHDOG_CPU=N: this thread on CPU N alone (the launching thread's placement is the caller's,
+   * taskset): where the lines both threads write travel between cores, or stay in one core's caches */
+  const char *cpu = getenv("WATCHDOG_CPU");
+  if (cpu != NULL && *cpu != '\0') {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(atoi(cpu), &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) fprintf(stderr, "WATCHDOG_CPU=%s: not set\n", cpu);
+  }
   int (*query)(cudaEvent_t) = fw_calls_of(watch.real).query;
   for (long i = 0; i < watch.n; i++) {
     fw_wait_past(&watch.made, i);
