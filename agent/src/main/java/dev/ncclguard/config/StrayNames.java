@@ -24,7 +24,14 @@ public final class StrayNames {
             "ncclguard.outputDirectory");
     private static final List<String> OTHER_PROPERTY_PREFIXES = List.of("ncclguard.junit.", "ncclguard.test.",
             "ncclguard.it.");
-    private static final List<String> OTHER_VARIABLES = List.of("NCCLGUARD_EMU");
+    /**
+     * Variables of the project that are no agent option: the samples' emulator folder, and those the
+     * native part reads itself (its exit line of counts, its stack memo switch, the application's
+     * profiler plugin it stands in front of, the counting build's plugin mask, its tests' switches).
+     */
+    private static final List<String> OTHER_VARIABLES = List.of("NCCLGUARD_EMU", "NCCLGUARD_NATIVE_DEBUG",
+            "NCCLGUARD_NATIVE_MEMO", "NCCLGUARD_USER_PROFILER_PLUGIN", "NCCLGUARD_PROF_MASK");
+    private static final String TEST_VARIABLES = "NCCLGUARD_TEST_";
 
     private StrayNames() {
     }
@@ -48,7 +55,7 @@ public final class StrayNames {
         }
         if (env != null) {
             for (String name : new TreeSet<>(env.keySet())) {
-                if (!name.startsWith(VARIABLE) || OTHER_VARIABLES.contains(name)) {
+                if (!name.startsWith(VARIABLE) || OTHER_VARIABLES.contains(name) || name.startsWith(TEST_VARIABLES)) {
                     continue;
                 }
                 boolean known = false;

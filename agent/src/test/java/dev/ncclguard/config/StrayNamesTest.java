@@ -35,6 +35,14 @@ class StrayNamesTest {
                 Map.of("NCCLGUARD_EXIT_CODE", "3", "NCCLGUARD_EMU", "/x", "PATH", "/bin")));
     }
 
+    /** NCCLGUARD_NATIVE_DEBUG=1 and the native part's other variables: read by C, not ignored. */
+    @Test
+    void theNativePartsOwnVariablesAreQuiet() {
+        assertEquals(List.of(), StrayNames.warnings(Map.of(), Map.of("NCCLGUARD_NATIVE_DEBUG", "1",
+                "NCCLGUARD_NATIVE_MEMO", "off", "NCCLGUARD_USER_PROFILER_PLUGIN", "/x/libp.so",
+                "NCCLGUARD_PROF_MASK", "6", "NCCLGUARD_TEST_RECORD_STORE", "1")));
+    }
+
     /** mvn -Dncclguard.allowNoReports=true verify: surefire hands it to the test JVM, which must stay quiet. */
     @Test
     void theMavenPluginsParametersAreQuietInTheTestJvms() {
