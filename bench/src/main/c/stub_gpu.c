@@ -2,13 +2,32 @@
  * under NativeHotCalls (-Dncclguard.emu=<their directory>), "real" costs a call and a return,
  * and what the wrapper adds is the agent's own work alone, without the microsecond of a real
  * cudaEventRecord and its noise. A benchmark tool, never a test double of behaviour: handles are
- * distinct heap addresses, every call succeeds. Built twice, once per soname (STUB_NCCL). */
+ * distinct heap addresses, every call succeeds (an event's creation may be given a duration:
+ * STUB_CREATE_NS). Built twice, once per soname (STUB_NCCL). */
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
 static void *handle(void) { return malloc(16); }
+
+#ifndef STUB_NCCL
+#include <time.h>
+/* STUB_CREATE_NS=N: an event's creation takes N ns (a busy wait), as the real runtime's own work
+ * does, so that what a wrapper does before the real call can overlap it (scripts/evict-time.sh) */
+static long create_ns = -1;
+static void create_work(void) {
+  if (create_ns < 0) {
+    const char *v = getenv("STUB_CREATE_NS");
+    create_ns = v != NULL ? atol(v) : 0;
+  }
+  if (create_ns == 0) return;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < create_ns);
+}
+#endif
 
 #ifndef STUB_NCCL
 typedef void *cudaStream_t;
@@ -26,8 +45,8 @@ EXPORT int cudaStreamDestroy(cudaStream_t s) { free(s); return 0; }
 EXPORT int cudaStreamSynchronize(cudaStream_t s) { (void)s; return 0; }
 EXPORT int cudaStreamQuery(cudaStream_t s) { (void)s; return 0; }
 EXPORT int cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f) { (void)s, (void)e, (void)f; return 0; }
-EXPORT int cudaEventCreate(cudaEvent_t *e) { *e = handle(); return 0; }
-EXPORT int cudaEventCreateWithFlags(cudaEvent_t *e, unsigned f) { (void)f; *e = handle(); return 0; }
+EXPORT int cudaEventCreate(cudaEvent_t *e) { create_work(); *e = handle(); return 0; }
+EXPORT int cudaEventCreateWithFlags(cudaEvent_t *e, unsigned f) { (void)f; create_work(); *e = handle(); return 0; }
 EXPORT int cudaEventDestroy(cudaEvent_t e) { free(e); return 0; }
 EXPORT int cudaEventRecord(cudaEvent_t e, cudaStream_t s) { (void)e, (void)s; return 0; }
 EXPORT int cudaEventQuery(cudaEvent_t e) { (void)e; return 0; }
