@@ -478,11 +478,12 @@ static void a_device_synchronize_passes_idle_streams_and_covers_the_busy_ones(vo
   int islot = c_stream(&idle);
   int bslot = c_stream(&busy);
   ncclComm_t comm = one_rank_comm();
-  REQUIRE_EQ(fj->allreduce(buf, 16, comm, idle), 0);
+  /* each stream its own half of buf: the two streams' all-reduces may run at once */
+  REQUIRE_EQ(fj->allreduce(buf + 128, 16, comm, idle), 0);
   REQUIRE_EQ(fj->stream_sync(idle), 0);
   REQUIRE_EQ(fj->allreduce(buf, 16, comm, busy), 0);
   int64_t t = ng->device_sync_enter(0);
-  REQUIRE_EQ(fj->allreduce(buf, 16, comm, idle), 0);
+  REQUIRE_EQ(fj->allreduce(buf + 128, 16, comm, idle), 0);
   ng->device_sync_exit(0, t);
   CHECK_EQ(stream_pending(bslot), 0);
   CHECK_EQ(stream_pending(islot), 1);
