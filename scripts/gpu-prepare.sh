@@ -42,6 +42,13 @@ cp native-shim/target/native-test/prof/libncclguard.so .gpu/libncclguard-prof.so
 cp native-shim/target/native-test/prof-steps/libncclguard.so .gpu/libncclguard-prof-steps.so
 # the shipped build with the forwarding switch alone (NG_FORWARD_TOGGLE): the in-process rounds' loops
 cp native-shim/target/native-test/ab/libncclguard.so .gpu/libncclguard-ab.so
+# scripts/evict-time.sh on the GPU host (HOT_ICOUNT=.gpu/icount/hot_icount HOT_LIB=.gpu/icount/libncclguard-bench-native.so
+# HOT_STUB=.gpu/stub-gpu): the stand-in loop in PyTorch's regime on that host's cores, without a JVM
+if [ -f /usr/include/valgrind/callgrind.h ]; then
+  mkdir -p .gpu/icount
+  gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Inative-shim/src/main/c -o .gpu/icount/hot_icount bench/src/main/c/hot_icount.c -ldl
+  cp bench/target/classes/dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so .gpu/icount/
+fi
 # the counting builds' debug sections stay here (.gpu travels whole, under 64 MiB)
 strip --strip-debug .gpu/libncclguard-prof.so .gpu/libncclguard-prof-steps.so
 du -sh .gpu
