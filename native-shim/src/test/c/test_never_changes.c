@@ -267,7 +267,8 @@ static void dynamic_behind_another_interposer_with_slots_patched(void) {
  * a callback that asked dladdr or dlsym (the load lock) deadlocked against it, as a JVM's
  * JNA cleaner thread closing a library did. The application library is opened, used and closed
  * again and again (each load resolves anew) while a second thread opens and closes another one;
- * bounded by alarm(): a deadlock ends the case by SIGALRM. */
+ * each round bounded by alarm(): a deadlock ends the case by SIGALRM (a round, not the whole case:
+ * on a VM whose munmap is slow the 200 rounds took 60-120 s, a deadlocked round never ends). */
 #if !defined(__SANITIZE_THREAD__)
 static atomic_int churning = 1;
 static void *open_and_close(void *arg) {
@@ -283,7 +284,7 @@ static void resolution_races_dlopen_and_dlclose_without_a_deadlock(void) {
   shared = mmap(NULL, sizeof(run_result), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   REQUIRE_EQ(shared != MAP_FAILED, 1);
   shared->pid = getpid();
-  alarm(120);
+  alarm(30);
   start_agent();
   pthread_t t;
   REQUIRE_EQ(pthread_create(&t, NULL, open_and_close, NULL), 0);
@@ -291,6 +292,7 @@ static void resolution_races_dlopen_and_dlclose_without_a_deadlock(void) {
   /* under qemu-user (NG_TEST_RUN) a round takes seconds: a few there, the property is the linker's */
   int rounds = getenv("NG_TEST_RUN") != NULL ? 3 : 200;
   for (int i = 0; i < rounds; i++) {
+    alarm(30);
     void *app = open_or_die(bin_path("libng_app_dyn.so"), RTLD_LAZY);
     keep_emulator_loaded();
     void (*run)(int, char *, size_t) = (void (*)(int, char *, size_t))dlsym(app, "app_run");
