@@ -44,10 +44,10 @@ cp native-shim/target/native-test/prof-steps/libncclguard.so .gpu/libncclguard-p
 cp native-shim/target/native-test/ab/libncclguard.so .gpu/libncclguard-ab.so
 # scripts/evict-time.sh on the GPU host (HOT_ICOUNT=.gpu/icount/hot_icount HOT_LIB=.gpu/icount/libncclguard-bench-native.so
 # HOT_STUB=.gpu/stub-gpu): the stand-in loop in PyTorch's regime on that host's cores, without a JVM
+# (built by scripts/hot-icount.sh, which needs valgrind's headers, not valgrind)
 if [ -f /usr/include/valgrind/callgrind.h ]; then
   mkdir -p .gpu/icount
-  gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Inative-shim/src/main/c -o .gpu/icount/hot_icount bench/src/main/c/hot_icount.c -ldl
-  cp bench/target/classes/dev/ncclguard/bench/native/linux-x86_64/libncclguard-bench-native.so .gpu/icount/
+  (me=scripts/gpu-prepare.sh need_valgrind=0; set --; . scripts/hot-icount.sh; cp "$out/hot_icount" "$hot" .gpu/icount/)
 fi
 # the counting builds' debug sections stay here (.gpu travels whole, under 64 MiB)
 strip --strip-debug .gpu/libncclguard-prof.so .gpu/libncclguard-prof-steps.so

@@ -4,15 +4,17 @@
 # ($hot), the output folder ($out) and the libraries to measure ($libs: the arguments, default the
 # agent's own build), and builds bench/src/main/c/hot_icount.c into $out/hot_icount.
 # A host without the sources' tools (a GPU machine: scripts/gpu-prepare.sh carries them in .gpu/icount)
-# names what was built elsewhere: HOT_ICOUNT (the hot_icount program), HOT_LIB (NativeHotCalls' JNI
-# library) and HOT_STUB (bench's stand-ins' folder); nothing is built then.
+# names what was built elsewhere: HOT_ICOUNT (the hot_icount program, whose folder is then the output
+# folder), HOT_LIB (NativeHotCalls' JNI library) and HOT_STUB (bench's stand-ins' folder); nothing is
+# built then.
 if [ -n "${HOT_ICOUNT:-}" ]; then
   stub=${HOT_STUB:?HOT_STUB names the stand-ins folder with HOT_ICOUNT}
   hot=${HOT_LIB:?HOT_LIB names NativeHotCalls JNI library with HOT_ICOUNT}
   libs=("$@")
   [ ${#libs[@]} -eq 0 ] && { echo "$me: name the libraries to time with HOT_ICOUNT" >&2; exit 2; }
-  out=$(mktemp -d)
-  ln -s "$(readlink -f "$HOT_ICOUNT")" "$out/hot_icount"
+  [ "$(basename "$HOT_ICOUNT")" = hot_icount ] && [ -x "$HOT_ICOUNT" ] ||
+    { echo "$me: HOT_ICOUNT=$HOT_ICOUNT is no hot_icount program (scripts/gpu-prepare.sh puts one in .gpu/icount)" >&2; exit 2; }
+  out=$(dirname "$HOT_ICOUNT")
   return 0
 fi
 if [ "${need_valgrind:-1}" != 0 ]; then
